@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# gymview's two set-up commands. Each installs everything it needs on a fresh Debian machine.
+#   ./dev.sh quickstart   install, then open notebooks/quickstart.ipynb in JupyterLab
+#   ./dev.sh test         install, then run the whole test suite (what CI runs)
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+install_debian() {  # the browser and X server the tests drive; ffmpeg comes from imageio-ffmpeg
+  local missing=()
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v Xvfb >/dev/null || missing+=(xvfb)
+  if [ ${#missing[@]} -gt 0 ]; then
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}"
+  fi
+}
+
+install_python() {  # torch first, pinned: any other spec pulls gigabytes of CUDA wheels
+  "$PYTHON" -m pip install -q --disable-pip-version-check "torch==2.13.0"
+  "$PYTHON" -m pip install -q --disable-pip-version-check -e ".[$1]"
+}
+
+case "${1:-}" in
+  quickstart)
+    install_python "lab,colab"
+    exec "$PYTHON" -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${@:2}"
+    ;;
+  test)
+    install_debian
+    install_python "test,torch"
+    node --test js/tests/
+    "$PYTHON" -m pytest -q -p no:cacheprovider "${@:2}"
+    ;;
+  *)
+    echo "usage: ./dev.sh quickstart | ./dev.sh test [pytest args]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,12 @@
+"""gymview: see Gymnasium agents live in notebooks, and turn episodes into video fast.
+
+>>> import gymnasium as gym, gymview
+>>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))  # doctest: +SKIP
+"""
+
+from gymview._worker import WorkerError
+from gymview.frames import tile, to_rgb_uint8
+
+__version__ = "0.1.0"
+
+__all__ = ["WorkerError", "tile", "to_rgb_uint8", "__version__"]

@@ -1,0 +1,90 @@
+"""The one background-thread pattern used everywhere in gymview.
+
+A :class:`Worker` owns one daemon thread. ``start()`` and ``stop()`` are idempotent, the
+thread is told to finish through a stop :class:`threading.Event`, ``stop()`` joins it with a
+timeout, and an exception raised inside the thread is kept and re-raised to the user on the
+next call of :meth:`Worker.check` (or on ``stop()``), so nothing fails silently.
+
+>>> import threading
+>>> seen = []
+>>> def loop(stop: threading.Event) -> None:
+...     seen.append("ran")
+...     stop.wait()
+>>> worker = Worker("example", loop)
+>>> worker.start(); worker.start()   # the second call does nothing
+>>> worker.stop()
+>>> seen
+['ran']
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+__all__ = ["Worker", "WorkerError"]
+
+
+class WorkerError(RuntimeError):
+    """Raised in the user's thread when a gymview background thread failed."""
+
+
+class Worker:
+    """Run ``target(stop_event)`` in a daemon thread; see the module docstring."""
+
+    def __init__(
+        self,
+        name: str,
+        target: Callable[[threading.Event], None],
+        wake: Callable[[], None] | None = None,
+    ) -> None:
+        self.name = name
+        self._target = target
+        self._wake = wake
+        self._stop_event = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def running(self) -> bool:
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def start(self) -> None:
+        """Start the thread unless it already runs; re-raise an earlier failure first."""
+        with self._lock:
+            self.check()
+            if self.running:
+                return
+            self._stop_event = threading.Event()
+            self._thread = threading.Thread(
+                target=self._main, args=(self._stop_event,), name=f"gymview-{self.name}", daemon=True
+            )
+            self._thread.start()
+
+    def _main(self, stop_event: threading.Event) -> None:
+        try:
+            self._target(stop_event)
+        except BaseException as error:  # kept for the user's thread, never swallowed
+            self._error = error
+
+    def check(self) -> None:
+        """Re-raise (once) an exception that ended the thread."""
+        error, self._error = self._error, None
+        if error is not None:
+            raise WorkerError(f"gymview's {self.name} thread failed: {error!r}") from error
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the thread to finish, wait up to ``timeout`` s, then re-raise its failure if any."""
+        with self._lock:
+            thread = self._thread
+            self._stop_event.set()
+            if self._wake is not None:
+                self._wake()
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout)
+                if thread.is_alive():
+                    raise TimeoutError(f"gymview's {self.name} thread did not stop within {timeout} s")
+            self._thread = None
+        self.check()
