@@ -1,0 +1,146 @@
+"""The vectorized renderers against gymnasium's own pygame frames."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.envs.classic_control import CartPoleEnv, PendulumEnv
+
+from gymview.renderers import BatchRenderer, renderer_for
+
+ENV_IDS = ["MountainCar-v0", "MountainCarContinuous-v0", "CartPole-v1", "Acrobot-v1", "Pendulum-v1"]
+
+
+def psnr(frame: np.ndarray, reference: np.ndarray) -> float:
+    mse = np.mean((frame.astype(np.float64) - reference.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+def random_states(env_id: str, count: int, rng: np.random.Generator) -> np.ndarray:
+    """States an episode can reach (CartPole: inside its termination bounds)."""
+    if env_id.startswith("MountainCar"):
+        return np.stack([rng.uniform(-1.2, 0.6, count), rng.uniform(-0.07, 0.07, count)], 1)
+    if env_id == "CartPole-v1":
+        x, theta = rng.uniform(-2.4, 2.4, count), rng.uniform(-0.21, 0.21, count)
+        return np.stack([x, rng.normal(size=count), theta, rng.normal(size=count)], 1)
+    if env_id == "Acrobot-v1":
+        angles = rng.uniform(-np.pi, np.pi, (count, 2))
+        return np.concatenate([angles, rng.normal(size=(count, 2))], 1)
+    torque = rng.uniform(-2.0, 2.0, count)
+    torque[::4] = np.nan  # no action yet: no arrow
+    return np.stack([rng.uniform(-np.pi, np.pi, count), rng.normal(size=count), torque], 1)
+
+
+def set_state(env: gym.Env, state: np.ndarray) -> None:
+    unwrapped = env.unwrapped
+    if isinstance(unwrapped, PendulumEnv):
+        unwrapped.state = state[:2].copy()
+        unwrapped.last_u = None if np.isnan(state[2]) else np.float32(state[2])
+    else:
+        unwrapped.state = state.copy()
+
+
+@pytest.fixture(scope="module")
+def rng() -> np.random.Generator:
+    return np.random.default_rng(2024)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_matches_pygame_frames(env_id: str, rng: np.random.Generator) -> None:
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=0)
+    renderer = renderer_for(env)
+    states = random_states(env_id, 50, rng)
+    frames = renderer.render(states)
+    scores = []
+    for state, frame in zip(states, frames):
+        set_state(env, state)
+        scores.append(psnr(frame, env.render()))
+    env.close()
+    assert min(scores) >= 30.0, f"{env_id}: worst PSNR {min(scores):.1f} dB (median {np.median(scores):.1f})"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_state_of_snapshots_what_render_draws(env_id: str) -> None:
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=1)
+    env.action_space.seed(1)
+    renderer = renderer_for(env)
+    for _ in range(5):
+        env.step(env.action_space.sample())
+    state = renderer.state_of(env)
+    assert state.shape == (renderer.state_dim,) and state.dtype == np.float64
+    reference = env.render()
+    env.step(env.action_space.sample())  # the snapshot must not follow the env
+    assert psnr(renderer.render(state[None])[0], reference) >= 30.0
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_shapes_and_dtype(env_id: str, rng: np.random.Generator) -> None:
+    renderer = renderer_for(env_id)
+    assert isinstance(renderer, BatchRenderer)
+    frames = renderer.render(random_states(env_id, 3, rng))
+    assert frames.shape == (3, renderer.height, renderer.width, 3) and frames.dtype == np.uint8
+    assert frames.flags.c_contiguous
+    assert renderer.render(np.zeros((0, renderer.state_dim))).shape == (0, renderer.height, renderer.width, 3)
+
+
+@pytest.mark.parametrize("env_id", ["MountainCar-v0", "CartPole-v1", "Pendulum-v1"])
+def test_drawing_into_previous_output_repaints_only_what_moved(env_id: str, rng: np.random.Generator) -> None:
+    renderer = renderer_for(env_id)
+    first, second = random_states(env_id, 20, rng), random_states(env_id, 20, rng)
+    out = renderer.render(first)
+    assert renderer.render(second, out=out) is out
+    np.testing.assert_array_equal(out, renderer.render(second))
+    other = np.zeros_like(out)  # an array it did not draw last time is painted in full
+    np.testing.assert_array_equal(renderer.render(first, out=other), renderer.render(first))
+
+
+def test_env_render_size_is_used() -> None:
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    env.unwrapped.screen_width, env.unwrapped.screen_height = 300, 200
+    env.reset(seed=0)
+    renderer = renderer_for(env)
+    assert (renderer.width, renderer.height) == (300, 200)
+    frame = renderer.render(renderer.state_of(env)[None])[0]
+    assert psnr(frame, env.render()) >= 30.0
+    env.close()
+
+
+def test_unknown_envs_have_no_renderer() -> None:
+    assert renderer_for("FrozenLake-v1") is None
+    assert renderer_for(gym.make("Blackjack-v1")) is None
+
+    class CustomCartPole(CartPoleEnv):
+        def render(self):  # a different picture: the numpy renderer would be wrong
+            return np.zeros((10, 10, 3), np.uint8)
+
+    assert renderer_for(CustomCartPole()) is None
+    with pytest.raises(gym.error.Error):
+        renderer_for("NoSuchEnv-v0")
+    with pytest.raises(TypeError, match="gymnasium env or an env id"):
+        renderer_for(42)
+
+
+def test_bad_states_raise_clear_errors() -> None:
+    renderer = renderer_for("CartPole-v1")
+    with pytest.raises(ValueError, match=r"shape \(N, 4\).*state\[None\]"):
+        renderer.render(np.zeros(4))
+    with pytest.raises(ValueError, match=r"shape \(N, 4\)"):
+        renderer.render(np.zeros((2, 3)))
+    with pytest.raises(TypeError, match="numeric array"):
+        renderer.render([["a", "b", "c", "d"]])
+    with pytest.raises(ValueError, match="finite"):
+        renderer.render(np.array([[np.nan, 0, 0, 0]]))
+    with pytest.raises(ValueError, match="out must be a uint8 array"):
+        renderer.render(np.zeros((2, 4)), out=np.zeros((1, 400, 600, 3), np.uint8))
+    with pytest.raises(ValueError, match="last_u must be finite"):
+        renderer_for("Pendulum-v1").render(np.array([[0.0, 0.0, np.inf]]))
+    with pytest.raises(ValueError, match="call env.reset"):
+        renderer.state_of(gym.make("CartPole-v1"))
