@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import threading
 from os import path
+from typing import NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -44,12 +45,13 @@ _BLACK = (0, 0, 0)
 
 
 def _blend(patch: np.ndarray, coverage: np.ndarray, color: tuple[int, int, int]) -> None:
-    """Paint ``color`` over a channel-planar (3, N, h, w) float32 patch with (N, h, w) coverage."""
+    """Paint ``color`` over an (N, h, w, 3) float32 patch with (N, h, w) coverage in [0, 1]."""
     keep = 1.0 - coverage
-    for channel, value in zip(patch, color):
-        channel *= keep
+    for channel, value in enumerate(color):
+        plane = patch[..., channel]  # a strided view: no copy
+        plane *= keep
         if value:
-            channel += np.float32(value) * coverage
+            plane += np.float32(value) * coverage
 
 
 class _Polygon:
@@ -125,15 +127,32 @@ class _Circle:
         return np.clip(self.radius + 1.0 - distance, 0.0, 1.0, out=distance)
 
 
-class _Sprites:
-    """One float32 RGBA image per frame (or None), blitted with its top-left corner at ``corners``."""
+class _Sprite(NamedTuple):
+    """The visible pixels of an RGBA image: positions, colours and opacity (pygame orientation)."""
 
-    def __init__(self, images: list[np.ndarray | None], corners: np.ndarray) -> None:
+    width: int
+    height: int
+    rows: np.ndarray  # (K,)
+    columns: np.ndarray  # (K,)
+    colors: np.ndarray  # (K, 3) float32
+    alpha: np.ndarray  # (K, 1) float32 in (0, 1]
+
+    @classmethod
+    def from_rgba(cls, image: np.ndarray) -> _Sprite:
+        rows, columns = np.nonzero(image[:, :, 3])
+        pixels = image[rows, columns].astype(np.float32)
+        return cls(image.shape[1], image.shape[0], rows, columns, pixels[:, :3], pixels[:, 3:] / 255)
+
+
+class _Sprites:
+    """One sprite per frame (or None), blitted with its top-left corner at ``corners``."""
+
+    def __init__(self, images: list[_Sprite | None], corners: np.ndarray) -> None:
         self.images = images
         self.corners = corners.astype(np.int64)  # (N, 2)
 
     def bounds(self) -> np.ndarray:
-        sizes = np.array([(0, 0) if im is None else (im.shape[1], im.shape[0]) for im in self.images])
+        sizes = np.array([(0, 0) if im is None else (im.width, im.height) for im in self.images])
         return np.concatenate([self.corners, self.corners + np.maximum(sizes - 1, 0)], axis=1).astype(np.float64)
 
     def paint(self, patch: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> None:
@@ -141,11 +160,9 @@ class _Sprites:
             if image is None:
                 continue
             left, top = self.corners[n, 0] - int(xs[n, 0, 0]), self.corners[n, 1] - int(ys[n, 0, 0])
-            height, width = image.shape[:2]
-            alpha = image[:, :, 3] / np.float32(255)
-            for channel in range(3):
-                target = patch[channel, n, top : top + height, left : left + width]
-                target += (image[:, :, channel] - target) * alpha
+            target = (image.rows + top, image.columns + left)
+            pixels = patch[n][target]
+            patch[n][target] = pixels + (image.colors - pixels) * image.alpha
 
 
 def _aaline_layer(start: tuple[float, float], end: tuple[float, float], height: int, width: int) -> np.ndarray:
@@ -318,17 +335,17 @@ class BatchRenderer:
             for n in range(count):
                 frames[n, self.height - 1 - y_high[n] : self.height - y_low[n], x_low[n] : x_high[n] + 1] = shape.color
             return
-        patch = np.empty((3, count, height, width), np.float32)
+        patch = np.empty((count, height, width, 3), np.float32)
         tops = self.height - y0 - height
         for n in range(count):
-            patch[:, n] = frames[n, tops[n] : tops[n] + height, x0[n] : x0[n] + width][::-1].transpose(2, 0, 1)
+            patch[n] = frames[n, tops[n] : tops[n] + height, x0[n] : x0[n] + width][::-1]
         xs = (x0[:, None, None] + np.arange(width)).astype(np.float32)
         ys = (y0[:, None, None] + np.arange(height)[:, None]).astype(np.float32)
         shape.paint(patch, xs, ys)
         patch += 0.5
         pixels = patch.astype(np.uint8)
         for n in range(count):
-            frames[n, tops[n] : tops[n] + height, x0[n] : x0[n] + width] = pixels[:, n, ::-1].transpose(1, 2, 0)
+            frames[n, tops[n] : tops[n] + height, x0[n] : x0[n] + width] = pixels[n, ::-1]
 
     def _lift_overlays(self, frames: np.ndarray, windows: list) -> np.ndarray:
         """Frames where a moving part reaches an overlay: take the overlay off them (redrawn later)."""
@@ -509,7 +526,7 @@ class PendulumRenderer(BatchRenderer):
 
         arrow_file = path.join(path.dirname(pendulum.__file__), "assets/clockwise.png")
         self._arrow = Image.open(arrow_file).convert("RGBA")
-        self._arrows: dict[tuple[int, bool], np.ndarray] = {}
+        self._arrows: dict[tuple[int, bool], _Sprite] = {}
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         theta, theta_dot = _unwrapped_state(env)
@@ -522,14 +539,14 @@ class PendulumRenderer(BatchRenderer):
             raise ValueError(f"{self.env_id} last_u must be finite, or NaN for 'no action yet'; got inf")
         return array
 
-    def _arrow_image(self, size: int, mirrored: bool) -> np.ndarray:
+    def _arrow_image(self, size: int, mirrored: bool) -> _Sprite:
         key = (size, mirrored)
         if key not in self._arrows:
             from PIL import Image
 
-            image = np.asarray(self._arrow.resize((size, size), Image.Resampling.BILINEAR, reducing_gap=None), np.float32)
-            image = image[::-1]  # gymnasium flips the arrow upside down ...
-            self._arrows[key] = np.ascontiguousarray(image[:, ::-1] if mirrored else image)
+            image = np.asarray(self._arrow.resize((size, size), Image.Resampling.BILINEAR, reducing_gap=None))
+            image = image[::-1]  # gymnasium flips the arrow upside down (and then the whole picture)
+            self._arrows[key] = _Sprite.from_rgba(image[:, ::-1] if mirrored else image)
         return self._arrows[key]
 
     def _shapes(self, states: np.ndarray) -> list:
@@ -540,7 +557,7 @@ class PendulumRenderer(BatchRenderer):
         rod = np.array([(0.0, -rod_width / 2), (0.0, rod_width / 2), (rod_length, rod_width / 2), (rod_length, -rod_width / 2)])
         rod = _rotate(rod, theta + np.pi / 2) + center[:, None]
         tip = _rotate(np.array([(rod_length, 0.0)]), theta + np.pi / 2)[:, 0] + center
-        arrows: list[np.ndarray | None] = []
+        arrows: list[_Sprite | None] = []
         corners = np.zeros((count, 2))
         for n, u in enumerate(last_u):
             size = 0 if np.isnan(u) else int(self.scale * abs(u) / 2)
