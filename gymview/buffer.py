@@ -37,12 +37,13 @@ class FrameBuffer:
     renderer lowers the frame rate instead of the loop's speed.
     """
 
-    def __init__(self, fps: float = 30, max_overhead: float = 0.05) -> None:
+    def __init__(self, fps: float = 30, max_overhead: float = 0.1) -> None:
         if not 0 < max_overhead <= 1:
             raise ValueError(f"max_overhead must be a fraction in (0, 1]; got {max_overhead!r}")
         self._interval = 1.0 / check_fps(fps)
         self._max_overhead = max_overhead
         self._cost = 0.0  # smoothed seconds the caller spends producing one frame
+        self._samples = 0
         self._condition = threading.Condition()
         self._item: tuple[Any, dict[str, Any]] | None = None
         self._last_accepted = -float("inf")
@@ -65,8 +66,19 @@ class FrameBuffer:
         return max(self._interval, self._cost / self._max_overhead)
 
     def record_cost(self, seconds: float) -> None:
-        """Tell the throttle how long producing the last frame took (smoothed over ~8 frames)."""
-        self._cost = seconds if self._cost == 0.0 else self._cost + (seconds - self._cost) / 8
+        """Tell the throttle how long producing the last frame took.
+
+        The first sample is ignored (a renderer's first call opens windows, loads fonts...), and
+        each later one is capped at 4x the running estimate, so one slow frame (a garbage
+        collection, say) cannot stall the view; the estimate follows real changes in ~4 frames.
+        """
+        self._samples += 1
+        if self._samples == 1:
+            return
+        if self._cost == 0.0:
+            self._cost = seconds
+        else:
+            self._cost += (min(seconds, 4 * self._cost) - self._cost) / 4
 
     def due(self, now: float | None = None) -> bool:
         """True when a frame offered now would be accepted."""

@@ -88,7 +88,7 @@ class LiveView(anywidget.AnyWidget):
         image_format: str = "jpeg",
         title: str = "",
         max_in_flight: int = 2,
-        max_overhead: float = 0.05,
+        max_overhead: float = 0.1,
         **kwargs: Any,
     ) -> None:
         self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
