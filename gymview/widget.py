@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pathlib
 import threading
+import uuid
 from typing import Any
 
 import anywidget
@@ -74,6 +75,7 @@ class LiveView(anywidget.AnyWidget):
     _esm = _FRONTEND / "widget.js"
     _css = _FRONTEND / "widget.css"
 
+    _stream_id = traitlets.Unicode(help="Finds this widget's frame state in the browser.").tag(sync=True)
     title = traitlets.Unicode("", help="Shown above the picture.").tag(sync=True)
     fps = traitlets.Float(30.0, help="Frames per second sent at most.").tag(sync=True)
     max_size = traitlets.Int(512, help="Longest side, in pixels, of the frames sent.").tag(sync=True)
@@ -103,7 +105,7 @@ class LiveView(anywidget.AnyWidget):
         self._visible = True
         super().__init__(
             fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
-            image_format=self._streamer.image_format, title=title, **kwargs,
+            image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex, **kwargs,
         )
         self.on_msg(self._on_browser_message)
         self._closed = False

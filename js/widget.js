@@ -143,14 +143,17 @@ export class RateMeter {
   }
 }
 
-/** @type {WeakMap<Model, FrameStream>} */
-const streams = new WeakMap();
+// anywidget hands initialize() and each render() a different proxy of the same model, so the
+// per-model state is found through the widget's "_stream_id" trait (a uuid set by the kernel).
+/** @type {Map<string, FrameStream>} */
+const streams = new Map();
 
 function streamOf(model) {
-  let stream = streams.get(model);
+  const key = model.get("_stream_id");
+  let stream = streams.get(key);
   if (!stream) {
     stream = new FrameStream(model);
-    streams.set(model, stream);
+    streams.set(key, stream);
   }
   return stream;
 }
@@ -159,7 +162,10 @@ function initialize({ model }) {
   const stream = streamOf(model);
   const onCustom = (msg, buffers) => stream.onMessage(msg, buffers);
   model.on("msg:custom", onCustom);
-  return () => model.off("msg:custom", onCustom);
+  return () => {
+    model.off("msg:custom", onCustom);
+    streams.delete(model.get("_stream_id"));
+  };
 }
 
 function render({ model, el }) {
