@@ -29,7 +29,7 @@ from gymview._protocol import frame_header
 from gymview._worker import Worker
 from gymview.buffer import PROCESS_BUDGET, FrameBuffer, MessageBudget
 from gymview.encode import check_format, check_quality, encode_frame
-from gymview.frames import downsample
+from gymview.frames import downsample, to_rgb_uint8
 
 __all__ = ["FrameStreamer"]
 
@@ -136,11 +136,13 @@ class FrameStreamer:
             header, data = self._latest
         self._send(header, [data])
 
-    def _handle(self, frame: np.ndarray, info: dict[str, Any]) -> None:
+    def _handle(self, frame: np.ndarray | Callable[[], Any], info: dict[str, Any]) -> None:
         if not self.can_send() or not self._budget.try_acquire():
             self.skipped += 1
             return
         started = time.perf_counter()
+        if callable(frame):  # a deferred render: draw it here, off the user's thread
+            frame = to_rgb_uint8(frame())
         small = downsample(frame, self.max_size)
         data = encode_frame(small, self.image_format, self.quality)
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pathlib
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -157,6 +158,22 @@ class LiveView(anywidget.AnyWidget):
             self._buffer.dropped += 1
             return False
         accepted = self._buffer.offer(to_rgb_uint8(frame), info)
+        self._streamer.start()
+        return accepted
+
+    def push_deferred(self, render: Callable[[], Any], **info: Any) -> bool:
+        """Like :meth:`push`, but ``render()`` makes the frame later, on the stream thread.
+
+        For renderers that draw from a snapshot of the env's state (see :mod:`gymview.renderers`):
+        the user's loop pays only for the snapshot. ``render`` must not touch the live env.
+        """
+        self._streamer.check()
+        if self._closed:
+            raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
+        if not self.frame_due():
+            self._buffer.dropped += 1
+            return False
+        accepted = self._buffer.offer(render, info)
         self._streamer.start()
         return accepted
 

@@ -177,3 +177,26 @@ def test_magic_status_and_stop(shown, capsys):
 
     load_ipython_extension(FakeShell())
     assert registered["gymview"][1] == "line"
+
+
+def test_push_deferred_renders_on_the_stream_thread(shown):
+    view = shown(max_size=64)
+    threads = []
+
+    def render():
+        threads.append(threading.current_thread().name)
+        return np.full((10, 20, 3), 0.5)
+
+    assert view.push_deferred(render, step=1)
+    view.flush()
+    assert threads == ["gymview-stream"]
+    assert view.sent[0][0]["width"] == 20
+    assert not view.push_deferred(render)  # not due yet: not even called
+    assert len(threads) == 1
+
+
+def test_deferred_render_errors_reach_the_user(shown):
+    view = shown()
+    view.push_deferred(lambda: np.zeros((4, 4, 2)))
+    with pytest.raises(gymview.WorkerError, match="shape"):
+        view.flush()
