@@ -5,8 +5,9 @@
 """
 
 from gymview._worker import WorkerError
+from gymview.colab import SetupReport, setup
 from gymview.frames import tile, to_rgb_uint8
 
 __version__ = "0.1.0"
 
-__all__ = ["WorkerError", "tile", "to_rgb_uint8", "__version__"]
+__all__ = ["SetupReport", "WorkerError", "setup", "tile", "to_rgb_uint8", "__version__"]
