@@ -1,0 +1,179 @@
+import threading
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gymview
+from gymview.widget import HIDDEN_FPS, LiveView, live_views
+
+
+@pytest.fixture
+def shown():
+    """A LiveView as a notebook would have it: in a kernel and displayed; sends are captured."""
+    views = []
+
+    def make(**kwargs):
+        view = LiveView(**kwargs)
+        view._in_kernel = True
+        view._repr_mimebundle_()
+        view.sent = []
+        view.send = lambda content, buffers=None: view.sent.append((content, buffers))
+        views.append(view)
+        return view
+
+    yield make
+    for view in views:
+        view.close()
+
+
+def test_nothing_is_sent_or_kept_outside_a_notebook():
+    view = LiveView()
+    for _ in range(100):
+        assert view.push(np.zeros((40, 40, 3), np.uint8)) is False
+    assert not view.frame_due() and view.stats["frames_sent"] == 0
+    assert view._buffer.take(timeout=0) is None  # no frame kept: memory cannot grow
+    view.close()
+
+
+def test_nothing_is_sent_before_the_view_is_displayed():
+    view = LiveView()
+    view._in_kernel = True
+    assert view.push(np.zeros((4, 4, 3), np.uint8)) is False
+    view._repr_mimebundle_()
+    assert view.push(np.zeros((4, 4, 3), np.uint8)) is True
+    view.close()
+
+
+def test_push_sends_binary_frames_never_traits(shown):
+    view = shown(max_size=32)
+    assert view.push(np.zeros((64, 64), bool), step=3, episode=1, episode_return=2.5)
+    assert view.flush()
+    (header, buffers), = view.sent
+    assert header["type"] == "frame" and (header["width"], header["height"]) == (32, 32)
+    assert header["step"] == 3 and isinstance(buffers[0], bytes) and buffers[0][:2] == b"\xff\xd8"
+    state = view.get_state()
+    assert not any(isinstance(v, (bytes, memoryview)) for v in state.values())
+
+
+def test_push_throttles_and_counts_dropped_frames(shown):
+    view = shown(fps=5)
+    results = [view.push(np.zeros((8, 8, 3), np.uint8)) for _ in range(50)]
+    assert results[0] and sum(results) == 1
+    assert view.stats["frames_dropped"] == 49
+
+
+def test_bad_frames_raise_even_when_skipped(shown):
+    view = shown()
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    with pytest.raises(ValueError, match="shape"):
+        view.push(np.zeros((8, 8, 2), np.uint8))  # not due, still checked
+    with pytest.raises(ValueError, match="render_mode"):
+        view.push(None)
+
+
+def test_browser_messages_ready_ack_visibility(shown):
+    view = shown(fps=30)
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.flush()
+    view._on_browser_message(view, {"type": "ready", "v": 1}, [])
+    view.flush()
+    assert [h["seq"] for h, _ in view.sent] == [0, 0]  # the new view got the latest frame again
+    view._on_browser_message(view, {"type": "ack", "seq": 0}, [])
+    assert view._streamer._acked == 0
+    view._on_browser_message(view, {"type": "visibility", "visible": False}, [])
+    assert view._buffer.fps == HIDDEN_FPS and view.stats["visible"] is False
+    view._on_browser_message(view, {"type": "visibility", "visible": True}, [])
+    assert view._buffer.fps == 30
+    view._on_browser_message(view, "garbage", [])
+    view._on_browser_message(view, {"type": "ack", "seq": "x"}, [])
+
+
+def test_trait_changes_reconfigure_the_stream(shown):
+    view = shown()
+    view.fps = 12
+    view.max_size = 100
+    view.quality = 50
+    view.image_format = "png"
+    assert view._buffer.fps == 12 and view._streamer.max_size == 100
+    assert view._streamer.quality == 50 and view._streamer.image_format == "png"
+    with pytest.raises(ValueError, match="fps"):
+        view.fps = 0
+    with pytest.raises(ValueError):
+        LiveView(quality=0)
+
+
+def test_stop_keeps_the_widget_and_close_is_final(shown):
+    view = shown()
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.stop()
+    assert len(view.sent) == 1 and view in live_views()
+    view.close()
+    view.close()
+    assert view not in live_views()
+    with pytest.raises(RuntimeError, match="closed"):
+        view.push(np.zeros((8, 8, 3), np.uint8))
+    assert not [t for t in threading.enumerate() if t.name == "gymview-stream"]
+
+
+def test_watch_renders_only_when_a_frame_is_due(shown, monkeypatch):
+    view = shown(fps=5)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    renders = []
+    original = env.env.render
+    monkeypatch.setattr(env.env, "render", lambda: renders.append(1) or original())
+    env.reset(seed=1)
+    for _ in range(200):
+        *_, terminated, truncated, _info = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    assert 1 <= len(renders) <= 3  # 200 fast steps take well under a second at 5 fps
+    header = view.sent[-1][0]
+    assert header["episode"] >= 1 and header["width"] == 512 and header["height"] == 341
+    assert env.total_steps == 200
+
+
+def test_watch_tiles_vector_envs_with_labels(shown):
+    view = shown(max_size=2000)
+    envs = gymview.watch(gym.make_vec("CartPole-v1", num_envs=3, render_mode="rgb_array"), view=view, display=False)
+    envs.reset(seed=0)
+    for _ in range(30):
+        envs.step(envs.action_space.sample())
+    envs.close()
+    header = view.sent[0][0]
+    assert (header["width"], header["height"]) == (1200, 800)  # 2 x 2 grid of 600 x 400 frames
+    assert envs.total_steps == 30 and envs.episodes_done >= 0
+
+
+@pytest.mark.parametrize("mode", [None, "human", "ansi"])
+def test_watch_needs_rgb_array(mode):
+    kwargs = {} if mode is None else {"render_mode": mode}
+    env = gym.make("CartPole-v1", **kwargs) if mode != "ansi" else gym.make("Blackjack-v1")
+    with pytest.raises(ValueError, match="render_mode='rgb_array'"):
+        gymview.watch(env)
+    env.close()
+
+
+def test_magic_status_and_stop(shown, capsys):
+    from gymview.magic import gymview_magic, load_ipython_extension
+
+    view = shown(title="cartpole")
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.flush()
+    gymview_magic("status")
+    out = capsys.readouterr().out
+    assert "cartpole" in out and "sent" in out
+    gymview_magic("stop")
+    assert "stopped" in capsys.readouterr().out
+    gymview_magic("frobnicate")
+    assert "usage" in capsys.readouterr().out
+
+    registered = {}
+
+    class FakeShell:
+        def register_magic_function(self, func, magic_kind, magic_name):
+            registered[magic_name] = (func, magic_kind)
+
+    load_ipython_extension(FakeShell())
+    assert registered["gymview"][1] == "line"
