@@ -9,6 +9,8 @@
   driver (no window) and shows the pygame screen surface after each step;
 * leaves every other env as gymnasium makes it.
 
+Code that did ``from gymnasium import make`` before this was enabled keeps gymnasium's own ``make``.
+
 The returned env keeps the human-mode contract: ``env.render_mode == "human"``, ``env.render()``
 returns None, and ``env.view`` is the live view. :func:`disable_inline_human` restores gymnasium.
 
@@ -32,6 +34,8 @@ import gymnasium
 import gymnasium.envs
 import numpy as np
 from gymnasium.envs.registration import EnvSpec, _find_spec, load_env_creator
+
+from gymview.wrapper import watch as gymview_watch
 
 __all__ = ["InlineHuman", "PygameScreen", "disable_inline_human", "enable_inline_human", "inline_human_enabled"]
 
@@ -87,8 +91,7 @@ def _make_inline(
     if not isinstance(id, EnvSpec) or kwargs.get("render_mode", id.kwargs.get("render_mode")) != "human":
         return make(id, *args, **kwargs)
     modes = _render_modes(id)
-    if watch is None:
-        from gymview.wrapper import watch
+    watch = watch or gymview_watch
     if "rgb_array" in modes:
         env = make(id, *args, **{**kwargs, "render_mode": "rgb_array"})
         return InlineHuman(watch(env), fps=env.metadata.get("render_fps"))
@@ -160,11 +163,11 @@ class PygameScreen(gymnasium.Wrapper):
     def render_mode(self) -> str:
         return "rgb_array"
 
-    def render(self) -> np.ndarray | None:
-        """A copy of pygame's screen surface as an (H, W, 3) uint8 array; None before the env drew."""
+    def render(self) -> np.ndarray:
+        """A copy of pygame's screen surface as an (H, W, 3) uint8 array; one black pixel before the env drew."""
         import pygame
 
         screen = pygame.display.get_surface() if pygame.display.get_init() else None
         if screen is None:
-            return None
+            return np.zeros((1, 1, 3), np.uint8)
         return np.ascontiguousarray(pygame.surfarray.array3d(screen).transpose(1, 0, 2))
