@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -116,6 +117,8 @@ def _ffmpeg() -> Check:
         path = imageio_ffmpeg.get_ffmpeg_exe()
     except RuntimeError as error:
         return Check("ffmpeg", FAIL, f"no ffmpeg: {error}", fix)
+    if shutil.which(path) is None:  # IMAGEIO_FFMPEG_EXE is returned unchecked
+        return Check("ffmpeg", FAIL, f"{path} is not an executable program", fix)
     return Check("ffmpeg", OK, path)
 
 
