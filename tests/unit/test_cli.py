@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gymview.cli import main
-from gymview.doctor import Check, format_report, run_checks
+from gymview.doctor import Check, format_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,6 @@ def test_python_m_gymview_doctor_names_problems_and_fails_only_for_essential_one
 def test_checks_report_fixes_only_for_problems():
     text = format_report([Check("a", "ok", "fine", "never shown"), Check("b", "FAIL", "broken", "do this")])
     assert "never shown" not in text and "fix: do this" in text and text.endswith("broken: b")
-    assert all(check.status in ("ok", "warn", "FAIL") for check in run_checks())
 
 
 def test_a_subcommand_is_required():
