@@ -5,6 +5,7 @@
 """
 
 from gymview._worker import WorkerError
+from gymview.colab import SetupReport, setup
 from gymview.frames import tile, to_rgb_uint8
 from gymview.magic import load_ipython_extension
 from gymview.widget import LiveView, live_views
@@ -14,11 +15,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LiveView",
+    "SetupReport",
     "WatchedEnv",
     "WatchedVectorEnv",
     "WorkerError",
     "live_views",
     "load_ipython_extension",
+    "setup",
     "tile",
     "to_rgb_uint8",
     "watch",
