@@ -13,9 +13,11 @@ from gymview.widget import live_views
 
 __all__ = ["load_ipython_extension", "gymview_magic", "status_table"]
 
-_USAGE = """usage: %gymview status | %gymview stop
+_USAGE = """usage: %gymview status | %gymview stop | %gymview setup | %gymview doctor
   status  print the counters of every live view in this kernel
-  stop    stop the stream threads of all live views (their last frames stay on the page)"""
+  stop    stop the stream threads of all live views (their last frames stay on the page)
+  setup   run gymview.setup() again and print its report
+  doctor  check display, Xvfb, ffmpeg, torch/CUDA and widget versions, and print fixes"""
 
 
 def status_table() -> str:
@@ -44,10 +46,25 @@ def gymview_magic(line: str) -> None:
         for view in views:
             view.stop()
         print(f"stopped {len(views)} live view(s)")
+    elif command == "setup":
+        from gymview.colab import setup
+
+        setup()
+    elif command == "doctor":
+        from gymview.doctor import format_report, run_checks
+
+        print(format_report(run_checks()))
     else:
         print(f"unknown %gymview command {command!r}\n{_USAGE}")
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Called by ``%load_ext gymview``: registers the ``%gymview`` line magic."""
+    """Called by ``%load_ext gymview``: registers ``%gymview`` and runs :func:`gymview.setup`.
+
+    So one line prepares any notebook: a virtual display where none exists, renderer variables,
+    Colab's widget manager, and ``render_mode="human"`` envs shown inline.
+    """
+    from gymview.colab import setup
+
     ipython.register_magic_function(gymview_magic, magic_kind="line", magic_name="gymview")
+    setup()

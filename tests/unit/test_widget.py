@@ -155,7 +155,7 @@ def test_watch_needs_rgb_array(mode):
     env.close()
 
 
-def test_magic_status_and_stop(shown, capsys):
+def test_magic_status_and_stop(shown, capsys, monkeypatch):
     from gymview.magic import gymview_magic, load_ipython_extension
 
     view = shown(title="cartpole")
@@ -175,6 +175,9 @@ def test_magic_status_and_stop(shown, capsys):
         def register_magic_function(self, func, magic_kind, magic_name):
             registered[magic_name] = (func, magic_kind)
 
+    import gymview.colab
+
+    monkeypatch.setattr(gymview.colab, "setup", lambda **kwargs: None)
     load_ipython_extension(FakeShell())
     assert registered["gymview"][1] == "line"
 
@@ -200,3 +203,18 @@ def test_deferred_render_errors_reach_the_user(shown):
     view.push_deferred(lambda: np.zeros((4, 4, 2)))
     with pytest.raises(gymview.WorkerError, match="shape"):
         view.flush()
+
+
+def test_load_ext_runs_setup(monkeypatch):
+    import gymview.colab
+    from gymview.magic import load_ipython_extension
+
+    calls = []
+    monkeypatch.setattr(gymview.colab, "setup", lambda **kwargs: calls.append(kwargs))
+
+    class FakeShell:
+        def register_magic_function(self, func, magic_kind, magic_name):
+            pass
+
+    load_ipython_extension(FakeShell())
+    assert calls == [{}]
