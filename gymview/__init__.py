@@ -6,7 +6,9 @@
 
 from gymview._worker import WorkerError
 from gymview.frames import tile, to_rgb_uint8
+from gymview.player import show_video
+from gymview.recorder import RecordVideo, VideoRecorder
 
 __version__ = "0.1.0"
 
-__all__ = ["WorkerError", "tile", "to_rgb_uint8", "__version__"]
+__all__ = ["RecordVideo", "VideoRecorder", "WorkerError", "show_video", "tile", "to_rgb_uint8", "__version__"]
