@@ -66,6 +66,7 @@ class _Encoding:
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
         self.delivered = 0  # frames handed to ffmpeg; written by the encoder thread only
         self.end_queued = False
+        self.failure: BaseException | None = None  # raised by every later call once seen
         self.process = FFmpegProcess(command)
         self.worker = Worker(f"recorder ({path.name})", self._feed_ffmpeg)
         self.worker.start()
@@ -113,9 +114,7 @@ class _Encoding:
                 self.queue.put(item, timeout=_POLL_SECONDS)
                 return
             except queue.Full:
-                if not self.worker.running:
-                    self.check()
-                    raise FFmpegError(f"the encoder thread for {str(self.path)!r} has stopped")
+                continue  # the next check() raises if the encoder thread has ended
 
     def end(self) -> None:
         if not self.end_queued:
@@ -123,26 +122,35 @@ class _Encoding:
             self.end_queued = True
 
     def check(self) -> None:
-        """Re-raise a failure of the encoder thread; ffmpeg's own errors come out as FFmpegError."""
-        try:
-            self.worker.check()
-        except WorkerError as failure:
-            cause = failure.__cause__
-            if isinstance(cause, (FFmpegError, OSError)):
-                raise cause from None
-            raise
+        """Raise the encoder thread's failure (ffmpeg's own errors as FFmpegError), every time."""
+        if self.failure is None:
+            try:
+                self.worker.check()
+                if not self.worker.running and not self.end_queued:
+                    raise FFmpegError(f"the encoder thread for {str(self.path)!r} has stopped")
+            except WorkerError as failure:
+                self._keep(failure)
+            except FFmpegError as failure:
+                self.failure = failure
+        if self.failure is not None:
+            raise self.failure
+
+    def _keep(self, failure: WorkerError) -> None:
+        cause = failure.__cause__
+        self.failure = cause if isinstance(cause, (FFmpegError, OSError)) else failure
+        self.failure.__suppress_context__ = True
 
     def wait(self, timeout: float) -> None:
         try:
             self.worker.stop(timeout)
         except WorkerError as failure:
-            cause = failure.__cause__
-            if isinstance(cause, (FFmpegError, OSError)):
-                raise cause from None
-            raise
+            self._keep(failure)
+            raise self.failure from None
 
     def finish_quietly(self) -> None:
         """The finalizer: end the video and wait for it; report (never raise) a failure."""
+        if self.failure is not None:
+            return
         try:
             self.end()
             self.wait(timeout=300.0)
@@ -272,10 +280,12 @@ class VideoRecorder:
         encoding = self._encoding
         if encoding is None:
             return
+        if encoding.failure is not None:  # already raised to the user; ffmpeg is gone
+            self._finalizer.detach()  # type: ignore[union-attr]
+            return
         encoding.end()
         if wait:
-            if self._finalizer is not None:
-                self._finalizer.detach()
+            self._finalizer.detach()  # type: ignore[union-attr]
             encoding.wait(timeout=300.0)
             self._accepted = encoding.delivered
 
