@@ -49,8 +49,10 @@ def run(client, code, until_text=None, on_text=None):
                 on_text()
         elif kind == "status" and content["execution_state"] == "idle":
             break
-    reply = client.get_shell_msg(timeout=TIMEOUT)
-    return reply["content"], output
+    while True:  # skip replies to other requests (wait_for_ready's kernel_info, for one)
+        reply = client.get_shell_msg(timeout=TIMEOUT)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], output
 
 
 def assert_plain_mp4(path, frame_count):
