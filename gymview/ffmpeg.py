@@ -37,6 +37,7 @@ __all__ = [
     "encode_command",
     "even_size",
     "find_ffmpeg",
+    "fps_text",
     "remux_command",
 ]
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import gc
 import os
 import queue
+import sys
 import tempfile
 import threading
 import weakref
@@ -155,8 +156,6 @@ class _Encoding:
             self.end()
             self.wait(timeout=300.0)
         except BaseException as error:  # at exit or in a GC pass nobody can catch it
-            import sys
-
             print(f"gymview: could not finish the video {str(self.path)!r}: {error}", file=sys.stderr)
             self.process.kill()
 
