@@ -8,6 +8,8 @@ from gymview._worker import WorkerError
 from gymview.colab import SetupReport, setup
 from gymview.frames import tile, to_rgb_uint8
 from gymview.magic import load_ipython_extension
+from gymview.player import show_video
+from gymview.recorder import RecordVideo, VideoRecorder
 from gymview.widget import LiveView, live_views
 from gymview.wrapper import WatchedEnv, WatchedVectorEnv, watch
 
@@ -15,13 +17,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LiveView",
+    "RecordVideo",
     "SetupReport",
+    "VideoRecorder",
     "WatchedEnv",
     "WatchedVectorEnv",
     "WorkerError",
     "live_views",
     "load_ipython_extension",
     "setup",
+    "show_video",
     "tile",
     "to_rgb_uint8",
     "watch",
