@@ -397,6 +397,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._encoder_options = dict(crf=crf, preset=preset, threads=threads)
         self._recorder: VideoRecorder | None = None
         self._finishing: list[VideoRecorder] = []  # closed, still finalizing in the background
+        self.last_frame: np.ndarray | None = None  # the frame recorded last; a live view reuses it
 
     @property
     def frames_recorded(self) -> int:
@@ -417,6 +418,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             frame = frame[-1]
         if isinstance(frame, np.ndarray):
             self._recorder.write(frame)  # type: ignore[union-attr]
+            self.last_frame = frame
         else:
             self.stop_recording()
             logger.warn(

@@ -15,6 +15,7 @@ speed; rendering every step is what makes naive notebook loops two orders of mag
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -23,6 +24,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.frames import tile, to_rgb_uint8
+from gymview.recorder import RecordVideo
 from gymview.widget import LiveView
 
 __all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
@@ -51,6 +53,7 @@ def watch(
     title: str | None = None,
     display: bool = True,
     view: LiveView | None = None,
+    record: str | os.PathLike[str] | None = None,
 ) -> WatchedEnv | WatchedVectorEnv:
     """Wrap ``env`` so its frames stream into an inline :class:`LiveView` while it steps.
 
@@ -58,14 +61,25 @@ def watch(
     yourself) and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in
     one grid, each labelled with its index and running return.
 
+    ``record="videos/"`` also records every episode at full resolution to
+    ``videos/{env id}-episode-{n}.mp4`` (see :class:`gymview.RecordVideo`); the view then shows
+    the frames being recorded, so recording costs it no extra render.
+
     >>> import gymnasium as gym
     >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
     >>> _ = envs.reset(seed=0)
     >>> envs.close()
     """
     _check_render_mode(env)
+    spec = getattr(env, "spec", None)
+    if record is not None:
+        if isinstance(env, VectorEnv):
+            raise ValueError("watch(record=...) records single envs; record each sub-env, or use gymview.record_batch")
+        env = RecordVideo(
+            env, os.fspath(record), episode_trigger=lambda episode: True,
+            name_prefix=spec.id if spec is not None else "episode",
+        )
     if view is None:
-        spec = getattr(env, "spec", None)
         view = LiveView(
             fps=fps, max_size=max_size, quality=quality, image_format=image_format,
             title=title if title is not None else (spec.id if spec is not None else ""),
@@ -107,13 +121,15 @@ class WatchedEnv(gym.Wrapper):
         if not self.view.frame_due():
             return
         started = time.perf_counter()
+        recorded = self.env.last_frame if isinstance(self.env, RecordVideo) and self.env.recording else None
         self.view.push(
-            self.env.render(), step=self.total_steps, episode=self.episode, episode_return=self.episode_return
+            self.env.render() if recorded is None else recorded,
+            step=self.total_steps, episode=self.episode, episode_return=self.episode_return,
         )
         self.view.record_cost(time.perf_counter() - started)
 
     def close(self) -> None:
-        """Close the env and stop the view's thread; the view keeps showing its last frame."""
+        """Close the env (finishing its videos) and stop the view's thread; the view keeps its last frame."""
         try:
             self.view.stop()
         finally:

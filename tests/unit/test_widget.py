@@ -218,3 +218,33 @@ def test_load_ext_runs_setup(monkeypatch):
 
     load_ipython_extension(FakeShell())
     assert calls == [{}]
+
+
+def test_watch_records_full_resolution_while_the_view_reuses_recorded_frames(shown, tmp_path, monkeypatch):
+    from video_checks import decode
+
+    view = shown(fps=120)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False,
+                        record=tmp_path / "videos")
+    renders = []
+    original = env.env.env.render
+    monkeypatch.setattr(env.env.env, "render", lambda: renders.append(1) or original())
+    env.reset(seed=3)
+    steps = 0
+    for _ in range(2):
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(env.action_space.sample())
+            steps += 1
+            done = terminated or truncated
+        env.reset()
+    env.close()
+    files = sorted((tmp_path / "videos").glob("*.mp4"))
+    assert [f.name for f in files] == [f"CartPole-v1-episode-{i}.mp4" for i in range(3)]
+    videos = [decode(f) for f in files[:2]]
+    assert sum(len(v) for v in videos) == steps + 2  # one frame per step plus each reset
+    assert videos[0].shape[1:3] == (400, 600)
+    assert len(renders) == steps + 3  # the view rendered nothing of its own
+    assert view.sent and view.sent[0][0]["width"] == 512
+    with pytest.raises(ValueError, match="record"):
+        gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), record=tmp_path)
