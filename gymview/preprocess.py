@@ -191,8 +191,6 @@ class AtariPipeline:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device: torch.device = torch.device(device)
-        if self.device.type == "cuda" and self.device.index is None:
-            self.device = torch.device("cuda", torch.cuda.current_device())
         cv2 = _cv2()
         if backend == "auto":
             backend = "cv2" if self.device.type == "cpu" and cv2 is not None else "torch"
@@ -202,6 +200,11 @@ class AtariPipeline:
             raise ImportError("backend='cv2' needs OpenCV: pip install 'gymview[atari]' (or use backend='torch')")
         if backend == "cv2" and self.device.type != "cpu":
             raise ValueError(f"backend='cv2' runs on the CPU only; use backend='torch' for device {self.device}")
+        if self.device.type == "cuda":
+            if not torch.cuda.is_available():
+                raise ValueError(f"device='{device}' but this torch sees no CUDA GPU; use device='auto' or 'cpu'")
+            if self.device.index is None:
+                self.device = torch.device("cuda", torch.cuda.current_device())
         self.backend: str = backend
         self.num_envs, self.size, self.stack = int(num_envs), int(size), int(stack)
         self.grayscale, self.scale, self.max_pool = bool(grayscale), bool(scale), bool(max_pool)
@@ -530,15 +533,43 @@ def wrap(
     return PreprocessedVectorEnv(vector_env, pipeline)
 
 
-class _NativeToTorch(gymnasium.vector.VectorObservationWrapper):
-    """ale_py's natively preprocessed stacks as torch tensors (zero-copy on the CPU)."""
+class _NativeToTorch(gymnasium.vector.VectorWrapper):
+    """ale_py's natively preprocessed stacks as torch tensors (zero-copy on the CPU).
 
-    def __init__(self, env: gymnasium.vector.VectorEnv, scale: bool, device: Any) -> None:
+    ALE pads a fresh stack with black frames; this repeats the reset frame instead, like
+    ``FrameStackObservation`` and :class:`AtariPipeline`, so every device gives the same stacks.
+    """
+
+    def __init__(self, env: gymnasium.vector.VectorEnv, stack: int, scale: bool, device: Any) -> None:
         super().__init__(env)
-        self._torch, self._scale, self._device = _torch(), scale, device
+        if env.metadata.get("autoreset_mode") != gymnasium.vector.AutoresetMode.NEXT_STEP:
+            raise ValueError("atari_vector_env() needs autoreset_mode=AutoresetMode.NEXT_STEP (ale_py's default)")
+        self._torch, self._stack, self._scale, self._device = _torch(), stack, scale, device
+        self._age = np.zeros(env.num_envs, dtype=int)  # frames each env's stack holds since its reset, minus one
+        self._ended = np.zeros(env.num_envs, dtype=bool)
         self.backend = "ale_py"
 
-    def observations(self, observations: np.ndarray) -> torch.Tensor:
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        if options and "reset_mask" in options and not np.all(options["reset_mask"]):
+            raise ValueError("atari_vector_env() restarts stacks on full resets and autoresets only, not partial resets")
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._age[:] = 0
+        self._ended[:] = False
+        return self._to_torch(observations), infos
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        self._age = np.where(self._ended, 0, self._age + 1)
+        self._ended = np.logical_or(terminations, truncations)
+        return self._to_torch(observations), rewards, terminations, truncations, infos
+
+    def _to_torch(self, observations: np.ndarray) -> torch.Tensor:
+        young = np.flatnonzero(self._age < self._stack - 1)
+        if young.size:
+            observations = np.array(observations)  # ALE's buffer may be read-only
+            for index in young:
+                first = self._stack - 1 - self._age[index]
+                observations[index, :first] = observations[index, first]
         tensor = self._torch.from_numpy(observations).to(self._device, non_blocking=True)
         return tensor.to(self._torch.float32).mul_(1.0 / 255.0) if self._scale else tensor
 
@@ -555,7 +586,8 @@ def atari_vector_env(
     """The fastest way here to stacked gray Atari tensors on ``device`` from ale_py's ``AtariVectorEnv``.
 
     On the CPU ALE's own C++ preprocessing is fastest (it converts the palette straight to gray,
-    in its worker threads), so it is used and the result wrapped zero-copy (``.backend == 'ale_py'``);
+    in its worker threads), so it is used (``.backend == 'ale_py'``), with fresh stacks padded by
+    repeating the reset frame as on the GPU path (ALE itself pads with black);
     on CUDA ALE returns raw frames and the :class:`AtariPipeline` does the rest on the GPU.
     ``ale_kwargs`` go to ``AtariVectorEnv`` (e.g. ``frameskip=4, noop_max=30``).
 
@@ -573,7 +605,7 @@ def atari_vector_env(
         native = AtariVectorEnv(
             game, num_envs, img_height=size, img_width=size, grayscale=True, stack_num=stack, **ale_kwargs
         )
-        return _NativeToTorch(native, scale, resolved)
+        return _NativeToTorch(native, stack, scale, resolved)
     raw = AtariVectorEnv(game, num_envs, img_height=210, img_width=160, grayscale=False, stack_num=1, **ale_kwargs)
     wrapped = wrap(raw, size=size, stack=stack, scale=scale, device=resolved, backend="torch")
     wrapped.backend = "torch"
