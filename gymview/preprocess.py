@@ -261,17 +261,26 @@ class AtariPipeline:
         return out
 
     def process(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> torch.Tensor:
-        """``put`` then ``get``: the stacked observations for this batch.
+        """The stacked observations for this batch, converted in the caller's thread.
+
+        For a loop that needs each result before its next step (a policy acting on it), where
+        handing the batch to the thread would only add a hand-off.
 
         >>> import numpy as np
         >>> with AtariPipeline(num_envs=1, stack=3, device="cpu") as pipe:
         ...     tuple(pipe.process(np.zeros((1, 210, 160, 3), np.uint8)).shape)
         (1, 3, 84, 84)
         """
+        if self._closed:
+            raise RuntimeError("this AtariPipeline is closed; create a new one")
         if self._outstanding:
             raise RuntimeError(f"process() needs an empty pipeline; take the {self._outstanding} pending batches with get()")
-        self.put(frames, reset_mask)
-        return self.get()
+        self._worker.check()
+        batch = self._check_frames(frames)
+        out, ready = self._latest = self._convert(batch, self._check_mask(reset_mask))
+        if self._cuda is not None:
+            self._cuda.hand_over(out, ready)
+        return out
 
     def preview(self, env_index: int = 0, zoom: int = 2) -> np.ndarray:
         """What the agent sees: env ``env_index``'s latest stack side by side, oldest first, as (H, W, 3) uint8.
@@ -369,6 +378,8 @@ class AtariPipeline:
             self._resize = self._make_resizer()
             shape = (self.size, self.size) if self.grayscale else (3, self.size, self.size)
             self._stack = _FrameStack(torch, self.num_envs, self.stack, shape, self.device)
+            if self._cuda is not None:
+                torch.cuda.synchronize(self.device)  # the set-up copies ran on the default stream
         reset = np.flatnonzero(reset_mask)
         if self._cuda is None:
             source = frames if self.backend == "cv2" else torch.from_numpy(np.ascontiguousarray(frames))
@@ -414,7 +425,9 @@ class _CudaTransfer:
         slot = self._slot
         if self._pinned[slot] is None or tuple(self._pinned[slot].shape) != frames.shape:
             self._pinned[slot] = torch.empty(frames.shape, dtype=torch.uint8, pin_memory=True)
-            self._on_device[slot] = torch.empty(frames.shape, dtype=torch.uint8, device=self._device)
+            with torch.cuda.stream(self._copy_stream):
+                self._on_device[slot] = torch.empty(frames.shape, dtype=torch.uint8, device=self._device)
+            self._on_device[slot].record_stream(self._compute_stream)
         self._copied[slot].synchronize()  # the previous copy out of this pinned slot has finished
         np.copyto(self._pinned[slot].numpy(), frames)
         with torch.cuda.stream(self._copy_stream):
