@@ -59,7 +59,8 @@ def watch(
 
     The view is shown in the notebook right away (``display=False`` to show ``env.view``
     yourself) and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in
-    one grid, each labelled with its index and running return.
+    one grid, each labelled with its index and running return; a vector env wrapped with
+    :func:`gymview.preprocess.wrap` also shows what the agent sees (env 0's preprocessed stack).
 
     ``record="videos/"`` also records every episode at full resolution to
     ``videos/{env id}-episode-{n}.mp4`` (see :class:`gymview.RecordVideo`); the view then shows
@@ -147,6 +148,8 @@ class WatchedVectorEnv(VectorWrapper):
         self.episodes_done = 0
         self.returns = np.zeros(self.num_envs)
         self.last_return: float | None = None
+        # A gymview.preprocess.wrap(...) env somewhere in the stack has a pipeline with a preview.
+        self._pipeline = getattr(env, "pipeline", None) if hasattr(getattr(env, "pipeline", None), "preview") else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observations, infos = self.env.reset(**kwargs)
@@ -172,6 +175,9 @@ class WatchedVectorEnv(VectorWrapper):
         started = time.perf_counter()
         frames = [to_rgb_uint8(frame) for frame in list(self.env.render())[:MAX_TILED_ENVS]]
         labels = [f"env {i}  R {self.returns[i]:.0f}" for i in range(len(frames))]
+        if self._pipeline is not None:  # gymview.preprocess.wrap(...): show what the agent sees too
+            frames.append(self._pipeline.preview(0))
+            labels.append("agent sees (env 0)")
         self.view.push(
             tile(frames, labels),
             step=self.total_steps, episode=self.episodes_done, episode_return=self.last_return,

@@ -248,3 +248,20 @@ def test_watch_records_full_resolution_while_the_view_reuses_recorded_frames(sho
     assert view.sent and view.sent[0][0]["width"] == 512
     with pytest.raises(ValueError, match="record"):
         gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), record=tmp_path)
+
+
+def test_watch_shows_what_the_agent_sees_beside_the_frames(shown):
+    import ale_py  # noqa: F401  (registers the ALE envs)
+
+    from gymview.preprocess import wrap
+
+    gym.register_envs(ale_py)
+    make = lambda: gym.make("ALE/Breakout-v5", frameskip=1, render_mode="rgb_array")  # noqa: E731
+    view = shown(max_size=2000)
+    envs = gymview.watch(wrap(gym.vector.SyncVectorEnv([make, make]), device="cpu"), view=view, display=False)
+    envs.reset(seed=0)
+    envs.step(envs.action_space.sample())
+    envs.close()
+    header = view.sent[0][0]
+    # Two 210 x 160 game frames plus the 168 x 672 stack preview, in cells of 210 x 672, 2 x 2.
+    assert (header["height"], header["width"]) == (420, 1344)
