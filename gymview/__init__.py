@@ -6,8 +6,32 @@
 
 from gymview._worker import WorkerError
 from gymview.batch import BatchResult, record_batch
+from gymview.colab import SetupReport, setup
 from gymview.frames import tile, to_rgb_uint8
+from gymview.magic import load_ipython_extension
+from gymview.player import show_video
+from gymview.recorder import RecordVideo, VideoRecorder
+from gymview.widget import LiveView, live_views
+from gymview.wrapper import WatchedEnv, WatchedVectorEnv, watch
 
 __version__ = "0.1.0"
 
-__all__ = ["BatchResult", "WorkerError", "record_batch", "tile", "to_rgb_uint8", "__version__"]
+__all__ = [
+    "BatchResult",
+    "LiveView",
+    "RecordVideo",
+    "SetupReport",
+    "VideoRecorder",
+    "WatchedEnv",
+    "WatchedVectorEnv",
+    "WorkerError",
+    "live_views",
+    "load_ipython_extension",
+    "record_batch",
+    "setup",
+    "show_video",
+    "tile",
+    "to_rgb_uint8",
+    "watch",
+    "__version__",
+]

@@ -1,7 +1,5 @@
-"""``python -m gymview ...``: see :mod:`gymview.cli`."""
-
-import sys
+"""``python -m gymview ...``; see :mod:`gymview.cli`."""
 
 from gymview.cli import main
 
-sys.exit(main())
+raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""``python -m gymview``: the command line. One subcommand per entry of :data:`COMMANDS`.
+"""``python -m gymview`` (also the ``gymview`` command): one subcommand per job.
 
 >>> main(["record", "CartPole-v1", "--episodes", "1", "--max-steps", "5", "--workers", "1",
 ...       "--out", __import__("tempfile").mkdtemp(), "--no-progress"])  # doctest: +ELLIPSIS
@@ -12,27 +12,33 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["main"]
 
 KEEP_RULES = {"all": None, "terminated": lambda episode: episode.terminated, "truncated": lambda episode: episode.truncated}
 
 
-def _load_function(spec: str, what: str) -> Callable:
-    """``module:function`` (the module found from the current folder too) -> the function."""
-    module_name, _, name = spec.partition(":")
-    if not module_name or not name:
-        raise SystemExit(f"gymview: --{what} must look like module:function (e.g. my_policies:greedy); got {spec!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        function = getattr(importlib.import_module(module_name), name)
-    except (ImportError, AttributeError) as error:
-        raise SystemExit(f"gymview: cannot load --{what} {spec!r}: {error}") from error
-    if not callable(function):
-        raise SystemExit(f"gymview: --{what} {spec!r} is not a function")
-    return function
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: the command line), run the subcommand, return the exit status."""
+    parser = argparse.ArgumentParser(prog="gymview", description="See Gymnasium agents live in notebooks.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser(
+        "doctor", help="check display, Xvfb, ffmpeg, torch/CUDA, widgets and Jupyter versions; print fixes"
+    ).set_defaults(run=_doctor)
+    record = commands.add_parser("record", help="run many episodes in parallel and write them as videos")
+    _add_record_arguments(record)
+    record.set_defaults(run=_record)
+    arguments = parser.parse_args(argv)
+    return arguments.run(arguments)
+
+
+def _doctor(arguments: argparse.Namespace) -> int:
+    from gymview.doctor import FAIL, format_report, run_checks
+
+    checks = run_checks()
+    print(format_report(checks))
+    return 1 if any(check.status == FAIL for check in checks) else 0
 
 
 def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,33 +59,34 @@ def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _record(args: argparse.Namespace) -> int:
+def _load_function(spec: str, what: str) -> Callable:
+    """``module:function`` (the module may sit in the current folder) -> the function."""
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise SystemExit(f"gymview: --{what} must look like module:function (e.g. my_policies:greedy); got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        function = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as error:
+        raise SystemExit(f"gymview: cannot load --{what} {spec!r}: {error}") from error
+    if not callable(function):
+        raise SystemExit(f"gymview: --{what} {spec!r} is not a function")
+    return function
+
+
+def _record(arguments: argparse.Namespace) -> int:
     from gymview.batch import record_batch
 
-    policy = None if args.policy == "random" else _load_function(args.policy, "policy")
-    keep = KEEP_RULES[args.keep] if args.keep in KEEP_RULES else _load_function(args.keep, "keep")
+    policy = None if arguments.policy == "random" else _load_function(arguments.policy, "policy")
+    keep = KEEP_RULES[arguments.keep] if arguments.keep in KEEP_RULES else _load_function(arguments.keep, "keep")
     result = record_batch(
-        args.env, policy, episodes=args.episodes, out=args.out, keep=keep, workers=args.workers,
-        layout=args.layout, tiles=args.tiles, seed=args.seed, fps=args.fps, max_steps=args.max_steps,
-        quality=args.quality, progress=not args.no_progress,
+        arguments.env, policy, episodes=arguments.episodes, out=arguments.out, keep=keep,
+        workers=arguments.workers, layout=arguments.layout, tiles=arguments.tiles, seed=arguments.seed,
+        fps=arguments.fps, max_steps=arguments.max_steps, quality=arguments.quality,
+        progress=not arguments.no_progress,
     )  # fmt: skip
     print(repr(result))
     for row in result.failed:
         print(f"episode {row['episode']} (seed {row['seed']}) failed: {row['error']}", file=sys.stderr)
     return 1 if result.failed else 0
-
-
-#: subcommand -> (help, add its arguments to a parser, run it and return the exit code)
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
-    "record": ("run many episodes in parallel and write them as videos", _add_record_arguments, _record),
-}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` (default: the command line), run the subcommand, return its exit code."""
-    parser = argparse.ArgumentParser(prog="gymview", description="gymview: see Gymnasium agents, record them fast.")
-    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (help_text, add_arguments, _) in COMMANDS.items():
-        add_arguments(subcommands.add_parser(name, help=help_text, description=help_text))
-    args = parser.parse_args(argv)
-    return COMMANDS[args.command][2](args)

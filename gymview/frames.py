@@ -14,7 +14,7 @@ any thread.
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 __all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size", "tile"]
 
@@ -141,11 +141,13 @@ def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int
     if labels:
         image = Image.fromarray(grid)
         draw = ImageDraw.Draw(image)
+        # Labels scale with the cells, so they stay readable after the grid is downsampled.
+        font = ImageFont.load_default(size=max(10, min(cell_h, cell_w) // 12))
         for index, label in enumerate(labels):
             row, column = divmod(index, columns)
             x, y = column * cell_w + 4, row * cell_h + 3
-            left, top, right, bottom = draw.textbbox((x, y), label)
+            left, top, right, bottom = draw.textbbox((x, y), label, font=font)
             draw.rectangle((left - 2, top - 2, right + 2, bottom + 2), fill=(0, 0, 0))
-            draw.text((x, y), label, fill=(255, 255, 255))
+            draw.text((x, y), label, fill=(255, 255, 255), font=font)
         grid = np.asarray(image)
     return grid

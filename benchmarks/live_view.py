@@ -1,0 +1,187 @@
+"""Live view cost, side by side in one real IPython kernel: how fast does a CartPole loop step?
+
+    python benchmarks/live_view.py [--seconds 4] [--repeats 3] [--browser]
+
+Variants, each run for a fixed wall time, interleaved ``--repeats`` times (medians reported):
+  a  no render                       the loop alone: the ceiling
+  b  render every step, discard      what rendering alone costs
+  c  matplotlib imshow + clear_output every step    the common notebook recipe
+  d  ipywidgets.Image updated with a PNG every step
+  e  gymview.watch(env)              this package
+For c, d and e it also counts what the kernel publishes on IOPub: messages/s (jupyter_server
+drops output beyond 1000/s) and bytes/s. ``--browser`` also runs a watched loop in real JupyterLab
+with Chromium and prints the frames per second that reached the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "kernel"))
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+
+SETUP = """
+import io, time, gymnasium as gym, numpy as np
+from IPython.display import display, clear_output
+def timed_loop(env, seconds, after_step=lambda: None):
+    env.reset(seed=0)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        after_step()
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+"""
+
+VARIANTS = {
+    "a no render": """
+env = gym.make("CartPole-v1")
+print("RATE", timed_loop(env, {seconds}))
+""",
+    "b render every step": """
+env = gym.make("CartPole-v1", render_mode="rgb_array")
+print("RATE", timed_loop(env, {seconds}, env.render))
+""",
+    "c matplotlib + clear_output": """
+import matplotlib.pyplot as plt
+env = gym.make("CartPole-v1", render_mode="rgb_array")
+def show():
+    clear_output(wait=True)
+    plt.imshow(env.render()); plt.axis("off"); plt.show()
+print("RATE", timed_loop(env, {seconds}, show))
+""",
+    "d ipywidgets.Image PNG": """
+import ipywidgets
+from PIL import Image
+env = gym.make("CartPole-v1", render_mode="rgb_array")
+image = ipywidgets.Image(format="png"); display(image)
+def show():
+    buffer = io.BytesIO(); Image.fromarray(env.render()).save(buffer, format="PNG"); image.value = buffer.getvalue()
+print("RATE", timed_loop(env, {seconds}, show))
+""",
+    "e gymview.watch": """
+import gymview
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+rate = timed_loop(env, {seconds})
+env.close()
+print("RATE", rate)
+""",
+}
+
+
+def _published(result) -> tuple[int, int]:
+    """IOPub messages that jupyter_server's rate limit counts, and their bytes."""
+    count = size = 0
+    for _, msg in result.messages:
+        if msg["header"]["msg_type"] in ("status", "comm_open", "execute_input"):
+            continue
+        count += 1
+        size += len(json.dumps(msg["content"], default=str)) + sum(len(b) for b in msg.get("buffers", []))
+    return count, size
+
+
+def run_kernel_variants(seconds: float, repeats: int) -> dict[str, dict[str, float]]:
+    from conftest import Kernel
+    from jupyter_client import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
+    client = manager.client()
+    client.start_channels()
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in VARIANTS}
+    try:
+        client.wait_for_ready(timeout=60)
+        kernel = Kernel(client)
+        kernel.run(SETUP)
+        for name, code in VARIANTS.items():  # warm-up: imports, pygame init, first widget
+            kernel.run(code.format(seconds=0.3))
+        for _ in range(repeats):
+            for name, code in VARIANTS.items():
+                result = kernel.run(code.format(seconds=seconds), timeout=seconds * 20 + 60)
+                rate = float(result.stdout.split("RATE")[-1].split()[0])
+                count, size = _published(result)
+                samples[name].append((rate, count / seconds, size / seconds))
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return {
+        name: {
+            "steps_per_s": statistics.median(s[0] for s in rows),
+            "messages_per_s": statistics.median(s[1] for s in rows),
+            "bytes_per_s": statistics.median(s[2] for s in rows),
+        }
+        for name, rows in samples.items()
+    }
+
+
+BROWSER_NOTEBOOK = {
+    "cells": [{
+        "cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+        "source": (
+            "import time, gymnasium as gym, gymview\n"
+            "env = gymview.watch(gym.make('CartPole-v1', render_mode='rgb_array'))\n"
+            "env.reset(seed=0)\nstart = time.perf_counter()\n"
+            "while time.perf_counter() - start < 8:\n"
+            "    *_, te, tr, _ = env.step(env.action_space.sample())\n"
+            "    if te or tr: env.reset()\n"
+            "env.close()"
+        ),
+    }],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def run_browser(tmp: pathlib.Path) -> tuple[float, float]:
+    from lab import chromium_page, measure_fps, open_notebook, run_all_cells, running_server, widget_counters
+
+    root = tmp / "root"
+    root.mkdir(parents=True)
+    (root / "bench.ipynb").write_text(json.dumps(BROWSER_NOTEBOOK))
+    with running_server(root, "lab") as server, chromium_page() as page:
+        open_notebook(page, server, "bench.ipynb")
+        run_all_cells(page)
+        page.wait_for_function(
+            "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 10", timeout=60_000
+        )
+        received, drawn = measure_fps(page, seconds=4.0)
+        if widget_counters(page)["gaps"]:
+            print("warning: sequence gaps seen in the browser")
+    return received, drawn
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=4.0, help="wall time of each run (default 4)")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant (default 3)")
+    parser.add_argument("--browser", action="store_true", help="also measure frames/s reaching Chromium")
+    args = parser.parse_args()
+    print(f"CartPole-v1, {args.seconds:g} s per run, median of {args.repeats}, {os.cpu_count()} cores")
+    results = run_kernel_variants(args.seconds, args.repeats)
+    base = results["a no render"]["steps_per_s"]
+    print(f"\n| variant | steps/s | vs no render | IOPub msg/s | IOPub KB/s |\n|---|---:|---:|---:|---:|")
+    for name, row in results.items():
+        shows = not name.startswith(("a", "b"))
+        print(
+            f"| {name} | {row['steps_per_s']:,.0f} | {row['steps_per_s'] / base:.3f}x | "
+            f"{row['messages_per_s']:.1f} | {row['bytes_per_s'] / 1e3:,.1f} |" if shows else
+            f"| {name} | {row['steps_per_s']:,.0f} | {row['steps_per_s'] / base:.3f}x | - | - |"
+        )
+    if args.browser:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            received, drawn = run_browser(pathlib.Path(tmp))
+        print(f"\nbrowser (JupyterLab + Chromium): {received:.1f} frames/s received, {drawn:.1f} drawn")
+
+
+if __name__ == "__main__":
+    main()

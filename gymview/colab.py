@@ -1,0 +1,183 @@
+"""``gymview.setup()``: make a notebook on Colab or a headless server ready to show envs. Run it as often as you like.
+
+>>> import gymview
+>>> report = gymview.setup(quiet=True)   # doctest: +SKIP
+>>> print(report)                        # doctest: +SKIP
+gymview setup (jupyter, no GPU)
+  display    started virtual display :1000 (Xvfb 1400x900)
+  ...
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gymview import display as virtual
+from gymview.environment import Environment, detect
+
+__all__ = ["SetupReport", "setup"]
+
+_set_by_setup: dict[str, str] = {}  # environment variables an earlier call set, so later calls can tell
+
+
+@dataclass(frozen=True)
+class SetupReport:
+    """What :func:`setup` found and did; ``str(report)`` is the short text setup prints."""
+
+    environment: Environment
+    display: str | None
+    virtual_display: bool
+    started_display: bool
+    installed: tuple[str, ...]
+    variables_set: Mapping[str, str]
+    variables_kept: Mapping[str, str]
+    widget_manager: bool
+    human_inline: bool
+    problems: tuple[str, ...] = field(default=())
+
+    def __str__(self) -> str:
+        where = self.environment
+        lines = [f"gymview setup ({where.frontend}, {'GPU' if where.gpu else 'no GPU'})"]
+        if self.installed:
+            lines.append(f"  installed  {' '.join(self.installed)} (apt-get)")
+        if self.virtual_display:
+            state = "started" if self.started_display else "running"
+            lines.append(f"  display    {state}: virtual display {self.display} (Xvfb, stopped at exit)")
+        elif self.display:
+            lines.append(f"  display    {self.display}")
+        else:
+            lines.append("  display    none: rgb_array rendering works, programs that open X windows do not")
+        if self.variables_set:
+            lines.append("  renderers  set " + ", ".join(f"{k}={v}" for k, v in self.variables_set.items()))
+        if self.variables_kept:
+            lines.append("  renderers  kept yours: " + ", ".join(f"{k}={v}" for k, v in self.variables_kept.items()))
+        if self.widget_manager:
+            lines.append("  widgets    Colab custom widget manager enabled")
+        if self.human_inline:
+            lines.append('  human      render_mode="human" shows inline (gymview.setup(human=False) turns it off)')
+        lines.extend(f"  problem    {problem}" for problem in self.problems)
+        return "\n".join(lines)
+
+
+def setup(
+    display: bool = True,
+    install: bool | None = None,
+    human: bool = True,
+    quiet: bool = False,
+) -> SetupReport:
+    """Get the notebook ready to show envs; print and return what was done. Harmless to call again.
+
+    * on Colab, turns on the custom widget manager the live view needs;
+    * with ``display=True`` and no X display, starts a virtual one (Xvfb) so that code that opens an X
+      window works; it is stopped when Python exits;
+    * without a display, sets ``MUJOCO_GL``/``PYOPENGL_PLATFORM`` (``egl`` with a GPU, else ``osmesa``)
+      and, with no display at all, ``SDL_VIDEODRIVER=dummy``; variables you set are kept;
+    * with ``install`` (default: only on Colab) and root on Debian, installs a missing Xvfb with apt-get;
+    * in a notebook, ``human=True`` makes ``gym.make(..., render_mode="human")`` show inline;
+      ``human=False`` turns that off again.
+
+    >>> print(setup(display=False, human=False, quiet=True).started_display)  # doctest: +SKIP
+    False
+    """
+    where = detect()
+    problems: list[str] = []
+    widget_manager = where.frontend == "colab" and _enable_colab_widget_manager(problems)
+
+    installed: tuple[str, ...] = ()
+    started = False
+    headless = not where.has_display
+    if display and headless:
+        wanted = _debian_packages_needed(
+            xvfb_found=virtual.find_xvfb() is not None,
+            allowed=where.frontend == "colab" if install is None else install,
+            is_root=hasattr(os, "geteuid") and os.geteuid() == 0,
+            apt_get=shutil.which("apt-get") is not None,
+        )
+        if wanted:
+            installed = _apt_get_install(wanted, problems)
+        started = _start_display(problems)
+
+    variables: dict[str, str] = virtual.renderer_variables(where.gpu) if headless else {}
+    if headless and not started:
+        variables["SDL_VIDEODRIVER"] = "dummy"
+    elif "SDL_VIDEODRIVER" in _set_by_setup and os.environ.get("SDL_VIDEODRIVER") == _set_by_setup["SDL_VIDEODRIVER"]:
+        del os.environ["SDL_VIDEODRIVER"]  # ours from an earlier call without a display; SDL can use X now
+        del _set_by_setup["SDL_VIDEODRIVER"]
+    variables_set, variables_kept = virtual.set_renderer_variables(variables)
+    _set_by_setup.update(variables_set)
+    variables_kept = {k: v for k, v in variables_kept.items() if _set_by_setup.get(k) != v}
+
+    human_inline = _set_human(human and where.in_notebook)
+    if where.ipykernel_breaks_thread_sends:
+        problems.append(
+            f'ipykernel {where.ipykernel_version} loses messages sent from threads; pip install -U "ipykernel>=7.1"'
+        )
+    ours = virtual.virtual_display()
+    report = SetupReport(
+        environment=where,
+        display=os.environ.get("DISPLAY") or None,
+        virtual_display=ours is not None and ours.name == os.environ.get("DISPLAY"),
+        started_display=started,
+        installed=installed,
+        variables_set=variables_set,
+        variables_kept=variables_kept,
+        widget_manager=widget_manager,
+        human_inline=human_inline,
+        problems=tuple(problems),
+    )
+    if not quiet:
+        print(report)
+    return report
+
+
+def _debian_packages_needed(xvfb_found: bool, allowed: bool, is_root: bool, apt_get: bool) -> tuple[str, ...]:
+    """The Debian packages setup may install: Xvfb, only when missing, allowed, as root, with apt-get."""
+    return ("xvfb",) if not xvfb_found and allowed and is_root and apt_get else ()
+
+
+def _apt_get_install(packages: tuple[str, ...], problems: list[str]) -> tuple[str, ...]:
+    command = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
+    quiet_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for attempt in ("install", "update then install"):
+        if attempt != "install":  # stale package lists are the usual reason an install fails on Colab
+            subprocess.run(["apt-get", "update", "-qq"], env=quiet_env, capture_output=True, timeout=300)
+        done = subprocess.run(command, env=quiet_env, capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            return packages
+    problems.append(f"apt-get could not install {' '.join(packages)}: {done.stderr.strip()[-300:]}")
+    return ()
+
+
+def _start_display(problems: list[str]) -> bool:
+    try:
+        virtual.start_virtual_display()
+    except (ModuleNotFoundError, FileNotFoundError, RuntimeError) as error:
+        problems.append(f"no virtual display: {error}")
+        return False
+    return True
+
+
+def _enable_colab_widget_manager(problems: list[str]) -> bool:
+    try:
+        from google.colab import output
+    except ImportError as error:
+        problems.append(f"Colab detected but google.colab.output is missing ({error}); widgets may not show")
+        return False
+    output.enable_custom_widget_manager()
+    return True
+
+
+def _set_human(inline: bool) -> bool:
+    if not inline:
+        if "gymview.human" in sys.modules:  # enabled earlier: turn it off; otherwise nothing to import
+            sys.modules["gymview.human"].disable_inline_human()
+        return False
+    from gymview import human
+
+    human.enable_inline_human()
+    return True

@@ -1,0 +1,204 @@
+"""``python -m gymview doctor``: check what gymview needs on this machine and say how to fix what is missing.
+
+>>> from gymview.doctor import run_checks
+>>> {check.name for check in run_checks()} >= {"display", "ffmpeg", "ipykernel"}
+True
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from gymview import display as virtual
+from gymview.environment import detect, ipykernel_breaks_thread_sends
+
+__all__ = ["Check", "format_report", "run_checks"]
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's report. ``status`` is ``"ok"``, ``"warn"`` or ``"FAIL"`` (essential and broken)."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+
+
+def run_checks() -> list[Check]:
+    """Run every check; none raises (a crashing check reports FAIL with the error).
+
+    >>> all(check.status in ("ok", "warn", "FAIL") for check in run_checks())
+    True
+    """
+    checks = []
+    for check in (_display, _xvfb, _ffmpeg, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _torch):
+        try:
+            checks.append(check())
+        except Exception as error:  # the doctor reports, it does not crash
+            checks.append(Check(check.__name__.lstrip("_"), FAIL, f"the check itself failed: {error!r}"))
+    return checks
+
+
+def format_report(checks: list[Check]) -> str:
+    """The report ``python -m gymview doctor`` prints.
+
+    >>> print(format_report([Check("ffmpeg", "ok", "/usr/bin/ffmpeg")]).splitlines()[1])
+      ok    ffmpeg       /usr/bin/ffmpeg
+    """
+    from gymview import __version__
+
+    lines = [f"gymview {__version__} doctor · Python {platform.python_version()} · {platform.platform(terse=True)}"]
+    for check in checks:
+        lines.append(f"  {check.status:<5} {check.name:<12} {check.detail}")
+        if check.fix and check.status != OK:
+            lines.append(f"  {'':<5} {'':<12} fix: {check.fix}")
+    failed = [check.name for check in checks if check.status == FAIL]
+    lines.append(f"broken: {', '.join(failed)}" if failed else "everything essential works")
+    return "\n".join(lines)
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    numbers = []
+    for part in version.split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit()) if part[:1].isdigit() else ""
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers)
+
+
+def _display() -> Check:
+    where = detect()
+    if where.has_display:
+        return Check("display", OK, f"windows can open ({where.display or platform.system()})")
+    if where.display:
+        return Check(
+            "display", WARN, f"DISPLAY={where.display} but no X server answers there",
+            "unset DISPLAY, or start the X server it names; gymview.setup() starts a virtual one",
+        )
+    return Check(
+        "display", OK, "none (headless): rgb_array rendering works; gymview.setup() starts Xvfb for X windows"
+    )
+
+
+def _xvfb() -> Check:
+    path = virtual.find_xvfb()
+    pyvirtualdisplay = _version("PyVirtualDisplay")
+    if path is None:
+        return Check("xvfb", WARN, "Xvfb not found: no virtual display for programs that open X windows",
+                     virtual.INSTALL_XVFB)
+    if pyvirtualdisplay is None:
+        return Check("xvfb", WARN, f"{path}, but pyvirtualdisplay is not installed", virtual.INSTALL_PYVIRTUALDISPLAY)
+    return Check("xvfb", OK, f"{path}, pyvirtualdisplay {pyvirtualdisplay}")
+
+
+def _ffmpeg() -> Check:
+    fix = 'pip install -U imageio-ffmpeg (or install ffmpeg and set IMAGEIO_FFMPEG_EXE to its path)'
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        return Check("ffmpeg", FAIL, "imageio-ffmpeg is not installed: no video recording", fix)
+    try:
+        path = imageio_ffmpeg.get_ffmpeg_exe()
+    except RuntimeError as error:
+        return Check("ffmpeg", FAIL, f"no ffmpeg: {error}", fix)
+    if shutil.which(path) is None:  # IMAGEIO_FFMPEG_EXE is returned unchecked
+        return Check("ffmpeg", FAIL, f"{path} is not an executable program", fix)
+    return Check("ffmpeg", OK, path)
+
+
+def _gymnasium() -> Check:
+    version = _version("gymnasium")
+    if version is None:
+        return Check("gymnasium", FAIL, "not installed", 'pip install "gymnasium[classic-control]>=1.0"')
+    if _release(version) < (1,):
+        return Check("gymnasium", FAIL, f"{version} is older than 1.0", 'pip install -U "gymnasium>=1.0"')
+    return Check("gymnasium", OK, version)
+
+
+def _pygame() -> Check:
+    version = _version("pygame-ce") or _version("pygame")
+    if version is None:
+        return Check("pygame", WARN, "not installed: classic-control envs cannot render",
+                     'pip install "gymnasium[classic-control]"')
+    return Check("pygame", OK, version)
+
+
+def _widgets() -> Check:
+    versions = {name: _version(name) for name in ("anywidget", "ipywidgets", "jupyterlab_widgets")}
+    detail = ", ".join(f"{name} {version or 'missing'}" for name, version in versions.items())
+    if versions["anywidget"] is None or versions["ipywidgets"] is None:
+        return Check("widgets", FAIL, detail, "pip install anywidget ipywidgets")
+    if _release(versions["ipywidgets"]) < (8,):
+        return Check("widgets", FAIL, detail, 'pip install -U "ipywidgets>=8"')
+    if versions["jupyterlab_widgets"] is None:
+        return Check("widgets", WARN, detail + " (JupyterLab will not show widgets)", "pip install jupyterlab_widgets")
+    return Check("widgets", OK, detail)
+
+
+def _ipykernel() -> Check:
+    version = _version("ipykernel")
+    if version is None:
+        return Check("ipykernel", WARN, "not installed: no Jupyter kernel in this environment", "pip install ipykernel")
+    if ipykernel_breaks_thread_sends(version):
+        return Check("ipykernel", FAIL, f"{version} loses messages sent from threads: the live view stalls",
+                     'pip install -U "ipykernel>=7.1"')
+    return Check("ipykernel", OK, version)
+
+
+def _jupyterlab() -> Check:
+    version = _version("jupyterlab")
+    if version is None:
+        return Check("jupyterlab", OK, "not installed here (Colab, VS Code or a remote server may serve the notebook)")
+    if _release(version) < (4,):
+        return Check("jupyterlab", WARN, f"{version}: anywidget needs JupyterLab 4 for the best support",
+                     'pip install -U "jupyterlab>=4.4"')
+    if _release(version) < (4, 4):
+        return Check("jupyterlab", OK, f"{version} (pause/step buttons act only between cells before 4.4)")
+    return Check("jupyterlab", OK, version)
+
+
+def _torch() -> Check:
+    where = detect()
+    if _version("torch") is None:
+        return Check("torch", OK, "not installed (only GPU preprocessing needs it: pip install \"gymview[torch]\")")
+    probe = "import torch; print(torch.__version__, torch.cuda.is_available(), torch.version.cuda)"
+    done = _run([sys.executable, "-c", probe])  # in a child: a broken CUDA setup must not take the doctor down
+    if done is None or done.returncode != 0:
+        error = "timed out" if done is None else (done.stderr.strip().splitlines() or ["?"])[-1]
+        return Check("torch", WARN, f"installed but does not import: {error}", 'pip install -U "gymview[torch]"')
+    version, cuda, cuda_version = done.stdout.split()
+    if cuda == "True":
+        return Check("torch", OK, f"{version}, CUDA {cuda_version} available")
+    if where.gpu:
+        return Check("torch", WARN, f"{version} cannot use the GPU this machine has",
+                     "install a CUDA build of torch: https://pytorch.org/get-started/locally/")
+    return Check("torch", OK, f"{version}, CPU only (no GPU here)")
+
+
+def _gpu() -> Check:
+    if detect().gpu:
+        return Check("gpu", OK, "NVIDIA GPU present: headless MuJoCo/OpenGL render with MUJOCO_GL=egl")
+    return Check("gpu", OK, "none: headless MuJoCo/OpenGL render with MUJOCO_GL=osmesa (Debian: libosmesa6)")
+
+
+def _run(command: list[str]) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None

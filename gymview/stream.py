@@ -1,0 +1,157 @@
+"""FrameStreamer: buffer → downsample → encode → an injected ``send``, in one background thread.
+
+It knows no widget: ``send(header, buffers)`` is whatever delivers a message (the LiveView's
+custom message in a notebook, a list in tests). Flow control lives here too: acknowledgements
+from the browser bound the frames in flight while they arrive; when they do not (a blocking cell
+on a kernel without comms over subshells), the buffer's time throttle alone bounds the rate.
+
+>>> import numpy as np
+>>> sent = []
+>>> streamer = FrameStreamer(FrameBuffer(fps=30), lambda header, buffers: sent.append(header))
+>>> streamer.buffer.offer(np.zeros((400, 600, 3), np.uint8), {"step": 1})
+True
+>>> streamer.start(); _ = streamer.flush(); streamer.stop()
+>>> sent[0]["width"], sent[0]["height"], sent[0]["seq"]
+(512, 341, 0)
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gymview._protocol import frame_header
+from gymview._worker import Worker
+from gymview.buffer import PROCESS_BUDGET, FrameBuffer, MessageBudget
+from gymview.encode import check_format, check_quality, encode_frame
+from gymview.frames import downsample, to_rgb_uint8
+
+__all__ = ["FrameStreamer"]
+
+Send = Callable[[dict[str, Any], list[bytes]], None]
+
+# Acknowledgements count as "arriving" while the last one is younger than this; after that the
+# browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
+ACK_FRESH_SECONDS = 1.0
+
+
+class FrameStreamer:
+    """Send frames offered to ``buffer`` through ``send``; see the module docstring."""
+
+    def __init__(
+        self,
+        buffer: FrameBuffer,
+        send: Send,
+        max_size: int = 512,
+        image_format: str = "jpeg",
+        quality: int = 80,
+        max_in_flight: int = 2,
+        budget: MessageBudget = PROCESS_BUDGET,
+    ) -> None:
+        if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 16:
+            raise ValueError(f"max_size must be an integer of at least 16 pixels; got {max_size!r}")
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be at least 1; got {max_in_flight!r}")
+        self.buffer = buffer
+        self.max_size = int(max_size)
+        self.image_format = check_format(image_format)
+        self.quality = check_quality(quality)
+        self.max_in_flight = max_in_flight
+        self._send = send
+        self._budget = budget
+        self._worker = Worker("stream", self._run, wake=buffer.wake)
+        self._lock = threading.Lock()
+        self._latest: tuple[dict[str, Any], bytes] | None = None
+        self._resend = False
+        self._seq = -1
+        self._acked = -1
+        self._last_ack = -float("inf")
+        self._send_times: collections.deque[float] = collections.deque(maxlen=256)
+        self.sent = 0
+        self.skipped = 0
+        self.bytes_sent = 0
+        self.last_encode_ms = 0.0
+
+    # -- the user's side -------------------------------------------------------------------
+    def start(self) -> None:
+        self._worker.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._worker.stop(timeout)
+
+    def check(self) -> None:
+        """Re-raise an error that ended the stream thread."""
+        self._worker.check()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until the frame waiting in the buffer (if any) was handled; True if it was."""
+        handled = self.buffer.join(timeout if self._worker.running else 0.0)
+        self.check()
+        return handled
+
+    def can_send(self, now: float | None = None) -> bool:
+        """False while the browser acknowledges frames and ``max_in_flight`` are unacknowledged."""
+        now = time.perf_counter() if now is None else now
+        acks_arriving = now - self._last_ack < ACK_FRESH_SECONDS
+        return not acks_arriving or self._seq - self._acked < self.max_in_flight
+
+    def acknowledge(self, seq: int, now: float | None = None) -> None:
+        """Record that the browser drew frame ``seq`` (safe from any thread)."""
+        with self._lock:
+            self._acked = max(self._acked, int(seq))
+            self._last_ack = time.perf_counter() if now is None else now
+
+    def resend_latest(self) -> None:
+        """Send the last frame again from the stream thread (a view that just appeared needs it)."""
+        with self._lock:
+            self._resend = self._latest is not None
+        if self._resend:
+            self.buffer.wake()
+
+    def messages_per_second(self, window: float = 3.0, now: float | None = None) -> float:
+        """Frame messages sent over the last ``window`` seconds, per second."""
+        now = time.perf_counter() if now is None else now
+        return sum(1 for t in list(self._send_times) if now - t <= window) / window
+
+    # -- the stream thread -----------------------------------------------------------------
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            item = self.buffer.take(timeout=None)
+            try:
+                if self._resend:
+                    self._send_latest_again()
+                if item is not None:
+                    self._handle(*item)
+            finally:
+                self.buffer.task_done()
+
+    def _send_latest_again(self) -> None:
+        with self._lock:
+            self._resend = False
+            header, data = self._latest
+        self._send(header, [data])
+
+    def _handle(self, frame: np.ndarray | Callable[[], Any], info: dict[str, Any]) -> None:
+        if not self.can_send() or not self._budget.try_acquire():
+            self.skipped += 1
+            return
+        started = time.perf_counter()
+        if callable(frame):  # a deferred render: draw it here, off the user's thread
+            frame = to_rgb_uint8(frame())
+        small = downsample(frame, self.max_size)
+        data = encode_frame(small, self.image_format, self.quality)
+        self.last_encode_ms = (time.perf_counter() - started) * 1000.0
+        dropped = self.buffer.dropped + self.skipped
+        with self._lock:
+            self._seq += 1
+            header = frame_header(self._seq, self.image_format, small.shape[1], small.shape[0], info, dropped)
+            self._latest = (header, data)
+        self._send(header, [data])
+        self.sent += 1
+        self.bytes_sent += len(data)
+        self._send_times.append(time.perf_counter())

@@ -1,0 +1,246 @@
+"""LiveView: the anywidget that shows frames live in a notebook.
+
+Frames never travel as synced traits (those are saved into the notebook file): each one is a
+custom message with the compressed image as a binary buffer, sent by a background thread. The
+traits hold only configuration.
+
+>>> import numpy as np, gymview
+>>> view = gymview.LiveView(fps=30, max_size=256)
+>>> view.push(np.zeros((64, 64, 3), np.uint8), step=1)   # False: no notebook front-end here
+False
+>>> view.close()
+"""
+
+from __future__ import annotations
+
+import pathlib
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import anywidget
+import traitlets
+
+from gymview import _protocol
+from gymview.buffer import FrameBuffer, check_fps
+from gymview.encode import check_format, check_quality
+from gymview.frames import check_frame, to_rgb_uint8
+from gymview.stream import FrameStreamer
+
+__all__ = ["LiveView", "live_views"]
+
+_HERE = pathlib.Path(__file__).parent
+# Wheels ship the front-end in gymview/static/; a source checkout (editable install) has it in js/.
+_FRONTEND = _HERE / "static" if (_HERE / "static" / "widget.js").exists() else _HERE.parent / "js"
+
+# A view that is displayed but scrolled away or in a background tab still gets this many frames per
+# second: while a cell blocks the kernel, the browser's "visible again" message cannot arrive, so a
+# view must never depend on it to come back to life.
+HIDDEN_FPS = 1.0
+
+_views: list[LiveView] = []
+_views_lock = threading.Lock()
+
+
+def live_views() -> list[LiveView]:
+    """The LiveViews of this process that are not closed, oldest first."""
+    with _views_lock:
+        return list(_views)
+
+
+def _in_kernel() -> bool:
+    """True inside an IPython kernel, where a notebook front-end can show widgets."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class LiveView(anywidget.AnyWidget):
+    """An inline live view of frames, throttled to ``fps`` and downsampled to ``max_size``.
+
+    ``push`` never blocks: the newest frame waits in a one-slot buffer and a background thread
+    downsamples, compresses (JPEG at ``quality``, or lossless PNG) and sends it. Nothing is sent
+    before the view is displayed or outside a notebook kernel.
+
+    >>> import numpy as np
+    >>> view = LiveView(fps=10, image_format="png", title="my env")
+    >>> view.stats["frames_sent"]
+    0
+    >>> view.close()
+    """
+
+    _esm = _FRONTEND / "widget.js"
+    _css = _FRONTEND / "widget.css"
+
+    _stream_id = traitlets.Unicode(help="Finds this widget's frame state in the browser.").tag(sync=True)
+    title = traitlets.Unicode("", help="Shown above the picture.").tag(sync=True)
+    fps = traitlets.Float(30.0, help="Frames per second sent at most.").tag(sync=True)
+    max_size = traitlets.Int(512, help="Longest side, in pixels, of the frames sent.").tag(sync=True)
+    quality = traitlets.Int(80, help="JPEG quality, 1..100.").tag(sync=True)
+    image_format = traitlets.Unicode("jpeg", help="'jpeg', or 'png' for lossless frames.").tag(sync=True)
+
+    def __init__(
+        self,
+        fps: float = 30,
+        max_size: int = 512,
+        quality: int = 80,
+        image_format: str = "jpeg",
+        title: str = "",
+        max_in_flight: int = 2,
+        max_overhead: float = 0.1,
+        **kwargs: Any,
+    ) -> None:
+        self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
+        buffer = FrameBuffer(fps=check_fps(fps), max_overhead=max_overhead)
+        self._streamer = FrameStreamer(
+            buffer, self._send_frame, max_size=max_size, image_format=image_format,
+            quality=quality, max_in_flight=max_in_flight,
+        )
+        self._buffer = buffer
+        self._in_kernel = _in_kernel()
+        self._displayed = False
+        self._visible = True
+        super().__init__(
+            fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
+            image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex, **kwargs,
+        )
+        self.on_msg(self._on_browser_message)
+        self._closed = False
+        with _views_lock:
+            _views.append(self)
+
+    # -- configuration changes from Python or the browser ---------------------------------------
+    @traitlets.validate("fps")
+    def _check_fps(self, proposal: dict[str, Any]) -> float:
+        return check_fps(proposal["value"])
+
+    @traitlets.observe("fps", "max_size", "quality", "image_format")
+    def _apply_config(self, change: dict[str, Any]) -> None:
+        if change["name"] == "fps":
+            self._set_visible(self._visible)
+        elif change["name"] == "max_size":
+            self._streamer.max_size = change["new"]
+        elif change["name"] == "quality":
+            self._streamer.quality = check_quality(change["new"])
+        else:
+            self._streamer.image_format = check_format(change["new"])
+
+    # -- showing ---------------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        self._displayed = True
+        return super()._repr_mimebundle_(**kwargs)
+
+    @property
+    def active(self) -> bool:
+        """True when frames pushed now can reach a displayed view."""
+        return self._in_kernel and self._displayed and not self._closed
+
+    def frame_due(self) -> bool:
+        """True when :meth:`push` would accept a frame now; check it before rendering one."""
+        return self.active and self._buffer.due()
+
+    def push(self, frame: Any, **info: Any) -> bool:
+        """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts); never blocks.
+
+        ``info`` may hold ``step``, ``episode`` and ``episode_return`` for the status line.
+        Returns True when the frame was taken for sending, False when it was skipped (not due,
+        or no view to show it). Raises the stream thread's error, if it failed, on the next call.
+        """
+        self._streamer.check()
+        if self._closed:
+            raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
+        if not self.frame_due():
+            check_frame(frame)
+            self._buffer.dropped += 1
+            return False
+        accepted = self._buffer.offer(to_rgb_uint8(frame), info)
+        self._streamer.start()
+        return accepted
+
+    def push_deferred(self, render: Callable[[], Any], **info: Any) -> bool:
+        """Like :meth:`push`, but ``render()`` makes the frame later, on the stream thread.
+
+        For renderers that draw from a snapshot of the env's state (see :mod:`gymview.renderers`):
+        the user's loop pays only for the snapshot. ``render`` must not touch the live env.
+        """
+        self._streamer.check()
+        if self._closed:
+            raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
+        if not self.frame_due():
+            self._buffer.dropped += 1
+            return False
+        accepted = self._buffer.offer(render, info)
+        self._streamer.start()
+        return accepted
+
+    def record_cost(self, seconds: float) -> None:
+        """Tell the throttle what producing the last frame cost the caller's loop."""
+        self._buffer.record_cost(seconds)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until the frame pushed last has been sent (or skipped); True if it was."""
+        return self._streamer.flush(timeout)
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Counters of this view: frames offered, sent, dropped, bytes, message rate, encode time."""
+        streamer, buffer = self._streamer, self._buffer
+        return {
+            "frames_accepted": buffer.accepted,
+            "frames_sent": streamer.sent,
+            "frames_dropped": buffer.dropped + streamer.skipped,
+            "bytes_sent": streamer.bytes_sent,
+            "messages_per_second": round(streamer.messages_per_second(), 2),
+            "last_encode_ms": round(streamer.last_encode_ms, 3),
+            "fps_limit": round(1.0 / buffer.interval, 2),
+            "displayed": self._displayed,
+            "visible": self._visible,
+        }
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Send the frame still waiting, then end the stream thread; a later push starts it again.
+
+        The view stays on the page with its last frame (``close()`` removes the widget).
+        """
+        self._streamer.flush(timeout)
+        self._streamer.stop(timeout)
+
+    def close(self) -> None:
+        """Stop the stream thread and close the widget; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        with _views_lock:
+            if self in _views:
+                _views.remove(self)
+        try:
+            self._streamer.stop()
+        finally:
+            super().close()
+
+    # -- the wire --------------------------------------------------------------------------
+    def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:
+        if self.comm is not None:
+            self.send(header, buffers)
+
+    def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        # Runs on the shell thread, or on a subshell thread while a cell runs: keep it thread-safe.
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == _protocol.READY:
+            self._displayed = True
+            self._set_visible(True)
+            self._streamer.resend_latest()
+        elif kind == _protocol.ACK and isinstance(content.get("seq"), int):
+            self._streamer.acknowledge(content["seq"])
+        elif kind == _protocol.VISIBILITY:
+            self._set_visible(bool(content.get("visible")))
+
+    def _set_visible(self, visible: bool) -> None:
+        self._visible = visible
+        self._buffer.fps = self.fps if visible else min(self.fps, HIDDEN_FPS)

@@ -1,0 +1,192 @@
+"""``watch(env)``: show any Gymnasium env, or vector env, live in the notebook while it steps.
+
+The wrapper calls ``env.render()`` only when the view wants a frame (about ``fps`` times a
+second, fewer if rendering is slow), never on the other steps, so the loop keeps nearly its full
+speed; rendering every step is what makes naive notebook loops two orders of magnitude slower.
+
+>>> import gymnasium as gym, gymview
+>>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+>>> obs, info = env.reset(seed=0)
+>>> obs, reward, terminated, truncated, info = env.step(0)
+>>> env.view.stats["frames_sent"]   # outside a notebook nothing is rendered or sent
+0
+>>> env.close()
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import VectorEnv, VectorWrapper
+
+from gymview.frames import tile, to_rgb_uint8
+from gymview.recorder import RecordVideo
+from gymview.widget import LiveView
+
+__all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
+
+# A vector env's frames are tiled into one picture; beyond this many sub-envs only the first are shown.
+MAX_TILED_ENVS = 16
+
+
+def _check_render_mode(env: gym.Env | VectorEnv) -> None:
+    mode = env.render_mode
+    if mode == "rgb_array":
+        return
+    env_id = getattr(getattr(env, "spec", None), "id", None) or "YourEnv-v0"
+    hint = f"create it with gym.make({env_id!r}, render_mode='rgb_array')"
+    if mode is None:
+        raise ValueError(f"watch() needs an env that renders frames, but this one has render_mode=None: {hint}")
+    raise ValueError(f"watch() needs render_mode='rgb_array'; got {mode!r}: {hint}")
+
+
+def watch(
+    env: gym.Env | VectorEnv,
+    fps: float = 30,
+    max_size: int = 512,
+    quality: int = 80,
+    image_format: str = "jpeg",
+    title: str | None = None,
+    display: bool = True,
+    view: LiveView | None = None,
+    record: str | os.PathLike[str] | None = None,
+) -> WatchedEnv | WatchedVectorEnv:
+    """Wrap ``env`` so its frames stream into an inline :class:`LiveView` while it steps.
+
+    The view is shown in the notebook right away (``display=False`` to show ``env.view``
+    yourself) and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in
+    one grid, each labelled with its index and running return; a vector env wrapped with
+    :func:`gymview.preprocess.wrap` also shows what the agent sees (env 0's preprocessed stack).
+
+    ``record="videos/"`` also records every episode at full resolution to
+    ``videos/{env id}-episode-{n}.mp4`` (see :class:`gymview.RecordVideo`); the view then shows
+    the frames being recorded, so recording costs it no extra render.
+
+    >>> import gymnasium as gym
+    >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
+    >>> _ = envs.reset(seed=0)
+    >>> envs.close()
+    """
+    _check_render_mode(env)
+    spec = getattr(env, "spec", None)
+    if record is not None:
+        if isinstance(env, VectorEnv):
+            raise ValueError("watch(record=...) records single envs; record each sub-env, or use gymview.record_batch")
+        env = RecordVideo(
+            env, os.fspath(record), episode_trigger=lambda episode: True,
+            name_prefix=spec.id if spec is not None else "episode",
+        )
+    if view is None:
+        view = LiveView(
+            fps=fps, max_size=max_size, quality=quality, image_format=image_format,
+            title=title if title is not None else (spec.id if spec is not None else ""),
+        )
+    wrapped = WatchedVectorEnv(env, view) if isinstance(env, VectorEnv) else WatchedEnv(env, view)
+    if display and view._in_kernel:
+        from IPython.display import display as show
+
+        show(view)
+    return wrapped
+
+
+class WatchedEnv(gym.Wrapper):
+    """A single env whose frames go to ``self.view``; made by :func:`watch`."""
+
+    def __init__(self, env: gym.Env, view: LiveView) -> None:
+        _check_render_mode(env)
+        super().__init__(env)
+        self.view = view
+        self.total_steps = 0
+        self.episode = 0
+        self.episode_return = 0.0
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        self.episode += 1
+        self.episode_return = 0.0
+        self._show_if_due()
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        self.total_steps += 1
+        self.episode_return += float(reward)
+        self._show_if_due()
+        return observation, reward, terminated, truncated, info
+
+    def _show_if_due(self) -> None:
+        if not self.view.frame_due():
+            return
+        started = time.perf_counter()
+        recorded = self.env.last_frame if isinstance(self.env, RecordVideo) and self.env.recording else None
+        self.view.push(
+            self.env.render() if recorded is None else recorded,
+            step=self.total_steps, episode=self.episode, episode_return=self.episode_return,
+        )
+        self.view.record_cost(time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Close the env (finishing its videos) and stop the view's thread; the view keeps its last frame."""
+        try:
+            self.view.stop()
+        finally:
+            super().close()
+
+
+class WatchedVectorEnv(VectorWrapper):
+    """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
+
+    def __init__(self, env: VectorEnv, view: LiveView) -> None:
+        _check_render_mode(env)
+        super().__init__(env)
+        self.view = view
+        self.total_steps = 0
+        self.episodes_done = 0
+        self.returns = np.zeros(self.num_envs)
+        self.last_return: float | None = None
+        # A gymview.preprocess.wrap(...) env somewhere in the stack has a pipeline with a preview.
+        self._pipeline = getattr(env, "pipeline", None) if hasattr(getattr(env, "pipeline", None), "preview") else None
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observations, infos = self.env.reset(**kwargs)
+        self.returns[:] = 0.0
+        self._show_if_due()
+        return observations, infos
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        self.total_steps += 1
+        self.returns += np.asarray(rewards, dtype=float)
+        done = np.logical_or(terminations, truncations)
+        if done.any():
+            self.episodes_done += int(done.sum())
+            self.last_return = float(self.returns[done][-1])
+            self.returns[done] = 0.0
+        self._show_if_due()
+        return observations, rewards, terminations, truncations, infos
+
+    def _show_if_due(self) -> None:
+        if not self.view.frame_due():
+            return
+        started = time.perf_counter()
+        frames = [to_rgb_uint8(frame) for frame in list(self.env.render())[:MAX_TILED_ENVS]]
+        labels = [f"env {i}  R {self.returns[i]:.0f}" for i in range(len(frames))]
+        if self._pipeline is not None:  # gymview.preprocess.wrap(...): show what the agent sees too
+            frames.append(self._pipeline.preview(0))
+            labels.append("agent sees (env 0)")
+        self.view.push(
+            tile(frames, labels),
+            step=self.total_steps, episode=self.episodes_done, episode_return=self.last_return,
+        )
+        self.view.record_cost(time.perf_counter() - started)
+
+    def close(self, **kwargs: Any) -> None:
+        """Close the envs and stop the view's thread; the view keeps showing its last frame."""
+        try:
+            self.view.stop()
+        finally:
+            super().close(**kwargs)

@@ -1,0 +1,126 @@
+// Unit tests for the parts of the front-end that need no DOM: run with `node --test js/tests/`.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { FrameStream, RateMeter, statusText } from "../widget.js";
+
+function fakeModel() {
+  const sent = [];
+  return { sent, send: (msg) => sent.push(msg), on() {}, off() {}, get() {} };
+}
+
+function header(seq, extra = {}) {
+  return { type: "frame", v: 1, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
+    episode_return: 1.5, dropped: 0, ...extra };
+}
+
+const bytes = () => [new DataView(new Uint8Array([0xff, 0xd8, 0xff]).buffer)];
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+function decoder() {
+  const blobs = [];
+  const decode = async (blob) => {
+    blobs.push(blob);
+    return { seq: blobs.length, closed: false, close() { this.closed = true; } };
+  };
+  return { blobs, decode };
+}
+
+test("frames are decoded and listeners told; gaps counted from the first frame seen", async () => {
+  const { blobs, decode } = decoder();
+  const stream = new FrameStream(fakeModel(), decode);
+  let told = 0;
+  stream.listeners.add(() => (told += 1));
+  stream.onMessage(header(10), bytes());
+  await settle();
+  stream.onMessage(header(11), bytes());
+  await settle();
+  stream.onMessage(header(14), bytes());
+  await settle();
+  assert.equal(stream.received, 3);
+  assert.equal(stream.gaps, 2);
+  assert.equal(stream.latest.header.seq, 14);
+  assert.equal(told, 3);
+  assert.equal(blobs[0].type, "image/jpeg");
+});
+
+test("while one frame decodes, newer arrivals replace the waiting one (latest wins)", async () => {
+  const { blobs, decode } = decoder();
+  const stream = new FrameStream(fakeModel(), decode);
+  for (let seq = 0; seq < 5; seq += 1) stream.onMessage(header(seq, { format: "png" }), bytes());
+  await settle();
+  await settle();
+  assert.equal(blobs.length, 2); // frame 0, then only the newest waiting one (4)
+  assert.equal(stream.latest.header.seq, 4);
+  assert.equal(blobs[1].type, "image/png");
+  assert.equal(stream.gaps, 0);
+});
+
+test("a resent frame is drawn only when the stream has none yet, and is no gap", async () => {
+  const { blobs, decode } = decoder();
+  const stream = new FrameStream(fakeModel(), decode);
+  stream.onMessage(header(3), bytes());
+  await settle();
+  stream.onMessage(header(3), bytes());
+  await settle();
+  assert.equal(blobs.length, 1);
+  assert.equal(stream.received, 1);
+});
+
+test("decode errors are counted, not thrown, and the stream goes on", async () => {
+  let fail = true;
+  const stream = new FrameStream(fakeModel(), async () => {
+    if (fail) { fail = false; throw new Error("corrupt"); }
+    return { close() {} };
+  });
+  const quiet = console.error;
+  console.error = () => {};
+  stream.onMessage(header(0), bytes());
+  await settle();
+  console.error = quiet;
+  stream.onMessage(header(1), bytes());
+  await settle();
+  assert.equal(stream.errors, 1);
+  assert.equal(stream.latest.header.seq, 1);
+});
+
+test("messages that are not frames are ignored", () => {
+  const stream = new FrameStream(fakeModel(), async () => ({}));
+  stream.onMessage({ type: "other" }, bytes());
+  stream.onMessage(header(0), []);
+  stream.onMessage(null, null);
+  assert.equal(stream.received, 0);
+});
+
+test("acks go once per frame, in increasing order", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, async () => ({}));
+  stream.acknowledge(2);
+  stream.acknowledge(2);
+  stream.acknowledge(1);
+  stream.acknowledge(5);
+  assert.deepEqual(model.sent, [{ type: "ack", seq: 2 }, { type: "ack", seq: 5 }]);
+});
+
+test("visibility is reported only when 'any view visible' changes", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, async () => ({}));
+  const a = {}, b = {};
+  stream.setVisible(a, true);
+  stream.setVisible(b, true);
+  stream.setVisible(a, false);
+  assert.deepEqual(model.sent, []);
+  stream.setVisible(b, false);
+  stream.setVisible(b, true);
+  assert.deepEqual(model.sent, [{ type: "visibility", visible: false }, { type: "visibility", visible: true }]);
+});
+
+test("status line and rate meter", () => {
+  assert.equal(statusText(header(1234), 29.94), "29.9 fps · step 1,234 · episode 1 · return 1.5 · dropped 0");
+  assert.equal(statusText(header(1, { step: null, episode: null, episode_return: null, dropped: 7 }), 2),
+    "2.0 fps · dropped 7");
+  const meter = new RateMeter(1000);
+  for (let t = 0; t <= 1000; t += 100) meter.tick(t);
+  assert.equal(meter.rate(1000), 11);
+  assert.equal(meter.rate(5000), 0);
+});

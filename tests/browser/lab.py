@@ -1,0 +1,204 @@
+"""A real JupyterLab / Notebook 7 server on 127.0.0.1, driven by Debian's Chromium via Playwright.
+
+Used by the browser tests and by benchmarks/live_view.py. Everything lives in temporary folders;
+the server is stopped through its API and, as a fallback, by killing the process group it leads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _write_json(path: pathlib.Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+class JupyterServer:
+    """``python -m jupyterlab`` (app="lab") or ``python -m notebook`` (app="notebook") in ``root``."""
+
+    def __init__(self, root: pathlib.Path, app: str = "lab") -> None:
+        self.root = root
+        self.app = app
+        self.token = secrets.token_hex(16)
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.log = root.parent / f"{app}-server.log"
+
+    def start(self, timeout: float = 90) -> None:
+        home = self.root.parent / "jupyter-home"
+        config = home / "config"
+        settings = config / "lab" / "user-settings" / "@jupyterlab"
+        _write_json(settings / "apputils-extension" / "notification.jupyterlab-settings",
+                    {"fetchNews": "false", "checkForUpdates": False})
+        _write_json(settings / "notebook-extension" / "tracker.jupyterlab-settings", {"windowingMode": "none"})
+        env = dict(
+            os.environ,
+            JUPYTER_CONFIG_DIR=str(config), JUPYTER_DATA_DIR=str(home / "data"),
+            JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"),
+            PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        )
+        module = "jupyterlab" if self.app == "lab" else "notebook"
+        command = [
+            sys.executable, "-m", module, "--no-browser", f"--IdentityProvider.token={self.token}",
+            "--ServerApp.ip=127.0.0.1", f"--port={self.port}", "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={self.root}", "--expose-app-in-browser",
+        ]
+        if os.geteuid() == 0:
+            command.append("--allow-root")
+        self.process = subprocess.Popen(
+            command, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the {self.app} server exited early:\n{self.log.read_text()[-4000:]}")
+            try:
+                if self._request("GET", "/api/status").status == 200:
+                    return
+            except OSError:
+                time.sleep(0.25)
+        self.stop()
+        raise TimeoutError(f"the {self.app} server did not start in {timeout} s:\n{self.log.read_text()[-4000:]}")
+
+    def _request(self, method: str, path: str):
+        request = urllib.request.Request(
+            self.url + path, method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        return urllib.request.urlopen(request, timeout=5)
+
+    def notebook_url(self, name: str) -> str:
+        prefix = "lab/tree" if self.app == "lab" else "notebooks"
+        return f"{self.url}/{prefix}/{name}?token={self.token}"
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        try:
+            self._request("POST", "/api/shutdown")
+            self.process.wait(timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+        finally:
+            self.process = None
+
+
+@contextmanager
+def running_server(root: pathlib.Path, app: str = "lab"):
+    server = JupyterServer(root, app)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def chromium_page():
+    """A fresh headless Chromium page; JavaScript errors are collected in ``page.errors``."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.errors = []
+            page.on("pageerror", lambda error: page.errors.append(str(error)))
+            yield page
+        finally:
+            browser.close()
+
+
+def open_notebook(page, server: JupyterServer, name: str, timeout_ms: int = 90_000) -> None:
+    """Open ``name`` and wait until its kernel is idle and ready to run cells."""
+    page.goto(server.notebook_url(name))
+    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            const kernel = panel && panel.sessionContext && panel.sessionContext.session
+                && panel.sessionContext.session.kernel;
+            return panel && panel.context && panel.context.isReady && kernel && kernel.status === "idle";
+        }""",
+        timeout=timeout_ms,
+    )
+
+
+def run_all_cells(page) -> None:
+    """Start running every cell; returns at once (awaiting the command would wait for all cells)."""
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+
+def widget_counters(page, index: int = 0) -> dict:
+    """The counters the LiveView front-end writes on its root element, plus the status line."""
+    return page.evaluate(
+        """(index) => {
+            const el = document.querySelectorAll(".gymview")[index];
+            if (!el) return null;
+            const canvas = el.querySelector("canvas");
+            return {
+                received: Number(el.dataset.framesReceived || 0),
+                drawn: Number(el.dataset.framesDrawn || 0),
+                lastSeq: Number(el.dataset.lastSeq ?? -1),
+                gaps: Number(el.dataset.gaps || 0),
+                decodeErrors: Number(el.dataset.decodeErrors || 0),
+                status: el.querySelector(".gymview-status").textContent,
+                width: canvas.width, height: canvas.height,
+            };
+        }""",
+        index,
+    )
+
+
+def canvas_luminance_spread(page, index: int = 0) -> float:
+    """Max minus min luminance over the view's canvas: 0 for a blank picture."""
+    return page.evaluate(
+        """(index) => {
+            const canvas = document.querySelectorAll(".gymview")[index].querySelector("canvas");
+            const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+            let low = 255, high = 0;
+            for (let i = 0; i < data.length; i += 4) {
+                const y = 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+                if (y < low) low = y;
+                if (y > high) high = y;
+            }
+            return high - low;
+        }""",
+        index,
+    )
+
+
+def measure_fps(page, seconds: float = 2.0, index: int = 0) -> tuple[float, float]:
+    """(frames received per second, frames drawn per second) over ``seconds`` of wall time."""
+    first = widget_counters(page, index)
+    started = time.monotonic()
+    page.wait_for_timeout(seconds * 1000)
+    last = widget_counters(page, index)
+    elapsed = time.monotonic() - started
+    return (last["received"] - first["received"]) / elapsed, (last["drawn"] - first["drawn"]) / elapsed

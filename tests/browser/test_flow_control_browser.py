@@ -1,0 +1,85 @@
+"""Acknowledgements and visibility travel back from Chromium to the kernel and steer the stream."""
+
+import json
+
+import pytest
+
+from lab import chromium_page, open_notebook, running_server, widget_counters
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# The loop runs in a background thread so the kernel stays free to take the browser's messages.
+CELLS = [
+    """
+import threading, time, numpy as np, gymview
+view = gymview.LiveView(fps=30, max_in_flight=2)
+display(view)
+stop = threading.Event()
+def loop():
+    i = 0
+    while not stop.is_set():
+        view.push(np.full((120, 160, 3), i % 256, np.uint8), step=i)
+        i += 1
+        time.sleep(0.002)
+threading.Thread(target=loop, daemon=True).start()
+""",
+    "print('ACKED', view._streamer._acked, 'SENT', view.stats['frames_sent'], 'VISIBLE', view.stats['visible'])",
+    "print('VISIBLE', view.stats['visible'], 'FPS', view._buffer.fps)",
+    "stop.set(); view.stop(); print('DONE')",
+]
+
+
+def notebook(cells):
+    return {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                  for c in cells],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+def run_cell(page, index, marker):
+    page.evaluate(
+        """(index) => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = index;
+            window.jupyterapp.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+    page.wait_for_function(
+        """([index, marker]) => {
+            const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
+            return cell.outputArea.node.innerText.includes(marker);
+        }""",
+        arg=[index, marker],
+        timeout=60_000,
+    )
+    return page.evaluate("(index) => window.jupyterapp.shell.currentWidget.content.widgets[index].outputArea.node.innerText", index)
+
+
+def test_acks_and_visibility_reach_the_kernel(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "flow.ipynb").write_text(json.dumps(notebook(CELLS)))
+    with running_server(root, "lab") as server, chromium_page() as page:
+        open_notebook(page, server, "flow.ipynb")
+        page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; "
+                      "window.jupyterapp.commands.execute('notebook:run-cell'); }")
+        page.wait_for_function("() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 5",
+                               timeout=60_000)
+        page.wait_for_timeout(2000)  # the kernel is idle: it handles acks as they come
+        words = run_cell(page, 1, "ACKED").split()
+        acked, sent = int(words[words.index("ACKED") + 1]), int(words[words.index("SENT") + 1])
+        assert sent > 20 and acked >= sent - 3, (acked, sent)  # acks arrive and keep up
+        assert words[words.index("VISIBLE") + 1] == "True"
+        counters = widget_counters(page)
+        assert counters["gaps"] == 0 and counters["received"] >= acked
+
+        # Scroll the view out of sight: the kernel hears it and drops to the hidden rate.
+        page.evaluate("() => { document.querySelector('.gymview').style.display = 'none'; }")
+        page.wait_for_timeout(500)
+        words = run_cell(page, 2, "FPS").split()
+        assert words[words.index("VISIBLE") + 1] == "False"
+        assert float(words[words.index("FPS") + 1]) == 1.0
+        run_cell(page, 3, "DONE")

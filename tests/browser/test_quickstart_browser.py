@@ -1,0 +1,99 @@
+"""notebooks/quickstart.ipynb run in real JupyterLab and Notebook 7, watched from Debian's Chromium."""
+
+import os
+import pathlib
+import re
+import shutil
+import time
+
+import pytest
+
+from lab import canvas_luminance_spread, chromium_page, open_notebook, run_all_cells, running_server, widget_counters
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+IDLE_AND_DONE = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const kernel = panel.sessionContext.session.kernel;
+    const cells = panel.content.widgets.filter((cell) => cell.model.type === "code");
+    return kernel.status === "idle" && cells.every((cell) => cell.model.executionCount !== null);
+}"""
+
+
+def run_quickstart(tmp_path, repo_root, app, artifacts):
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(repo_root / "notebooks" / "quickstart.ipynb", root)
+    with running_server(root, app) as server, chromium_page() as page:
+        open_notebook(page, server, "quickstart.ipynb")
+        run_all_cells(page)
+        page.wait_for_function("() => document.querySelectorAll('.gymview').length > 0", timeout=60_000)
+        samples, statuses = [], set()
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            counters = widget_counters(page, 0)
+            samples.append((time.monotonic(), counters["received"], counters["drawn"]))
+            statuses.add(counters["status"])
+            if page.evaluate(IDLE_AND_DONE):
+                break
+            page.wait_for_timeout(100)
+        else:
+            pytest.fail("the quickstart did not finish in 180 s")
+        page.wait_for_timeout(500)
+        result = {
+            "samples": samples,
+            "statuses": statuses,
+            "cartpole": widget_counters(page, 0),
+            "vector": widget_counters(page, 1),
+            "spread": canvas_luminance_spread(page, 0),
+            "errors": list(page.errors),
+            "text": page.inner_text("body"),
+        }
+        page.screenshot(path=str(artifacts / f"quickstart-{app}.png"), full_page=True)
+    return result
+
+
+def active_rate(samples, column):
+    """Frames per second while frames were arriving (first to last change of the counter)."""
+    points = [(sample[0], sample[column]) for sample in samples]
+    moving = [points[i] for i in range(1, len(points)) if points[i][1] != points[i - 1][1]]
+    if len(moving) < 2:
+        return 0.0
+    (t0, n0), (t1, n1) = moving[0], moving[-1]
+    return (n1 - n0) / (t1 - t0)
+
+
+@pytest.fixture
+def artifacts(tmp_path_factory):
+    """Where screenshots go: $GYMVIEW_TEST_ARTIFACTS if set (CI keeps them), else a temp folder."""
+    folder = os.environ.get("GYMVIEW_TEST_ARTIFACTS")
+    if folder:
+        path = pathlib.Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_quickstart_streams_frames_into_the_browser(tmp_path, repo_root, app, artifacts):
+    result = run_quickstart(tmp_path, repo_root, app, artifacts)
+    cartpole, vector = result["cartpole"], result["vector"]
+    widget_errors = [e for e in result["errors"] if "gymview" in e or "widget.js" in e]
+    assert not widget_errors, widget_errors
+    assert cartpole["received"] >= 30, cartpole
+    assert cartpole["gaps"] == 0 and cartpole["decodeErrors"] == 0, cartpole
+    assert cartpole["lastSeq"] + 1 >= cartpole["received"]
+    assert (cartpole["width"], cartpole["height"]) == (512, 341)
+    assert result["spread"] > 50, "the canvas shows a blank picture"
+    assert len(result["statuses"]) > 3, "the status line did not update"
+    assert "fps" in cartpole["status"] and "step" in cartpole["status"] and "episode" in cartpole["status"]
+    assert vector is not None and vector["received"] > 0 and vector["gaps"] == 0
+    received_fps = active_rate(result["samples"], 1)
+    drawn_fps = active_rate(result["samples"], 2)
+    print(f"\n[{app}] frames received {received_fps:.1f}/s, drawn {drawn_fps:.1f}/s during the loop")
+    assert received_fps >= 10, f"only {received_fps:.1f} frames/s reached the browser"
+    # Every frame the kernel had sent when the loop cell printed env.view.stats arrived; the stream
+    # thread may have sent the one frame still waiting just after.
+    sent = int(re.search(r"'frames_sent': (\d+)", result["text"]).group(1))
+    assert sent <= cartpole["received"] <= sent + 1, (cartpole, sent)
+    assert "CartPole-v1" in result["text"]  # the %gymview status table

@@ -1,0 +1,82 @@
+"""A real IPython kernel (jupyter_client) and a reader of everything it publishes on IOPub."""
+
+import os
+import queue
+import time
+from dataclasses import dataclass, field
+
+import pytest
+from jupyter_client import KernelManager
+
+
+@dataclass
+class Execution:
+    """What one execute request published: its IOPub messages with their arrival times."""
+
+    messages: list = field(default_factory=list)
+    stdout: str = ""
+    error: str | None = None
+
+    def of_type(self, msg_type):
+        return [m for _, m in self.messages if m["header"]["msg_type"] == msg_type]
+
+    def custom_frames(self):
+        """(arrival time, content, buffers) of every LiveView frame message."""
+        frames = []
+        for arrived, msg in self.messages:
+            if msg["header"]["msg_type"] != "comm_msg":
+                continue
+            data = msg["content"]["data"]
+            if data.get("method") == "custom" and data.get("content", {}).get("type") == "frame":
+                frames.append((arrived, data["content"], msg["buffers"]))
+        return frames
+
+
+class Kernel:
+    def __init__(self, client):
+        self.client = client
+
+    def execute(self, code: str, timeout: float = 120) -> Execution:
+        msg_id = self.client.execute(code)
+        result = Execution()
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"kernel did not finish within {timeout} s:\n{code}")
+            try:
+                msg = self.client.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            result.messages.append((time.monotonic(), msg))
+            kind = msg["header"]["msg_type"]
+            if kind == "stream" and msg["content"]["name"] == "stdout":
+                result.stdout += msg["content"]["text"]
+            elif kind == "error":
+                result.error = "\n".join(msg["content"]["traceback"])
+            elif kind == "status" and msg["content"]["execution_state"] == "idle":
+                return result
+
+    def run(self, code: str, timeout: float = 120) -> Execution:
+        """Execute and fail the test with the kernel's traceback if the code raised."""
+        result = self.execute(code, timeout)
+        if result.error:
+            pytest.fail(f"kernel raised:\n{result.error}")
+        return result
+
+
+@pytest.fixture
+def kernel(repo_root, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(repo_root), MPLBACKEND="agg")
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env=env, cwd=str(tmp_path))
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        yield Kernel(client)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

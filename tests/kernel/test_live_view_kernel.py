@@ -1,0 +1,72 @@
+"""A watched CartPole loop in a real IPython kernel: what reaches IOPub, and how often."""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+pytestmark = pytest.mark.kernel
+
+LOOP = """
+import time, gymnasium as gym, gymview
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps={fps})
+obs, info = env.reset(seed=0)
+steps, start = 0, time.perf_counter()
+while time.perf_counter() - start < {seconds}:
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    steps += 1
+    if terminated or truncated:
+        obs, info = env.reset()
+env.close()
+print("steps", steps, "sent", env.view.stats["frames_sent"])
+"""
+
+
+def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
+    fps, seconds = 30, 4
+    result = kernel.run(LOOP.format(fps=fps, seconds=seconds))
+    assert result.of_type("display_data"), "watch() should show the view inline"
+    frames = result.custom_frames()
+    steps = int(result.stdout.split()[1])
+    assert steps > 20 * len(frames), "the loop must not be rendering every step"
+    assert len(frames) >= 0.6 * fps * seconds, f"only {len(frames)} frames in {seconds} s"
+    # The rate is bounded by fps in every one-second window (a little slack for arrival jitter).
+    times = np.array([t for t, _, _ in frames])
+    per_window = [np.sum((times >= t) & (times < t + 1.0)) for t in times]
+    assert max(per_window) <= fps + 3
+    # All IOPub traffic of the cell stays far under jupyter_server's 1000 msg/s limit.
+    counted = [m for _, m in result.messages if m["header"]["msg_type"] not in ("status", "comm_open", "execute_input")]
+    assert len(counted) / seconds < 50
+    seqs = [content["seq"] for _, content, _ in frames]
+    assert seqs == list(range(len(seqs))), "sequence numbers must have no gaps"
+    for _, content, buffers in frames[:: max(1, len(frames) // 10)]:
+        assert len(buffers) == 1
+        image = Image.open(io.BytesIO(buffers[0]))
+        assert image.format == "JPEG" and image.size == (512, 341) == (content["width"], content["height"])
+        pixels = np.asarray(image.convert("L"))
+        assert pixels.std() > 10, "a CartPole frame is not blank"
+    last = frames[-1][1]
+    assert last["step"] > 0 and last["episode"] >= 1 and last["format"] == "jpeg"
+
+
+def test_load_ext_and_status_magic(kernel):
+    kernel.run(LOOP.format(fps=10, seconds=0.5))
+    result = kernel.run("%load_ext gymview\n%gymview status")
+    assert "CartPole-v1" in result.stdout and "sent" in result.stdout
+    assert "unknown" in kernel.run("%gymview nonsense").stdout
+
+
+def test_png_frames_are_lossless_in_the_kernel(kernel):
+    code = """
+import numpy as np, gymview
+view = gymview.LiveView(image_format="png", max_size=64)
+display(view)
+pattern = (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3)
+view.push(pattern)
+view.flush()
+"""
+    frames = kernel.run(code).custom_frames()
+    assert len(frames) == 1
+    decoded = np.asarray(Image.open(io.BytesIO(frames[0][2][0])))
+    assert np.array_equal(decoded, (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3))

@@ -1,0 +1,152 @@
+"""Recording inside a real IPython kernel: Ctrl-C (interrupt) and shutdown never cost the video."""
+
+import os
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+from jupyter_client import KernelManager
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
+from video_checks import decode, ffmpeg_processes_writing, top_level_boxes  # noqa: E402
+
+pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+
+TIMEOUT = 60
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    manager = KernelManager(kernel_name="python3")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    manager.start_kernel(cwd=str(tmp_path), env=env)
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=TIMEOUT)
+    try:
+        yield manager, client
+    finally:
+        client.stop_channels()
+        if manager.is_alive():
+            manager.shutdown_kernel(now=True)
+
+
+def run(client, code, until_text=None, on_text=None):
+    """Execute ``code``; call ``on_text()`` once ``until_text`` is printed; return (reply, output)."""
+    msg_id = client.execute(code)
+    output, fired = "", False
+    while True:
+        message = client.get_iopub_msg(timeout=TIMEOUT)
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "stream":
+            output += content["text"]
+            if until_text and until_text in output and not fired:
+                fired = True
+                on_text()
+        elif kind == "status" and content["execution_state"] == "idle":
+            break
+    while True:  # skip replies to other requests (wait_for_ready's kernel_info, for one)
+        reply = client.get_shell_msg(timeout=TIMEOUT)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], output
+
+
+def assert_plain_mp4(path, frame_count):
+    boxes = top_level_boxes(path)
+    assert "moof" not in boxes and boxes.index("moov") < boxes.index("mdat"), boxes
+    assert decode(path).shape[0] == frame_count
+
+
+ENDLESS_WITH = """
+import numpy as np
+from gymview import VideoRecorder
+frame = np.zeros((120, 160, 3), np.uint8)
+with VideoRecorder("interrupted.mp4", fps=30) as recorder:
+    i = 0
+    while True:
+        frame[:, :, 0] = i % 256
+        recorder.write(frame)
+        i += 1
+        if i == 100:
+            print("recording", flush=True)
+"""
+
+
+def test_interrupt_inside_with_block_closes_a_complete_video(kernel, tmp_path):
+    manager, client = kernel
+    reply, _ = run(client, ENDLESS_WITH, until_text="recording", on_text=manager.interrupt_kernel)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    reply, output = run(client, "print(recorder.closed, recorder.frames_written)")
+    closed, written = output.split()
+    assert closed == "True" and int(written) >= 100
+    assert_plain_mp4(tmp_path / "interrupted.mp4", int(written))
+    assert not ffmpeg_processes_writing(tmp_path / "interrupted.mp4")
+
+
+ENDLESS_RECORD_VIDEO = """
+import gymnasium as gym
+from gymview import RecordVideo
+env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", episode_trigger=lambda e: True)
+env.reset(seed=0)
+steps = 0
+while True:
+    _, _, terminated, truncated, _ = env.step(steps % 2)
+    steps += 1
+    if terminated or truncated:
+        env.reset()
+    if steps == 150:
+        print("recording", flush=True)
+"""
+
+
+def test_interrupt_keeps_ffmpeg_alive_until_env_close_finishes_every_video(kernel, tmp_path):
+    manager, client = kernel
+    reply, _ = run(client, ENDLESS_RECORD_VIDEO, until_text="recording", on_text=manager.interrupt_kernel)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    _, output = run(client, "print(env._recorder.path, env.frames_recorded)")
+    current, recorded = output.split()
+    ffmpeg = ffmpeg_processes_writing(current)
+    assert len(ffmpeg) == 1  # Ctrl-C did not reach ffmpeg: it waits for more frames
+    reply, _ = run(client, "env.close()")
+    assert reply["status"] == "ok"
+    psutil.wait_procs(ffmpeg, timeout=TIMEOUT)
+    assert_plain_mp4(current, int(recorded))
+    videos = sorted((tmp_path / "videos").glob("*.mp4"))
+    assert len(videos) >= 2
+    for video in videos:
+        assert "moof" not in top_level_boxes(video) and decode(video).shape[0] > 0
+        assert not ffmpeg_processes_writing(video)
+
+
+ENDLESS_UNCLOSED = """
+import numpy as np
+from gymview import VideoRecorder
+frame = np.zeros((120, 160, 3), np.uint8)
+recorder = VideoRecorder("interrupted.mp4", fps=30)
+i = 0
+while True:
+    frame[:, :, 1] = i % 256
+    recorder.write(frame)
+    i += 1
+    if i == 100:
+        print("recording", flush=True)
+"""
+
+
+def test_kernel_shutdown_finishes_an_unclosed_video(kernel, tmp_path):
+    manager, client = kernel
+    reply, _ = run(client, ENDLESS_UNCLOSED, until_text="recording", on_text=manager.interrupt_kernel)
+    assert reply["ename"] == "KeyboardInterrupt"
+    _, output = run(client, "print(recorder.closed, recorder.frames_written)")
+    closed, written = output.split()
+    assert closed == "False"
+    kernel_process = psutil.Process(manager.provisioner.process.pid)
+    manager.shutdown_kernel(now=False)  # a clean shutdown: the interpreter exits, atexit runs
+    kernel_process.wait(timeout=TIMEOUT)
+    path = tmp_path / "interrupted.mp4"
+    assert not ffmpeg_processes_writing(path)
+    assert_plain_mp4(path, int(written))

@@ -1,0 +1,212 @@
+"""gymnasium's own RecordVideo tests (tests/wrappers/test_record_video.py), run against gymview's,
+plus checks that the two wrappers write the same files with the same frames."""
+
+import os
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.wrappers import RenderCollection
+
+from gymview import RecordVideo
+from video_checks import decode, psnr
+
+
+@pytest.fixture(autouse=True)
+def in_tmp_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def mp4_files(folder):
+    return {file for file in os.listdir(folder) if file.endswith(".mp4")}
+
+
+# --- ported from gymnasium ---------------------------------------------------------------------
+
+
+def test_video_folder_and_filenames(video_folder="custom_video_folder", name_prefix="video-prefix"):
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    env = RecordVideo(
+        env,
+        video_folder=video_folder,
+        name_prefix=name_prefix,
+        episode_trigger=lambda x: x in [1, 4],
+        step_trigger=lambda x: x in [0, 25],
+    )
+    env.reset(seed=123)
+    env.action_space.seed(123)
+    for _ in range(100):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    assert mp4_files(video_folder) == {
+        "video-prefix-step-0.mp4",
+        "video-prefix-step-25.mp4",
+        "video-prefix-episode-1.mp4",
+        "video-prefix-episode-4.mp4",
+    }
+
+
+@pytest.mark.parametrize("episodic_trigger", [None, lambda x: x in [0, 3, 5, 10, 12]])
+def test_episodic_trigger(episodic_trigger):
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", episode_trigger=episodic_trigger)
+    env.reset()
+    episode_count = 0
+    for _ in range(199):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+            episode_count += 1
+    env.close()
+    assert env.episode_trigger is not None
+    assert len(mp4_files("videos")) == sum(env.episode_trigger(i) for i in range(episode_count + 1))
+
+
+def test_step_trigger():
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", step_trigger=lambda x: x % 100 == 0)
+    env.reset()
+    for _ in range(199):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    assert len(mp4_files("videos")) == 2
+
+
+def test_both_episodic_and_step_trigger():
+    env = RecordVideo(
+        gym.make("CartPole-v1", render_mode="rgb_array"),
+        "videos",
+        step_trigger=lambda x: x == 100,
+        episode_trigger=lambda x: x == 0 or x == 3,
+    )
+    env.reset(seed=123)
+    env.action_space.seed(123)
+    for _ in range(199):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    assert len(mp4_files("videos")) == 3
+
+
+def test_video_length(video_length: int = 10):
+    env = RecordVideo(
+        gym.make("CartPole-v1", render_mode="rgb_array"), "videos", step_trigger=lambda x: x == 0, video_length=video_length
+    )
+    env.reset(seed=123)
+    env.action_space.seed(123)
+    for _ in range(video_length):
+        _, _, term, trunc, _ = env.step(env.action_space.sample())
+        if term or trunc:
+            break
+    assert env.recording
+    env.step(env.action_space.sample())
+    assert not env.recording
+    env.close()
+    assert mp4_files("videos") == {"rl-video-step-0.mp4"}
+    assert decode("videos/rl-video-step-0.mp4").shape[0] == video_length + 1  # gymnasium's rule
+
+
+def test_with_rgb_array_list(n_steps: int = 10):
+    for make in (
+        lambda: RecordVideo(RenderCollection(gym.make("CartPole-v1", render_mode="rgb_array")), "videos"),
+        lambda: RenderCollection(RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos")),
+    ):
+        env = make()
+        env.reset(seed=123)
+        env.action_space.seed(123)
+        for _ in range(n_steps):
+            env.step(env.action_space.sample())
+        render_out = env.render()
+        assert isinstance(render_out, list) and len(render_out) == n_steps + 1
+        assert all(isinstance(render, np.ndarray) and render.ndim == 3 for render in render_out)
+        assert env.render() == []
+        env.close()
+
+
+def test_record_video_within_vector():
+    def make_env(seed):
+        def thunk():
+            env = gym.make("CartPole-v1", render_mode="rgb_array", max_episode_steps=20)
+            if seed == 1:
+                env = RecordVideo(env, "videos", step_trigger=lambda x: x % 100 == 0)
+            return env
+
+        return thunk
+
+    envs = gym.vector.SyncVectorEnv([make_env(1 + i) for i in range(2)])
+    envs.reset()
+    for _ in range(199):
+        envs.step(envs.action_space.sample())
+    envs.close()
+    assert len(mp4_files("videos")) == 2
+
+
+# --- gymview's own -----------------------------------------------------------------------------
+
+
+def run(wrapper, folder, steps=150, **options):
+    env = wrapper(gym.make("CartPole-v1", render_mode="rgb_array"), folder, **options)
+    env.reset(seed=7)
+    env.action_space.seed(7)
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    return env
+
+
+def test_same_files_and_frames_as_gymnasiums_wrapper():
+    options = dict(episode_trigger=lambda e: e in (0, 2), step_trigger=lambda s: s == 60, video_length=15)
+    run(gym.wrappers.RecordVideo, "theirs", **options)
+    run(RecordVideo, "ours", **options)
+    assert mp4_files("ours") == mp4_files("theirs") and len(mp4_files("ours")) >= 2
+    for name in mp4_files("ours"):
+        theirs, ours = decode(f"theirs/{name}"), decode(f"ours/{name}")
+        assert ours.shape == theirs.shape, name
+        assert min(psnr(a, b) for a, b in zip(ours, theirs)) > 30, name
+
+
+def test_whole_episode_content_matches_the_rendered_frames():
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", fps=50)
+    twin = gym.make("CartPole-v1", render_mode="rgb_array")
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    expected = [twin.render()]
+    for i in range(20):
+        env.step(i % 2)
+        twin.step(i % 2)
+        expected.append(twin.render())
+    assert env.frames_recorded == 21
+    env.close()
+    frames = decode("videos/rl-video-episode-0.mp4")
+    assert frames.shape == (21, 400, 600, 3)
+    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+
+
+def test_constructor_checks():
+    with pytest.raises(ValueError, match="rgb_array"):
+        RecordVideo(gym.make("CartPole-v1"), "videos")
+    with pytest.raises(ValueError, match="video_length"):
+        RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", video_length=-1)
+    open("a-file", "w").close()
+    with pytest.raises(PermissionError, match="cannot write videos"):
+        RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "a-file/videos")
+
+
+def test_stop_recording_without_a_recording():
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", episode_trigger=lambda e: False)
+    env.reset()
+    with pytest.raises(RuntimeError, match="no recording was started"):
+        env.stop_recording()
+    env.close()
+    assert mp4_files("videos") == set()
+
+
+def test_fps_comes_from_the_env_metadata():
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos")
+    assert env.frames_per_sec == 50
+    env.close()

@@ -1,0 +1,125 @@
+import io
+import threading
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gymview._worker import WorkerError
+from gymview.buffer import FrameBuffer, MessageBudget
+from gymview.stream import FrameStreamer
+
+
+class Recorder:
+    def __init__(self):
+        self.messages = []
+        self.lock = threading.Lock()
+
+    def __call__(self, header, buffers):
+        with self.lock:
+            self.messages.append((header, buffers))
+
+
+def make(fps=1000 / 9, **kwargs):
+    sent = Recorder()
+    streamer = FrameStreamer(FrameBuffer(fps=min(fps, 120)), sent, budget=MessageBudget(10_000, 100), **kwargs)
+    return streamer, sent
+
+
+def frame(value=0, h=400, w=600):
+    return np.full((h, w, 3), value, np.uint8)
+
+
+def test_frames_are_downsampled_encoded_and_numbered_without_gaps():
+    streamer, sent = make(max_size=300)
+    streamer.start()
+    for i in range(5):
+        streamer.buffer.offer(frame(i * 40), {"step": i, "episode": 1, "episode_return": float(i)}, now=i)
+        assert streamer.flush()
+    streamer.stop()
+    headers = [h for h, _ in sent.messages]
+    assert [h["seq"] for h in headers] == [0, 1, 2, 3, 4]
+    assert all((h["width"], h["height"], h["format"], h["v"]) == (300, 200, "jpeg", 1) for h in headers)
+    assert headers[3]["step"] == 3 and headers[3]["episode_return"] == 3.0
+    image = Image.open(io.BytesIO(sent.messages[4][1][0]))
+    assert image.format == "JPEG" and image.size == (300, 200)
+    assert abs(np.asarray(image).mean() - 160) < 3
+    assert streamer.sent == 5 and streamer.bytes_sent == sum(len(b[0]) for _, b in sent.messages)
+
+
+def test_png_frames_are_lossless():
+    streamer, sent = make(image_format="png", max_size=64)
+    streamer.start()
+    pattern = (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3)
+    streamer.buffer.offer(pattern, {})
+    streamer.flush()
+    streamer.stop()
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(sent.messages[0][1][0]))), pattern)
+
+
+def test_acks_bound_the_frames_in_flight_only_while_they_arrive():
+    streamer, _ = make(max_in_flight=2)
+    streamer._seq = 5
+    assert streamer.can_send(now=100.0)  # no ack ever: the time throttle alone rules
+    streamer.acknowledge(3, now=100.0)
+    assert not streamer.can_send(now=100.1)  # frames 4 and 5 in flight
+    streamer.acknowledge(4, now=100.2)
+    assert streamer.can_send(now=100.3)
+    streamer._seq = 7
+    assert not streamer.can_send(now=100.4)
+    assert streamer.can_send(now=101.5)  # acks stopped arriving (blocked cell, closed tab): go on
+
+
+def test_budget_and_flow_control_skip_frames_and_count_them():
+    sent = Recorder()
+    streamer = FrameStreamer(FrameBuffer(fps=120), sent, budget=MessageBudget(rate=1, burst=1))
+    streamer.start()
+    for i in range(3):
+        streamer.buffer.offer(frame(h=20, w=20), {}, now=float(i))
+        streamer.flush()
+    streamer.stop()
+    assert len(sent.messages) == 1 and streamer.skipped == 2
+
+
+def test_resend_latest_repeats_the_last_frame_with_its_number():
+    streamer, sent = make()
+    streamer.resend_latest()  # nothing sent yet: nothing to repeat
+    streamer.start()
+    streamer.buffer.offer(frame(h=20, w=20), {"step": 7})
+    streamer.flush()
+    streamer.resend_latest()
+    streamer.flush()
+    streamer.stop()
+    assert [h["seq"] for h, _ in sent.messages] == [0, 0]
+    assert sent.messages[0][1] == sent.messages[1][1]
+
+
+def test_send_errors_reach_the_user_on_the_next_call():
+    def broken(header, buffers):
+        raise ConnectionError("iopub closed")
+
+    streamer = FrameStreamer(FrameBuffer(fps=30), broken, budget=MessageBudget(100, 10))
+    streamer.start()
+    streamer.buffer.offer(frame(h=20, w=20), {})
+    with pytest.raises(WorkerError, match="iopub closed"):
+        streamer.flush()
+        streamer.check()
+
+
+def test_bad_settings_are_rejected():
+    buffer = FrameBuffer()
+    with pytest.raises(ValueError, match="max_size"):
+        FrameStreamer(buffer, print, max_size=8)
+    with pytest.raises(ValueError, match="max_in_flight"):
+        FrameStreamer(buffer, print, max_in_flight=0)
+    with pytest.raises(ValueError, match="format"):
+        FrameStreamer(buffer, print, image_format="bmp")
+    with pytest.raises(ValueError, match="quality"):
+        FrameStreamer(buffer, print, quality=0)
+
+
+def test_no_thread_left_after_stop():
+    streamer, _ = make()
+    streamer.start()
+    streamer.stop()
+    assert not [t for t in threading.enumerate() if t.name == "gymview-stream"]

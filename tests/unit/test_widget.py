@@ -1,0 +1,267 @@
+import threading
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gymview
+from gymview.widget import HIDDEN_FPS, LiveView, live_views
+
+
+@pytest.fixture
+def shown():
+    """A LiveView as a notebook would have it: in a kernel and displayed; sends are captured."""
+    views = []
+
+    def make(**kwargs):
+        view = LiveView(**kwargs)
+        view._in_kernel = True
+        view._repr_mimebundle_()
+        view.sent = []
+        view.send = lambda content, buffers=None: view.sent.append((content, buffers))
+        views.append(view)
+        return view
+
+    yield make
+    for view in views:
+        view.close()
+
+
+def test_nothing_is_sent_or_kept_outside_a_notebook():
+    view = LiveView()
+    for _ in range(100):
+        assert view.push(np.zeros((40, 40, 3), np.uint8)) is False
+    assert not view.frame_due() and view.stats["frames_sent"] == 0
+    assert view._buffer.take(timeout=0) is None  # no frame kept: memory cannot grow
+    view.close()
+
+
+def test_nothing_is_sent_before_the_view_is_displayed():
+    view = LiveView()
+    view._in_kernel = True
+    assert view.push(np.zeros((4, 4, 3), np.uint8)) is False
+    view._repr_mimebundle_()
+    assert view.push(np.zeros((4, 4, 3), np.uint8)) is True
+    view.close()
+
+
+def test_push_sends_binary_frames_never_traits(shown):
+    view = shown(max_size=32)
+    assert view.push(np.zeros((64, 64), bool), step=3, episode=1, episode_return=2.5)
+    assert view.flush()
+    (header, buffers), = view.sent
+    assert header["type"] == "frame" and (header["width"], header["height"]) == (32, 32)
+    assert header["step"] == 3 and isinstance(buffers[0], bytes) and buffers[0][:2] == b"\xff\xd8"
+    state = view.get_state()
+    assert not any(isinstance(v, (bytes, memoryview)) for v in state.values())
+
+
+def test_push_throttles_and_counts_dropped_frames(shown):
+    view = shown(fps=5)
+    results = [view.push(np.zeros((8, 8, 3), np.uint8)) for _ in range(50)]
+    assert results[0] and sum(results) == 1
+    assert view.stats["frames_dropped"] == 49
+
+
+def test_bad_frames_raise_even_when_skipped(shown):
+    view = shown()
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    with pytest.raises(ValueError, match="shape"):
+        view.push(np.zeros((8, 8, 2), np.uint8))  # not due, still checked
+    with pytest.raises(ValueError, match="render_mode"):
+        view.push(None)
+
+
+def test_browser_messages_ready_ack_visibility(shown):
+    view = shown(fps=30)
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.flush()
+    view._on_browser_message(view, {"type": "ready", "v": 1}, [])
+    view.flush()
+    assert [h["seq"] for h, _ in view.sent] == [0, 0]  # the new view got the latest frame again
+    view._on_browser_message(view, {"type": "ack", "seq": 0}, [])
+    assert view._streamer._acked == 0
+    view._on_browser_message(view, {"type": "visibility", "visible": False}, [])
+    assert view._buffer.fps == HIDDEN_FPS and view.stats["visible"] is False
+    view._on_browser_message(view, {"type": "visibility", "visible": True}, [])
+    assert view._buffer.fps == 30
+    view._on_browser_message(view, "garbage", [])
+    view._on_browser_message(view, {"type": "ack", "seq": "x"}, [])
+
+
+def test_trait_changes_reconfigure_the_stream(shown):
+    view = shown()
+    view.fps = 12
+    view.max_size = 100
+    view.quality = 50
+    view.image_format = "png"
+    assert view._buffer.fps == 12 and view._streamer.max_size == 100
+    assert view._streamer.quality == 50 and view._streamer.image_format == "png"
+    with pytest.raises(ValueError, match="fps"):
+        view.fps = 0
+    with pytest.raises(ValueError):
+        LiveView(quality=0)
+
+
+def test_stop_keeps_the_widget_and_close_is_final(shown):
+    view = shown()
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.stop()
+    assert len(view.sent) == 1 and view in live_views()
+    view.close()
+    view.close()
+    assert view not in live_views()
+    with pytest.raises(RuntimeError, match="closed"):
+        view.push(np.zeros((8, 8, 3), np.uint8))
+    assert not [t for t in threading.enumerate() if t.name == "gymview-stream"]
+
+
+def test_watch_renders_only_when_a_frame_is_due(shown, monkeypatch):
+    view = shown(fps=5)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    renders = []
+    original = env.env.render
+    monkeypatch.setattr(env.env, "render", lambda: renders.append(1) or original())
+    env.reset(seed=1)
+    for _ in range(200):
+        *_, terminated, truncated, _info = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    assert 1 <= len(renders) <= 3  # 200 fast steps take well under a second at 5 fps
+    header = view.sent[-1][0]
+    assert header["episode"] >= 1 and header["width"] == 512 and header["height"] == 341
+    assert env.total_steps == 200
+
+
+def test_watch_tiles_vector_envs_with_labels(shown):
+    view = shown(max_size=2000)
+    envs = gymview.watch(gym.make_vec("CartPole-v1", num_envs=3, render_mode="rgb_array"), view=view, display=False)
+    envs.reset(seed=0)
+    for _ in range(30):
+        envs.step(envs.action_space.sample())
+    envs.close()
+    header = view.sent[0][0]
+    assert (header["width"], header["height"]) == (1200, 800)  # 2 x 2 grid of 600 x 400 frames
+    assert envs.total_steps == 30 and envs.episodes_done >= 0
+
+
+@pytest.mark.parametrize("mode", [None, "human", "ansi"])
+def test_watch_needs_rgb_array(mode):
+    kwargs = {} if mode is None else {"render_mode": mode}
+    env = gym.make("CartPole-v1", **kwargs) if mode != "ansi" else gym.make("Blackjack-v1")
+    with pytest.raises(ValueError, match="render_mode='rgb_array'"):
+        gymview.watch(env)
+    env.close()
+
+
+def test_magic_status_and_stop(shown, capsys, monkeypatch):
+    from gymview.magic import gymview_magic, load_ipython_extension
+
+    view = shown(title="cartpole")
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.flush()
+    gymview_magic("status")
+    out = capsys.readouterr().out
+    assert "cartpole" in out and "sent" in out
+    gymview_magic("stop")
+    assert "stopped" in capsys.readouterr().out
+    gymview_magic("frobnicate")
+    assert "usage" in capsys.readouterr().out
+
+    registered = {}
+
+    class FakeShell:
+        def register_magic_function(self, func, magic_kind, magic_name):
+            registered[magic_name] = (func, magic_kind)
+
+    import gymview.colab
+
+    monkeypatch.setattr(gymview.colab, "setup", lambda **kwargs: None)
+    load_ipython_extension(FakeShell())
+    assert registered["gymview"][1] == "line"
+
+
+def test_push_deferred_renders_on_the_stream_thread(shown):
+    view = shown(max_size=64)
+    threads = []
+
+    def render():
+        threads.append(threading.current_thread().name)
+        return np.full((10, 20, 3), 0.5)
+
+    assert view.push_deferred(render, step=1)
+    view.flush()
+    assert threads == ["gymview-stream"]
+    assert view.sent[0][0]["width"] == 20
+    assert not view.push_deferred(render)  # not due yet: not even called
+    assert len(threads) == 1
+
+
+def test_deferred_render_errors_reach_the_user(shown):
+    view = shown()
+    view.push_deferred(lambda: np.zeros((4, 4, 2)))
+    with pytest.raises(gymview.WorkerError, match="shape"):
+        view.flush()
+
+
+def test_load_ext_runs_setup(monkeypatch):
+    import gymview.colab
+    from gymview.magic import load_ipython_extension
+
+    calls = []
+    monkeypatch.setattr(gymview.colab, "setup", lambda **kwargs: calls.append(kwargs))
+
+    class FakeShell:
+        def register_magic_function(self, func, magic_kind, magic_name):
+            pass
+
+    load_ipython_extension(FakeShell())
+    assert calls == [{}]
+
+
+def test_watch_records_full_resolution_while_the_view_reuses_recorded_frames(shown, tmp_path, monkeypatch):
+    from video_checks import decode
+
+    view = shown(fps=120)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False,
+                        record=tmp_path / "videos")
+    renders = []
+    original = env.env.env.render
+    monkeypatch.setattr(env.env.env, "render", lambda: renders.append(1) or original())
+    env.reset(seed=3)
+    steps = 0
+    for _ in range(2):
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(env.action_space.sample())
+            steps += 1
+            done = terminated or truncated
+        env.reset()
+    env.close()
+    files = sorted((tmp_path / "videos").glob("*.mp4"))
+    assert [f.name for f in files] == [f"CartPole-v1-episode-{i}.mp4" for i in range(3)]
+    videos = [decode(f) for f in files[:2]]
+    assert sum(len(v) for v in videos) == steps + 2  # one frame per step plus each reset
+    assert videos[0].shape[1:3] == (400, 600)
+    assert len(renders) == steps + 3  # the view rendered nothing of its own
+    assert view.sent and view.sent[0][0]["width"] == 512
+    with pytest.raises(ValueError, match="record"):
+        gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), record=tmp_path)
+
+
+def test_watch_shows_what_the_agent_sees_beside_the_frames(shown):
+    import ale_py  # noqa: F401  (registers the ALE envs)
+
+    from gymview.preprocess import wrap
+
+    gym.register_envs(ale_py)
+    make = lambda: gym.make("ALE/Breakout-v5", frameskip=1, render_mode="rgb_array")  # noqa: E731
+    view = shown(max_size=2000)
+    envs = gymview.watch(wrap(gym.vector.SyncVectorEnv([make, make]), device="cpu"), view=view, display=False)
+    envs.reset(seed=0)
+    envs.step(envs.action_space.sample())
+    envs.close()
+    header = view.sent[0][0]
+    # Two 210 x 160 game frames plus the 168 x 672 stack preview, in cells of 210 x 672, 2 x 2.
+    assert (header["height"], header["width"]) == (420, 1344)

@@ -1,0 +1,66 @@
+"""Helpers the recording tests share: decode videos back, read MP4 boxes, make recognisable frames."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import imageio_ffmpeg
+import numpy as np
+import psutil
+
+
+def decode(path: str | os.PathLike[str]) -> np.ndarray:
+    """Every frame of the video as an (N, H, W, 3) uint8 array (N may be 0)."""
+    reader = imageio_ffmpeg.read_frames(os.fspath(path))
+    meta = next(reader)
+    width, height = meta["size"]
+    frames = [np.frombuffer(data, np.uint8).reshape(height, width, 3) for data in reader]
+    return np.stack(frames) if frames else np.zeros((0, height, width, 3), np.uint8)
+
+
+def top_level_boxes(path: str | os.PathLike[str]) -> list[str]:
+    """Names of the MP4 file's top-level boxes, in order (ftyp, moov, mdat, moof, ...)."""
+    names, data = [], Path(path).read_bytes()
+    offset = 0
+    while offset + 8 <= len(data):
+        size, name = struct.unpack(">I4s", data[offset : offset + 8])
+        if size == 1:
+            size = struct.unpack(">Q", data[offset + 8 : offset + 16])[0]
+        names.append(name.decode("latin-1"))
+        if size < 8:
+            break
+        offset += size
+    return names
+
+
+def pattern(index: int, height: int = 96, width: int = 128) -> np.ndarray:
+    """A smooth frame that says which frame it is: a gradient and a square whose place is ``index``."""
+    y, x = np.mgrid[0:height, 0:width]
+    frame = np.stack([x * 200 // width, y * 200 // height, np.full_like(x, 60)], axis=2).astype(np.uint8)
+    left = (index * 7) % (width - 24)
+    top = (index * 3) % (height - 24)
+    frame[top : top + 24, left : left + 24] = (250, 250, 40)
+    return frame
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    error = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if error == 0 else 10 * np.log10(255.0**2 / error)
+
+
+def ffmpeg_processes_writing(path: str | os.PathLike[str]) -> list[psutil.Process]:
+    """Live ffmpeg processes whose command line mentions ``path``."""
+    target = os.fspath(path)
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        try:
+            cmdline = process.info["cmdline"] or []
+            if process.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if cmdline and "ffmpeg" in os.path.basename(cmdline[0]) and any(target in part for part in cmdline):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
