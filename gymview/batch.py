@@ -382,7 +382,7 @@ def record_batch(
     >>> [row["terminated"] for row in result.table]
     [True, True]
     """
-    job = _make_job(env, policy, keep, episodes, out, layout, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
+    job = _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
     own_executor = executor is None
     if own_executor:
         executor = concurrent.futures.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
@@ -401,7 +401,7 @@ def record_batch(
     return BatchResult(rows, files, Path(job.out), time.perf_counter() - started)
 
 
-def _make_job(env, policy, keep, episodes, out, layout, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor) -> _Job:  # noqa: ANN001, PLR0913
+def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor) -> _Job:  # noqa: ANN001, PLR0913
     if isinstance(env, str):
         gym.spec(env)  # an unknown id fails here, once, with gymnasium's message
         make_env: Callable[[], gym.Env] = functools.partial(gym.make, env, render_mode="rgb_array")
@@ -413,6 +413,11 @@ def _make_job(env, policy, keep, episodes, out, layout, max_steps, fps, quality,
         raise TypeError(f"policy must be a function observation -> action, or None for random actions; got {type(policy).__name__}")
     if keep is not None and not callable(keep):
         raise TypeError(f"keep must be a function Episode -> bool, or None to keep every episode; got {type(keep).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer (episode i uses seed + i); got {seed!r}")
+    from gymview.ffmpeg import fps_text
+
+    fps_text(fps)  # a clear error now rather than one per episode
     if not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be a positive integer; got {episodes!r}")
     if layout not in LAYOUTS:
@@ -495,7 +500,7 @@ def _assemble(executor: concurrent.futures.Executor, job: _Job, rows: list[dict[
     if not kept:
         return []
     if job.layout == "concat":
-        return [_concat(job, kept)]
+        return _concat(job, kept)
     groups = [kept[start : start + job.tiles] for start in range(0, len(kept), job.tiles)]
     width = max(4, len(str(len(groups) - 1)))
     paths = [str(Path(job.out) / f"mosaic-{number:0{width}d}.mp4") for number in range(len(groups))]
@@ -517,8 +522,11 @@ def _assemble(executor: concurrent.futures.Executor, job: _Job, rows: list[dict[
     return [Path(path) for group, path in zip(groups, paths) if group[0]["file"] == path]
 
 
-def _concat(job: _Job, kept: list[dict[str, Any]]) -> Path:
-    """Join the kept episodes' files into one MP4 without re-encoding (ffmpeg's concat demuxer)."""
+def _concat(job: _Job, kept: list[dict[str, Any]]) -> list[Path]:
+    """Join the kept episodes' files into one MP4 without re-encoding (ffmpeg's concat demuxer).
+
+    Should ffmpeg fail, the per-episode parts stay where they are and are returned instead.
+    """
     from gymview.ffmpeg import FFmpegProcess, find_ffmpeg
 
     target = Path(job.out) / "episodes.mp4"
@@ -531,10 +539,10 @@ def _concat(job: _Job, kept: list[dict[str, Any]]) -> Path:
         error = process.error(f"could not join the episodes into {str(target)!r}; the parts are kept in {job.parts!r}")
         for row in kept:
             row["error"] = (row["error"] + "; " if row["error"] else "") + str(error).splitlines()[0]
-        return Path(job.parts)
+        return [Path(row["file"]) for row in kept]
     for row in kept:
         Path(row["file"]).unlink(missing_ok=True)
         row["file"] = str(target)
     listing.unlink()
     shutil.rmtree(job.parts, ignore_errors=True)
-    return target
+    return [target]
