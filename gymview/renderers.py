@@ -206,8 +206,8 @@ class BatchRenderer:
     state_names: tuple[str, ...] = ()
     # the first columns must be finite (the others are not drawn, or NaN has a meaning)
     _drawn_columns = 1
-    # frames drawn at a time, so that the working arrays stay in the CPU cache
-    _chunk = 8
+    # frames drawn at a time: more saves Python overhead, fewer keep big windows in the CPU cache
+    _chunk = 16
 
     def __init__(self, env_id: str, width: int, height: int) -> None:
         self.env_id = env_id
@@ -390,6 +390,7 @@ class MountainCarRenderer(BatchRenderer):
 
     state_dim = 2
     state_names = ("position", "velocity")
+    _chunk = 64  # small shapes
 
     def __init__(self, env: MountainCarEnv | Continuous_MountainCarEnv, env_id: str) -> None:
         super().__init__(env_id, env.screen_width, env.screen_height)
@@ -440,6 +441,7 @@ class CartPoleRenderer(BatchRenderer):
 
     state_dim = 4
     state_names = ("x", "x_dot", "theta", "theta_dot")
+    _chunk = 64  # small shapes
     _drawn_columns = 3
 
     def __init__(self, env: CartPoleEnv, env_id: str) -> None:
