@@ -213,7 +213,8 @@ def _run_episode(job: _Job, index: int, seed: int) -> dict[str, Any]:
         try:
             kept = bool(setup.keep(episode))
         except Exception as error:  # noqa: BLE001 - kept, so nothing is lost; the error is shown
-            row["error"] = f"keep() raised {_error_text(error)}; the episode was kept"
+            note = f"keep() raised {_error_text(error)}; the episode was kept"
+            row["error"] = f"{row['error']}; {note}" if row["error"] else note
     try:
         if sink is not None:
             row.update(sink.finish(kept))
