@@ -8,7 +8,7 @@ from gymview._worker import WorkerError
 from gymview.batch import BatchResult, record_batch
 from gymview.colab import SetupReport, setup
 from gymview.frames import tile, to_rgb_uint8
-from gymview.magic import load_ipython_extension
+from gymview.magic import load_ipython_extension, unload_ipython_extension
 from gymview.player import show_video
 from gymview.recorder import RecordVideo, VideoRecorder
 from gymview.widget import LiveView, live_views
@@ -32,6 +32,7 @@ __all__ = [
     "show_video",
     "tile",
     "to_rgb_uint8",
+    "unload_ipython_extension",
     "watch",
     "__version__",
 ]

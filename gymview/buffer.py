@@ -49,8 +49,10 @@ class FrameBuffer:
         self._last_accepted = -float("inf")
         self._woken = False
         self._in_hand = False
-        self.accepted = 0
-        self.dropped = 0
+        self.retired = False  # set by a taker that gave up waiting; see take(retire=True)
+        self.accepted = 0  # frames kept for sending
+        self.replaced = 0  # kept frames replaced by a newer one before they were sent
+        self.throttled = 0  # frames offered when none was due
 
     @property
     def fps(self) -> float:
@@ -85,30 +87,35 @@ class FrameBuffer:
         now = time.perf_counter() if now is None else now
         return now - self._last_accepted >= self.interval
 
-    def offer(self, frame: Any, info: dict[str, Any], now: float | None = None) -> bool:
-        """Keep ``frame`` if one is due, replacing an unsent one; never blocks. True if kept."""
+    def offer(self, frame: Any, info: dict[str, Any], now: float | None = None, force: bool = False) -> bool:
+        """Keep ``frame`` if one is due (or ``force``), replacing an unsent one; never blocks. True if kept."""
         now = time.perf_counter() if now is None else now
-        if not self.due(now):
-            self.dropped += 1
+        if not force and not self.due(now):
+            self.throttled += 1
             return False
         with self._condition:
             if self._item is not None:
-                self.dropped += 1
+                self.replaced += 1
             self._item = (frame, info)
             self._last_accepted = now
             self.accepted += 1
             self._condition.notify()
         return True
 
-    def take(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]] | None:
+    def take(self, timeout: float | None = None, retire: bool = False) -> tuple[Any, dict[str, Any]] | None:
         """Remove and return the waiting (frame, info); wait up to ``timeout`` s (None: until woken).
 
         Like :class:`queue.Queue`, the taker calls :meth:`task_done` when it has handled the
-        frame, so that :meth:`join` can tell when everything offered was handled.
+        frame, so that :meth:`join` can tell when everything offered was handled. With
+        ``retire=True`` a taker that waited in vain sets :attr:`retired` atomically with finding
+        the slot empty, so whoever offers next knows it must start a new taker.
         """
         with self._condition:
             if self._item is None and not self._woken:
                 self._condition.wait(timeout)
+            if retire and self._item is None and not self._woken:
+                self.retired = True
+                return None
             item, self._item = self._item, None
             self._in_hand = item is not None or self._woken
             self._woken = False

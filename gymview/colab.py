@@ -102,7 +102,10 @@ def setup(
             installed = _apt_get_install(wanted, problems)
         started = _start_display(problems)
 
-    variables: dict[str, str] = virtual.renderer_variables(where.gpu) if headless else {}
+    # OpenGL on a virtual display works through GLX (Mesa); force EGL/OSMesa only with a GPU
+    # (EGL is faster than GLX on Xvfb there) or when no X display could be had at all.
+    wants_gl_variables = headless and (where.gpu or not started)
+    variables: dict[str, str] = virtual.renderer_variables(where.gpu) if wants_gl_variables else {}
     if headless and not started:
         variables["SDL_VIDEODRIVER"] = "dummy"
     elif "SDL_VIDEODRIVER" in _set_by_setup and os.environ.get("SDL_VIDEODRIVER") == _set_by_setup["SDL_VIDEODRIVER"]:

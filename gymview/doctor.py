@@ -169,7 +169,7 @@ def _jupyterlab() -> Check:
         return Check("jupyterlab", WARN, f"{version}: anywidget needs JupyterLab 4 for the best support",
                      'pip install -U "jupyterlab>=4.4"')
     if _release(version) < (4, 4):
-        return Check("jupyterlab", OK, f"{version} (pause/step buttons act only between cells before 4.4)")
+        return Check("jupyterlab", OK, f"{version} (browser messages reach a busy kernel only with comms over subshells, 4.4+)")
     return Check("jupyterlab", OK, version)
 
 
@@ -182,7 +182,7 @@ def _torch() -> Check:
     if done is None or done.returncode != 0:
         error = "timed out" if done is None else (done.stderr.strip().splitlines() or ["?"])[-1]
         return Check("torch", WARN, f"installed but does not import: {error}", 'pip install -U "gymview[torch]"')
-    version, cuda, cuda_version = done.stdout.split()
+    version, cuda, cuda_version = done.stdout.strip().splitlines()[-1].split()
     if cuda == "True":
         return Check("torch", OK, f"{version}, CUDA {cuda_version} available")
     if where.gpu:

@@ -54,7 +54,7 @@ def to_rgb_uint8(frame: object) -> np.ndarray:
     >>> to_rgb_uint8(np.full((1, 1), 0.5))[0, 0].tolist()
     [128, 128, 128]
     """
-    array = check_frame(frame)
+    source = array = check_frame(frame)
     if array.ndim == 2:
         array = array[:, :, None]
     if array.shape[2] == 4:
@@ -78,7 +78,7 @@ def to_rgb_uint8(frame: object) -> np.ndarray:
         array = array.astype(np.uint8)
     if array.shape[2] == 1:
         array = np.repeat(array, 3, axis=2)
-    if isinstance(frame, np.ndarray) and np.may_share_memory(array, frame):
+    if np.may_share_memory(array, source):
         return array.copy(order="C")
     return np.ascontiguousarray(array)
 

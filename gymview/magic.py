@@ -11,7 +11,7 @@ from typing import Any
 
 from gymview.widget import live_views
 
-__all__ = ["load_ipython_extension", "gymview_magic", "status_table"]
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "gymview_magic", "status_table"]
 
 _USAGE = """usage: %gymview status | %gymview stop | %gymview setup | %gymview doctor
   status  print the counters of every live view in this kernel
@@ -25,13 +25,13 @@ def status_table() -> str:
     views = live_views()
     if not views:
         return "no live views (create one with gymview.watch(env) or gymview.LiveView())"
-    lines = [f"{'#':>2}  {'title':<20} {'sent':>7} {'dropped':>8} {'msg/s':>6} {'MB sent':>8} {'enc ms':>6}  shown"]
+    lines = [f"{'#':>2}  {'title':<20} {'sent':>7} {'dropped':>8} {'msg/s':>6} {'MB sent':>8} {'enc ms':>6}  shown  streaming"]
     for index, view in enumerate(views):
         s = view.stats
         lines.append(
             f"{index:>2}  {(view.title or '-')[:20]:<20} {s['frames_sent']:>7} {s['frames_dropped']:>8} "
             f"{s['messages_per_second']:>6.1f} {s['bytes_sent'] / 1e6:>8.2f} {s['last_encode_ms']:>6.2f}  "
-            f"{'yes' if s['displayed'] else 'no'}"
+            f"{'yes' if s['displayed'] else 'no':<5}  {'yes' if s['streaming'] else 'no'}"
         )
     return "\n".join(lines)
 
@@ -43,9 +43,13 @@ def gymview_magic(line: str) -> None:
         print(status_table())
     elif command == "stop":
         views = live_views()
+        failures = []
         for view in views:
-            view.stop()
-        print(f"stopped {len(views)} live view(s)")
+            try:
+                view.stop()
+            except Exception as error:  # stop the others, then report
+                failures.append(f"{view.title or 'untitled'}: {error!r}")
+        print(f"stopped {len(views) - len(failures)} live view(s)" + "".join(f"\n  failed: {f}" for f in failures))
     elif command == "setup":
         from gymview.colab import setup
 
@@ -56,6 +60,13 @@ def gymview_magic(line: str) -> None:
         print(format_report(run_checks()))
     else:
         print(f"unknown %gymview command {command!r}\n{_USAGE}")
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Called by ``%unload_ext gymview``: gymnasium's ``make`` gets its own behaviour back."""
+    from gymview.human import disable_inline_human
+
+    disable_inline_human()
 
 
 def load_ipython_extension(ipython: Any) -> None:

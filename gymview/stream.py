@@ -38,6 +38,19 @@ Send = Callable[[dict[str, Any], list[bytes]], None]
 # Acknowledgements count as "arriving" while the last one is younger than this; after that the
 # browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
 ACK_FRESH_SECONDS = 1.0
+# While acks arrive and too many frames are in flight, a frame waits this long for an ack before
+# it is skipped (the next one will be newer anyway).
+ACK_WAIT_SECONDS = 0.25
+# A stream thread with nothing to do for this long ends; the next push starts a new one, so views
+# whose env was never closed (a re-run cell) leave no thread behind.
+IDLE_EXIT_SECONDS = 10.0
+
+
+def check_max_size(max_size: int) -> int:
+    """Return ``max_size`` if it is an integer of at least 16 pixels, else raise ValueError."""
+    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 16:
+        raise ValueError(f"max_size must be an integer of at least 16 pixels; got {max_size!r}")
+    return int(max_size)
 
 
 class FrameStreamer:
@@ -53,12 +66,10 @@ class FrameStreamer:
         max_in_flight: int = 2,
         budget: MessageBudget = PROCESS_BUDGET,
     ) -> None:
-        if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 16:
-            raise ValueError(f"max_size must be an integer of at least 16 pixels; got {max_size!r}")
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1; got {max_in_flight!r}")
         self.buffer = buffer
-        self.max_size = int(max_size)
+        self.max_size = check_max_size(max_size)
         self.image_format = check_format(image_format)
         self.quality = check_quality(quality)
         self.max_in_flight = max_in_flight
@@ -66,20 +77,31 @@ class FrameStreamer:
         self._budget = budget
         self._worker = Worker("stream", self._run, wake=buffer.wake)
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
+        self._acked_event = threading.Event()
         self._latest: tuple[dict[str, Any], bytes] | None = None
         self._resend = False
         self._seq = -1
         self._acked = -1
         self._last_ack = -float("inf")
-        self._send_times: collections.deque[float] = collections.deque(maxlen=256)
+        self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
         self.sent = 0
         self.skipped = 0
         self.bytes_sent = 0
         self.last_encode_ms = 0.0
 
     # -- the user's side -------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._worker.running
+
     def start(self) -> None:
-        self._worker.start()
+        """Start the stream thread unless it runs; idempotent, callable from any thread."""
+        with self._start_lock:
+            if self.buffer.retired:  # the last thread ended after idling (or is about to)
+                self._worker.stop()
+                self.buffer.retired = False
+            self._worker.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self._worker.stop(timeout)
@@ -105,13 +127,16 @@ class FrameStreamer:
         with self._lock:
             self._acked = max(self._acked, int(seq))
             self._last_ack = time.perf_counter() if now is None else now
+        self._acked_event.set()
 
     def resend_latest(self) -> None:
-        """Send the last frame again from the stream thread (a view that just appeared needs it)."""
+        """Send the last frame again from the stream thread (a view that just appeared needs it),
+        starting the thread if it had ended."""
         with self._lock:
             self._resend = self._latest is not None
         if self._resend:
             self.buffer.wake()
+            self.start()
 
     def messages_per_second(self, window: float = 3.0, now: float | None = None) -> float:
         """Frame messages sent over the last ``window`` seconds, per second."""
@@ -121,7 +146,9 @@ class FrameStreamer:
     # -- the stream thread -----------------------------------------------------------------
     def _run(self, stop: threading.Event) -> None:
         while not stop.is_set():
-            item = self.buffer.take(timeout=None)
+            item = self.buffer.take(timeout=IDLE_EXIT_SECONDS, retire=True)
+            if item is None and self.buffer.retired:
+                return
             try:
                 if self._resend:
                     self._send_latest_again()
@@ -136,8 +163,20 @@ class FrameStreamer:
             header, data = self._latest
         self._send(header, [data])
 
+    def _wait_for_room(self) -> bool:
+        """True once a frame may go out, waiting up to ACK_WAIT_SECONDS for an ack if needed."""
+        deadline = time.perf_counter() + ACK_WAIT_SECONDS
+        while not self.can_send():
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return False
+            self._acked_event.clear()
+            if not self.can_send():
+                self._acked_event.wait(remaining)
+        return True
+
     def _handle(self, frame: np.ndarray | Callable[[], Any], info: dict[str, Any]) -> None:
-        if not self.can_send() or not self._budget.try_acquire():
+        if not self._wait_for_room() or not self._budget.try_acquire():
             self.skipped += 1
             return
         started = time.perf_counter()
@@ -146,10 +185,12 @@ class FrameStreamer:
         small = downsample(frame, self.max_size)
         data = encode_frame(small, self.image_format, self.quality)
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0
-        dropped = self.buffer.dropped + self.skipped
+        dropped = self.buffer.replaced + self.skipped
         with self._lock:
             self._seq += 1
-            header = frame_header(self._seq, self.image_format, small.shape[1], small.shape[0], info, dropped)
+            header = frame_header(
+                self._seq, self.image_format, small.shape[1], small.shape[0], info, dropped, self._acked
+            )
             self._latest = (header, data)
         self._send(header, [data])
         self.sent += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pathlib
 import threading
 import uuid
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +27,7 @@ from gymview import _protocol
 from gymview.buffer import FrameBuffer, check_fps
 from gymview.encode import check_format, check_quality
 from gymview.frames import check_frame, to_rgb_uint8
-from gymview.stream import FrameStreamer
+from gymview.stream import FrameStreamer, check_max_size
 
 __all__ = ["LiveView", "live_views"]
 
@@ -103,7 +104,8 @@ class LiveView(anywidget.AnyWidget):
         self._buffer = buffer
         self._in_kernel = _in_kernel()
         self._displayed = False
-        self._visible = True
+        self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
+        self._rate_lock = threading.Lock()
         super().__init__(
             fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
             image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex, **kwargs,
@@ -118,62 +120,93 @@ class LiveView(anywidget.AnyWidget):
     def _check_fps(self, proposal: dict[str, Any]) -> float:
         return check_fps(proposal["value"])
 
+    @traitlets.validate("max_size")
+    def _check_max_size(self, proposal: dict[str, Any]) -> int:
+        return check_max_size(proposal["value"])
+
+    @traitlets.validate("quality")
+    def _check_quality(self, proposal: dict[str, Any]) -> int:
+        return check_quality(proposal["value"])
+
+    @traitlets.validate("image_format")
+    def _check_format(self, proposal: dict[str, Any]) -> str:
+        return check_format(proposal["value"])
+
     @traitlets.observe("fps", "max_size", "quality", "image_format")
     def _apply_config(self, change: dict[str, Any]) -> None:
         if change["name"] == "fps":
-            self._set_visible(self._visible)
-        elif change["name"] == "max_size":
-            self._streamer.max_size = change["new"]
-        elif change["name"] == "quality":
-            self._streamer.quality = check_quality(change["new"])
+            self._update_rate()
         else:
-            self._streamer.image_format = check_format(change["new"])
+            setattr(self._streamer, change["name"], change["new"])
 
     # -- showing ---------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         self._displayed = True
+        self._update_rate()
         return super()._repr_mimebundle_(**kwargs)
 
     @property
     def active(self) -> bool:
-        """True when frames pushed now can reach a displayed view."""
-        return self._in_kernel and self._displayed and not self._closed
+        """True when pushed frames can reach a notebook front-end: in a kernel, and not closed."""
+        return self._in_kernel and not self._closed
+
+    @property
+    def visible(self) -> bool:
+        """True while the view is known to be displayed and no browser page reports it hidden.
+
+        A view shown inside a container (``VBox([view])``) is confirmed only by the browser, which
+        on kernels without comms over subshells is heard when the cell ends; until then, like a
+        hidden view, it gets ``HIDDEN_FPS`` frames per second, so it is never frozen.
+        """
+        with self._rate_lock:
+            return self._shown()
+
+    def _shown(self) -> bool:  # with _rate_lock held
+        pages = self._client_visible.values()
+        return self._displayed and (not pages or any(pages))
+
+    def _update_rate(self) -> None:
+        with self._rate_lock:
+            self._buffer.fps = self.fps if self._shown() else min(self.fps, HIDDEN_FPS)
 
     def frame_due(self) -> bool:
         """True when :meth:`push` would accept a frame now; check it before rendering one."""
         return self.active and self._buffer.due()
 
-    def push(self, frame: Any, **info: Any) -> bool:
+    def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
         """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts); never blocks.
 
         ``info`` may hold ``step``, ``episode`` and ``episode_return`` for the status line.
         Returns True when the frame was taken for sending, False when it was skipped (not due,
-        or no view to show it). Raises the stream thread's error, if it failed, on the next call.
+        or no front-end to show it). ``force=True`` skips the fps throttle, for a last frame.
+        Raises the stream thread's error, if it failed, on the next call.
         """
-        self._streamer.check()
-        if self._closed:
-            raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
-        if not self.frame_due():
+        if not self._accepts(force):
             check_frame(frame)
-            self._buffer.dropped += 1
             return False
-        accepted = self._buffer.offer(to_rgb_uint8(frame), info)
-        self._streamer.start()
-        return accepted
+        return self._offer(to_rgb_uint8(frame), force, info)
 
-    def push_deferred(self, render: Callable[[], Any], **info: Any) -> bool:
+    def push_deferred(self, render: Callable[[], Any], force: bool = False, **info: Any) -> bool:
         """Like :meth:`push`, but ``render()`` makes the frame later, on the stream thread.
 
         For renderers that draw from a snapshot of the env's state (see :mod:`gymview.renderers`):
         the user's loop pays only for the snapshot. ``render`` must not touch the live env.
         """
+        if not callable(render):
+            raise TypeError(f"push_deferred() needs a function that returns a frame; got {type(render).__name__}")
+        return self._accepts(force) and self._offer(render, force, info)
+
+    def _accepts(self, force: bool) -> bool:
         self._streamer.check()
         if self._closed:
             raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
-        if not self.frame_due():
-            self._buffer.dropped += 1
-            return False
-        accepted = self._buffer.offer(render, info)
+        if self.active and (force or self._buffer.due()):
+            return True
+        self._buffer.throttled += 1
+        return False
+
+    def _offer(self, item: Any, force: bool, info: dict[str, Any]) -> bool:
+        accepted = self._buffer.offer(item, info, force=force)
         self._streamer.start()
         return accepted
 
@@ -187,18 +220,25 @@ class LiveView(anywidget.AnyWidget):
 
     @property
     def stats(self) -> dict[str, Any]:
-        """Counters of this view: frames offered, sent, dropped, bytes, message rate, encode time."""
+        """Counters of this view.
+
+        ``frames_rendered`` were kept for sending, ``frames_sent`` went out, ``frames_dropped``
+        were replaced by newer ones or skipped by flow control before they went out, and
+        ``frames_throttled`` were offered when none was due (``watch`` never renders those).
+        """
         streamer, buffer = self._streamer, self._buffer
         return {
-            "frames_accepted": buffer.accepted,
+            "frames_rendered": buffer.accepted,
             "frames_sent": streamer.sent,
-            "frames_dropped": buffer.dropped + streamer.skipped,
+            "frames_dropped": buffer.replaced + streamer.skipped,
+            "frames_throttled": buffer.throttled,
             "bytes_sent": streamer.bytes_sent,
             "messages_per_second": round(streamer.messages_per_second(), 2),
             "last_encode_ms": round(streamer.last_encode_ms, 3),
             "fps_limit": round(1.0 / buffer.interval, 2),
             "displayed": self._displayed,
-            "visible": self._visible,
+            "visible": self.visible,
+            "streaming": streamer.running,
         }
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -232,15 +272,23 @@ class LiveView(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         kind = content.get("type")
+        client = str(content.get("client", ""))
         if kind == _protocol.READY:
+            if content.get("v") != _protocol.PROTOCOL_VERSION:
+                warnings.warn(
+                    f"the gymview front-end speaks protocol {content.get('v')!r}, the kernel "
+                    f"{_protocol.PROTOCOL_VERSION}: reload the browser page after upgrading gymview",
+                    stacklevel=1,
+                )
             self._displayed = True
-            self._set_visible(True)
-            self._streamer.resend_latest()
+            with self._rate_lock:
+                self._client_visible[client] = True
+            self._update_rate()
+            if not self._closed:
+                self._streamer.resend_latest()
         elif kind == _protocol.ACK and isinstance(content.get("seq"), int):
             self._streamer.acknowledge(content["seq"])
         elif kind == _protocol.VISIBILITY:
-            self._set_visible(bool(content.get("visible")))
-
-    def _set_visible(self, visible: bool) -> None:
-        self._visible = visible
-        self._buffer.fps = self.fps if visible else min(self.fps, HIDDEN_FPS)
+            with self._rate_lock:
+                self._client_visible[client] = bool(content.get("visible"))
+            self._update_rate()

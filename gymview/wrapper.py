@@ -93,68 +93,100 @@ def watch(
     return wrapped
 
 
-class WatchedEnv(gym.Wrapper):
+class _ShowsFrames:
+    """What both watched wrappers share: render only when due, time it, and a last frame on close."""
+
+    view: LiveView
+
+    def _frame(self) -> Any:
+        raise NotImplementedError
+
+    def _info(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _show(self, force: bool = False) -> None:
+        if not (self.view.frame_due() or (force and self.view.active)):
+            return
+        started = time.perf_counter()
+        self.view.push(self._frame(), force=force, **self._info())
+        self.view.record_cost(time.perf_counter() - started)
+
+    def _stop_view(self) -> None:
+        """Show the final state (the throttle may have skipped it), then stop the view's thread."""
+        try:
+            self._show(force=True)
+        finally:
+            self.view.stop()
+
+
+class WatchedEnv(_ShowsFrames, gym.Wrapper):
     """A single env whose frames go to ``self.view``; made by :func:`watch`."""
 
     def __init__(self, env: gym.Env, view: LiveView) -> None:
-        _check_render_mode(env)
         super().__init__(env)
         self.view = view
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
+        self._closed = False
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0
-        self._show_if_due()
+        self._show()
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
         self.total_steps += 1
         self.episode_return += float(reward)
-        self._show_if_due()
+        self._show()
         return observation, reward, terminated, truncated, info
 
-    def _show_if_due(self) -> None:
-        if not self.view.frame_due():
-            return
-        started = time.perf_counter()
+    def _frame(self) -> Any:
         recorded = self.env.last_frame if isinstance(self.env, RecordVideo) and self.env.recording else None
-        self.view.push(
-            self.env.render() if recorded is None else recorded,
-            step=self.total_steps, episode=self.episode, episode_return=self.episode_return,
-        )
-        self.view.record_cost(time.perf_counter() - started)
+        return self.env.render() if recorded is None else recorded
+
+    def _info(self) -> dict[str, Any]:
+        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
 
     def close(self) -> None:
         """Close the env (finishing its videos) and stop the view's thread; the view keeps its last frame."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            self.view.stop()
+            if self.episode > 0:
+                self._stop_view()
+            else:
+                self.view.stop()
         finally:
             super().close()
 
 
-class WatchedVectorEnv(VectorWrapper):
+class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
     """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
 
     def __init__(self, env: VectorEnv, view: LiveView) -> None:
-        _check_render_mode(env)
         super().__init__(env)
         self.view = view
         self.total_steps = 0
         self.episodes_done = 0
         self.returns = np.zeros(self.num_envs)
         self.last_return: float | None = None
-        # A gymview.preprocess.wrap(...) env somewhere in the stack has a pipeline with a preview.
-        self._pipeline = getattr(env, "pipeline", None) if hasattr(getattr(env, "pipeline", None), "preview") else None
+        self._started = False
+        self._closed = False
+        # gymview.preprocess.wrap(...) gives the env a pipeline whose preview shows what the agent sees.
+        pipeline = getattr(env, "pipeline", None)
+        self._pipeline = pipeline if hasattr(pipeline, "preview") else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
-        self.returns[:] = 0.0
-        self._show_if_due()
+        self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
+        self._started = True
+        self._show()
         return observations, infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -166,27 +198,32 @@ class WatchedVectorEnv(VectorWrapper):
             self.episodes_done += int(done.sum())
             self.last_return = float(self.returns[done][-1])
             self.returns[done] = 0.0
-        self._show_if_due()
+        self._show()
         return observations, rewards, terminations, truncations, infos
 
-    def _show_if_due(self) -> None:
-        if not self.view.frame_due():
-            return
-        started = time.perf_counter()
-        frames = [to_rgb_uint8(frame) for frame in list(self.env.render())[:MAX_TILED_ENVS]]
+    def _frame(self) -> Any:
+        rendered = self.env.render()
+        if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
+            return rendered
+        frames = [to_rgb_uint8(frame) for frame in list(rendered)[:MAX_TILED_ENVS]]
         labels = [f"env {i}  R {self.returns[i]:.0f}" for i in range(len(frames))]
-        if self._pipeline is not None:  # gymview.preprocess.wrap(...): show what the agent sees too
+        if self._pipeline is not None:
             frames.append(self._pipeline.preview(0))
             labels.append("agent sees (env 0)")
-        self.view.push(
-            tile(frames, labels),
-            step=self.total_steps, episode=self.episodes_done, episode_return=self.last_return,
-        )
-        self.view.record_cost(time.perf_counter() - started)
+        return tile(frames, labels)
+
+    def _info(self) -> dict[str, Any]:
+        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
 
     def close(self, **kwargs: Any) -> None:
         """Close the envs and stop the view's thread; the view keeps showing its last frame."""
+        if self._closed:
+            return
+        self._closed = True
         try:
-            self.view.stop()
+            if self._started:
+                self._stop_view()
+            else:
+                self.view.stop()
         finally:
             super().close(**kwargs)

@@ -3,12 +3,13 @@
 // Protocol (mirrors gymview/_protocol.py; bump PROTOCOL_VERSION in both places together):
 //   kernel → browser, custom message + one binary buffer holding the image:
 //     {type: "frame", v: 1, seq, format: "jpeg" | "png", width, height,
-//      step, episode, episode_return, dropped}
-//     seq counts frames sent by the view, from 0 and without gaps.
-//   browser → kernel:
-//     {type: "ready", v: 1}                   a view was rendered; the kernel resends its latest frame
-//     {type: "ack", seq}                       frame seq was drawn; bounds the frames in flight
-//     {type: "visibility", visible: boolean}  whether any view of the widget can be seen
+//      step, episode, episode_return, dropped, acked}
+//     seq counts frames sent by the view, from 0 and without gaps; acked is the newest ack the
+//     kernel has read (when it lags far behind, the kernel cannot read acks now: send them rarely).
+//   browser → kernel (client identifies this page; one kernel may serve several):
+//     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame
+//     {type: "ack", seq}                           frame seq was drawn; bounds the frames in flight
+//     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget
 //
 // Frames are handled per model (not per view), so a frame that arrives before any view exists is
 // kept and drawn as soon as one renders. Decoding is "latest wins": while one image decodes, a
@@ -18,10 +19,19 @@ export const PROTOCOL_VERSION = 1;
 
 const MIME = { jpeg: "image/jpeg", png: "image/png" };
 
+/** One id per page, so the kernel can tell two tabs (or collaborators) apart. */
+export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
+
+// Acks beyond what the kernel has read: past this many, it is not reading them (a blocking cell
+// without comms over subshells), so they would pile up and delay the next cell; send one per
+// ACK_BACKOFF_MS then.
+export const ACK_LAG_LIMIT = 8;
+export const ACK_BACKOFF_MS = 5000;
+
 /**
  * @typedef {{type: "frame", v: number, seq: number, format: "jpeg" | "png", width: number,
  *   height: number, step: number | null, episode: number | null, episode_return: number | null,
- *   dropped: number}} FrameHeader
+ *   dropped: number, acked: number}} FrameHeader
  * @typedef {{header: FrameHeader, bitmap: ImageBitmap}} DecodedFrame
  * @typedef {{on: Function, off: Function, send: Function, get: Function}} Model
  */
@@ -45,7 +55,9 @@ export class FrameStream {
     this.lastSeq = -1;
     this.gaps = 0;
     this.ackedSeq = -1;
+    this.lastAckSentAt = -Infinity;
     this.errors = 0;
+    this.versionWarned = false;
     /** @type {Set<() => void>} */
     this.listeners = new Set();
     /** @type {Set<object>} */
@@ -56,6 +68,10 @@ export class FrameStream {
   /** @param {any} msg @param {DataView[]} buffers */
   onMessage(msg, buffers) {
     if (!msg || msg.type !== "frame" || !buffers || buffers.length < 1) return;
+    if (msg.v !== PROTOCOL_VERSION && !this.versionWarned) {
+      this.versionWarned = true;
+      console.warn(`gymview: kernel speaks protocol ${msg.v}, this page ${PROTOCOL_VERSION}; reload the page`);
+    }
     if (msg.seq <= this.lastSeq) {
       // A resend of a frame we already have (a new view asked for it): draw it if we lack one.
       if (this.latest !== null) return;
@@ -94,10 +110,17 @@ export class FrameStream {
     }
   }
 
-  /** Tell the kernel a frame was drawn (once per frame, whichever view drew it). */
-  acknowledge(seq) {
+  /**
+   * Tell the kernel a frame was drawn (once per frame, whichever view drew it) — or, while the
+   * kernel is not reading acks (its `acked` lags far behind), once per ACK_BACKOFF_MS.
+   * @param {number} seq @param {number} kernelAcked @param {number} now
+   */
+  acknowledge(seq, kernelAcked = -1, now = Date.now()) {
     if (seq <= this.ackedSeq) return;
+    const kernelLags = seq - kernelAcked > ACK_LAG_LIMIT;
+    if (kernelLags && now - this.lastAckSentAt < ACK_BACKOFF_MS) return;
     this.ackedSeq = seq;
+    this.lastAckSentAt = now;
     this.model.send({ type: "ack", seq });
   }
 
@@ -108,7 +131,7 @@ export class FrameStream {
     const anyVisible = this.visibleViews.size > 0 && !globalThis.document?.hidden;
     if (anyVisible !== this.reportedVisible) {
       this.reportedVisible = anyVisible;
-      this.model.send({ type: "visibility", visible: anyVisible });
+      this.model.send({ type: "visibility", visible: anyVisible, client: CLIENT_ID });
     }
   }
 }
@@ -216,7 +239,7 @@ function render({ model, el }) {
     el.dataset.lastSeq = String(header.seq);
     el.dataset.gaps = String(stream.gaps);
     el.dataset.decodeErrors = String(stream.errors);
-    stream.acknowledge(header.seq);
+    stream.acknowledge(header.seq, header.acked ?? -1);
   };
   const schedule = () => {
     if (scheduled === 0) scheduled = requestAnimationFrame(draw);
@@ -230,7 +253,7 @@ function render({ model, el }) {
   const onPageVisibility = () => stream.setVisible(viewId, stream.visibleViews.has(viewId));
   document.addEventListener("visibilitychange", onPageVisibility);
 
-  model.send({ type: "ready", v: PROTOCOL_VERSION });
+  model.send({ type: "ready", v: PROTOCOL_VERSION, client: CLIENT_ID });
   schedule();
 
   return () => {

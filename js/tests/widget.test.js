@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FrameStream, RateMeter, statusText } from "../widget.js";
+import { CLIENT_ID, FrameStream, RateMeter, statusText } from "../widget.js";
 
 function fakeModel() {
   const sent = [];
@@ -92,14 +92,27 @@ test("messages that are not frames are ignored", () => {
   assert.equal(stream.received, 0);
 });
 
-test("acks go once per frame, in increasing order", () => {
+test("acks go once per frame, in increasing order, while the kernel reads them", () => {
   const model = fakeModel();
   const stream = new FrameStream(model, async () => ({}));
-  stream.acknowledge(2);
-  stream.acknowledge(2);
-  stream.acknowledge(1);
-  stream.acknowledge(5);
+  stream.acknowledge(2, 1, 0);
+  stream.acknowledge(2, 1, 1);
+  stream.acknowledge(1, 1, 2);
+  stream.acknowledge(5, 4, 3);
   assert.deepEqual(model.sent, [{ type: "ack", seq: 2 }, { type: "ack", seq: 5 }]);
+});
+
+test("acks back off while the kernel is not reading them, and resume when it does", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, async () => ({}));
+  for (let seq = 0; seq < 100; seq += 1) stream.acknowledge(seq, 3, seq * 33); // kernel stuck at 3
+  const seqs = model.sent.map((m) => m.seq);
+  assert.ok(seqs.length <= 3 + 12, seqs);  // per frame until the lag shows, then one per 5 s
+  assert.ok(seqs.length >= 10);
+  model.sent.length = 0;
+  stream.acknowledge(100, 99, 3400);
+  stream.acknowledge(101, 100, 3433);
+  assert.deepEqual(model.sent.map((m) => m.seq), [100, 101]);
 });
 
 test("visibility is reported only when 'any view visible' changes", () => {
@@ -112,7 +125,9 @@ test("visibility is reported only when 'any view visible' changes", () => {
   assert.deepEqual(model.sent, []);
   stream.setVisible(b, false);
   stream.setVisible(b, true);
-  assert.deepEqual(model.sent, [{ type: "visibility", visible: false }, { type: "visibility", visible: true }]);
+  assert.deepEqual(model.sent.map(({ type, visible }) => ({ type, visible })),
+    [{ type: "visibility", visible: false }, { type: "visibility", visible: true }]);
+  assert.ok(model.sent.every((m) => m.client === CLIENT_ID && CLIENT_ID.length > 4));
 });
 
 test("status line and rate meter", () => {

@@ -11,7 +11,7 @@ def test_latest_frame_wins_and_memory_is_one_slot():
         assert buffer.offer(i, {"i": i}, now=float(i))
     assert buffer.take(timeout=0) == (4, {"i": 4})
     assert buffer.take(timeout=0) is None
-    assert buffer.accepted == 5 and buffer.dropped == 4
+    assert buffer.accepted == 5 and buffer.replaced == 4 and buffer.throttled == 0
 
 
 def test_throttle_spaces_frames_by_the_fps_interval():
@@ -19,7 +19,7 @@ def test_throttle_spaces_frames_by_the_fps_interval():
     times = [0.0, 0.05, 0.099, 0.1, 0.15, 0.21]
     kept = [buffer.offer(t, {}, now=t) for t in times]
     assert kept == [True, False, False, True, False, True]
-    assert buffer.dropped == 3 + 2  # three throttled, two replaced before they were sent
+    assert buffer.throttled == 3 and buffer.replaced == 2  # two replaced before they were sent
 
 
 def test_overhead_budget_stretches_the_interval_for_costly_frames():

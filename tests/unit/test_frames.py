@@ -114,3 +114,10 @@ def test_tile_rejects_bad_arguments():
         tile([])
     with pytest.raises(ValueError, match="labels"):
         tile([np.zeros((2, 2, 3), np.uint8)], labels=["a", "b"])
+
+
+def test_result_never_aliases_buffers_that_are_not_ndarrays():
+    backing = bytearray(4 * 4 * 3)
+    out = to_rgb_uint8(memoryview(backing).cast("B", (4, 4, 3)))
+    backing[:] = b"\x07" * len(backing)
+    assert (out == 0).all()

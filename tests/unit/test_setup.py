@@ -107,7 +107,7 @@ def test_user_set_variables_are_kept_and_reported():
     done = run_python(
         textwrap.dedent("""
             import json, os, gymview
-            report = gymview.setup()
+            report = gymview.setup(display=False)
             print(json.dumps({k: os.environ.get(k) for k in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "SDL_VIDEODRIVER")}))
         """),
         MUJOCO_GL="glfw",
@@ -166,3 +166,15 @@ def test_human_mode_is_left_alone_outside_a_notebook():
 )
 def test_xvfb_is_installed_only_when_missing_allowed_root_and_debian(xvfb_found, allowed, is_root, apt_get, wanted):
     assert _debian_packages_needed(xvfb_found, allowed, is_root, apt_get) == wanted
+
+
+def test_opengl_goes_through_glx_on_the_virtual_display_without_a_gpu():
+    seen = last_json(run_python(textwrap.dedent("""
+        import json, os, gymview
+        report = gymview.setup(quiet=True)
+        print(json.dumps({"gpu": report.environment.gpu, "started": report.started_display,
+                          "gl": [os.environ.get(k) for k in ("MUJOCO_GL", "PYOPENGL_PLATFORM")]}))
+    """)))
+    if seen["gpu"] or not seen["started"]:
+        pytest.skip("needs a machine without a GPU where Xvfb can start")
+    assert seen["gl"] == [None, None]

@@ -36,12 +36,17 @@ def test_nothing_is_sent_or_kept_outside_a_notebook():
     view.close()
 
 
-def test_nothing_is_sent_before_the_view_is_displayed():
-    view = LiveView()
+def test_views_not_known_to_be_displayed_get_one_frame_a_second(monkeypatch):
+    # Shown inside a container, a view is confirmed only by the browser, maybe only when the cell
+    # ends: until then it gets HIDDEN_FPS, never a frozen picture, never the full rate.
+    view = LiveView(fps=30)
     view._in_kernel = True
+    view.send = lambda content, buffers=None: None
+    assert view.push(np.zeros((4, 4, 3), np.uint8)) is True
+    assert view._buffer.fps == HIDDEN_FPS and view.stats["visible"] is False
     assert view.push(np.zeros((4, 4, 3), np.uint8)) is False
     view._repr_mimebundle_()
-    assert view.push(np.zeros((4, 4, 3), np.uint8)) is True
+    assert view._buffer.fps == 30 and view.stats["visible"] is True
     view.close()
 
 
@@ -60,7 +65,7 @@ def test_push_throttles_and_counts_dropped_frames(shown):
     view = shown(fps=5)
     results = [view.push(np.zeros((8, 8, 3), np.uint8)) for _ in range(50)]
     assert results[0] and sum(results) == 1
-    assert view.stats["frames_dropped"] == 49
+    assert view.stats["frames_throttled"] == 49 and view.stats["frames_dropped"] == 0
 
 
 def test_bad_frames_raise_even_when_skipped(shown):
@@ -113,7 +118,7 @@ def test_stop_keeps_the_widget_and_close_is_final(shown):
     assert view not in live_views()
     with pytest.raises(RuntimeError, match="closed"):
         view.push(np.zeros((8, 8, 3), np.uint8))
-    assert not [t for t in threading.enumerate() if t.name == "gymview-stream"]
+    assert not view._streamer.running
 
 
 def test_watch_renders_only_when_a_frame_is_due(shown, monkeypatch):
@@ -265,3 +270,86 @@ def test_watch_shows_what_the_agent_sees_beside_the_frames(shown):
     header = view.sent[0][0]
     # Two 210 x 160 game frames plus the 168 x 672 stack preview, in cells of 210 x 672, 2 x 2.
     assert (header["height"], header["width"]) == (420, 1344)
+
+
+def test_a_view_that_appears_after_stop_still_gets_the_last_frame(shown):
+    view = shown()
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.stop()
+    assert not view._streamer.running
+    view._on_browser_message(view, {"type": "ready", "v": 1, "client": "tab"}, [])
+    view.flush()
+    assert [h["seq"] for h, _ in view.sent] == [0, 0]
+
+
+def test_idle_stream_threads_end_and_restart_on_the_next_push(shown, monkeypatch):
+    import gymview.stream
+
+    monkeypatch.setattr(gymview.stream, "IDLE_EXIT_SECONDS", 0.05)
+    view = shown(fps=120)
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.flush()
+    for _ in range(200):
+        if not view._streamer.running:
+            break
+        threading.Event().wait(0.01)
+    assert not view._streamer.running  # a re-run cell that never closed its env leaves no thread
+    for _ in range(3):
+        threading.Event().wait(0.01)
+        assert view.push(np.zeros((8, 8, 3), np.uint8), force=True)
+        assert view.flush()
+    assert len(view.sent) == 4
+
+
+def test_visibility_is_tracked_per_browser_page(shown):
+    view = shown(fps=30)
+    message = view._on_browser_message
+    message(view, {"type": "ready", "v": 1, "client": "A"}, [])
+    message(view, {"type": "ready", "v": 1, "client": "B"}, [])
+    message(view, {"type": "visibility", "visible": False, "client": "B"}, [])
+    assert view.visible and view._buffer.fps == 30  # page A still shows it
+    message(view, {"type": "visibility", "visible": False, "client": "A"}, [])
+    assert not view.visible and view._buffer.fps == HIDDEN_FPS
+    message(view, {"type": "visibility", "visible": True, "client": "B"}, [])
+    assert view.visible
+
+
+def test_bad_trait_values_are_refused_before_they_are_stored(shown):
+    view = shown()
+    for name, bad in (("quality", 500), ("image_format", "gif"), ("max_size", 5), ("fps", 0)):
+        before = getattr(view, name)
+        with pytest.raises(ValueError):
+            setattr(view, name, bad)
+        assert getattr(view, name) == before
+    assert view._streamer.max_size == 512
+
+
+def test_a_protocol_mismatch_is_reported(shown):
+    view = shown()
+    with pytest.warns(UserWarning, match="reload the browser page"):
+        view._on_browser_message(view, {"type": "ready", "v": 99, "client": "A"}, [])
+
+
+def test_close_shows_the_final_state(shown):
+    view = shown(fps=1)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    env.reset(seed=0)
+    for _ in range(20):
+        env.step(0)
+    env.close()
+    env.close()
+    assert [h["step"] for h, _ in view.sent] == [0, 20]
+
+
+def test_vector_partial_reset_keeps_the_running_returns(shown):
+    from gymnasium.vector import AutoresetMode
+
+    view = shown()
+    make = lambda: gym.make("CartPole-v1", render_mode="rgb_array")  # noqa: E731
+    sync = gym.vector.SyncVectorEnv([make, make], autoreset_mode=AutoresetMode.DISABLED)
+    envs = gymview.watch(sync, view=view, display=False)
+    envs.reset(seed=0)
+    envs.step(np.array([0, 0]))
+    envs.reset(options={"reset_mask": np.array([False, True])})
+    assert envs.returns[0] == 1.0 and envs.returns[1] == 0.0
+    envs.close()
