@@ -25,6 +25,7 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.frames import tile, to_rgb_uint8
 from gymview.recorder import RecordVideo
+from gymview.renderers import BatchRenderer, renderer_for
 from gymview.widget import LiveView
 
 __all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
@@ -54,6 +55,7 @@ def watch(
     display: bool = True,
     view: LiveView | None = None,
     record: str | os.PathLike[str] | None = None,
+    fast_render: bool = True,
 ) -> WatchedEnv | WatchedVectorEnv:
     """Wrap ``env`` so its frames stream into an inline :class:`LiveView` while it steps.
 
@@ -65,6 +67,11 @@ def watch(
     ``record="videos/"`` also records every episode at full resolution to
     ``videos/{env id}-episode-{n}.mp4`` (see :class:`gymview.RecordVideo`); the view then shows
     the frames being recorded, so recording costs it no extra render.
+
+    With ``fast_render`` (the default), classic-control envs (CartPole, MountainCar, Acrobot,
+    Pendulum) are drawn by :mod:`gymview.renderers` from a snapshot of their state, on the view's
+    thread: the loop pays microseconds per frame instead of a pygame render. ``False`` always
+    calls ``env.render()``.
 
     >>> import gymnasium as gym
     >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
@@ -85,7 +92,10 @@ def watch(
             fps=fps, max_size=max_size, quality=quality, image_format=image_format,
             title=title if title is not None else (spec.id if spec is not None else ""),
         )
-    wrapped = WatchedVectorEnv(env, view) if isinstance(env, VectorEnv) else WatchedEnv(env, view)
+    if isinstance(env, VectorEnv):
+        wrapped: WatchedEnv | WatchedVectorEnv = WatchedVectorEnv(env, view)
+    else:
+        wrapped = WatchedEnv(env, view, renderer=renderer_for(env) if fast_render else None)
     if display and view._in_kernel:
         from IPython.display import display as show
 
@@ -99,6 +109,7 @@ class _ShowsFrames:
     view: LiveView
 
     def _frame(self) -> Any:
+        """The frame to show now, or a function that draws it later on the view's thread."""
         raise NotImplementedError
 
     def _info(self) -> dict[str, Any]:
@@ -108,7 +119,9 @@ class _ShowsFrames:
         if not (self.view.frame_due() or (force and self.view.active)):
             return
         started = time.perf_counter()
-        self.view.push(self._frame(), force=force, **self._info())
+        frame = self._frame()
+        push = self.view.push_deferred if callable(frame) else self.view.push
+        push(frame, force=force, **self._info())
         self.view.record_cost(time.perf_counter() - started)
 
     def _stop_view(self) -> None:
@@ -122,12 +135,13 @@ class _ShowsFrames:
 class WatchedEnv(_ShowsFrames, gym.Wrapper):
     """A single env whose frames go to ``self.view``; made by :func:`watch`."""
 
-    def __init__(self, env: gym.Env, view: LiveView) -> None:
+    def __init__(self, env: gym.Env, view: LiveView, renderer: BatchRenderer | None = None) -> None:
         super().__init__(env)
         self.view = view
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
+        self._renderer = renderer
         self._closed = False
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
@@ -145,8 +159,12 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
         return observation, reward, terminated, truncated, info
 
     def _frame(self) -> Any:
-        recorded = self.env.last_frame if isinstance(self.env, RecordVideo) and self.env.recording else None
-        return self.env.render() if recorded is None else recorded
+        if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
+            return self.env.last_frame
+        if self._renderer is not None:
+            renderer, state = self._renderer, self._renderer.state_of(self.env)
+            return lambda: renderer.render(state[None])[0]
+        return self.env.render()
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}

@@ -123,7 +123,7 @@ def test_stop_keeps_the_widget_and_close_is_final(shown):
 
 def test_watch_renders_only_when_a_frame_is_due(shown, monkeypatch):
     view = shown(fps=5)
-    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False, fast_render=False)
     renders = []
     original = env.env.render
     monkeypatch.setattr(env.env, "render", lambda: renders.append(1) or original())
@@ -353,3 +353,31 @@ def test_vector_partial_reset_keeps_the_running_returns(shown):
     envs.reset(options={"reset_mask": np.array([False, True])})
     assert envs.returns[0] == 1.0 and envs.returns[1] == 0.0
     envs.close()
+
+
+def test_fast_render_draws_classic_control_off_the_loop(shown, monkeypatch):
+    import io
+
+    from PIL import Image
+
+    view = shown(fps=120, max_size=600, image_format="png")
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("env.render() called on the loop"))
+    env.reset(seed=4)
+    view.flush()
+    monkeypatch.undo()
+    expected = env.env.render().astype(float)
+    drawn = np.asarray(Image.open(io.BytesIO(view.sent[0][1][0]))).astype(float)
+    psnr = 10 * np.log10(255**2 / np.mean((drawn - expected) ** 2))
+    assert psnr > 30
+    env.close()
+
+
+def test_envs_without_a_numpy_renderer_use_env_render(shown):
+    view = shown()
+    env = gymview.watch(gym.make("FrozenLake-v1", render_mode="rgb_array"), view=view, display=False)
+    assert env._renderer is None
+    env.reset(seed=0)
+    view.flush()
+    assert view.sent[0][0]["width"] > 0
+    env.close()
