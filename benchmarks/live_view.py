@@ -163,7 +163,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0, help="wall time of each run (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant (default 3)")
     parser.add_argument("--browser", action="store_true", help="also measure frames/s reaching Chromium")
+    parser.add_argument("--only", default="abcde", help="variant letters to run, e.g. 'ae' (a is always run)")
     args = parser.parse_args()
+    for name in list(VARIANTS):
+        if name[0] not in args.only + "a":
+            del VARIANTS[name]
     print(f"CartPole-v1, {args.seconds:g} s per run, median of {args.repeats}, {os.cpu_count()} cores")
     results = run_kernel_variants(args.seconds, args.repeats)
     base = results["a no render"]["steps_per_s"]

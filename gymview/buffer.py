@@ -84,8 +84,12 @@ class FrameBuffer:
 
     def due(self, now: float | None = None) -> bool:
         """True when a frame offered now would be accepted."""
+        return self.seconds_until_due(now) <= 0.0
+
+    def seconds_until_due(self, now: float | None = None) -> float:
+        """How long until a frame is due (0 or less: due now)."""
         now = time.perf_counter() if now is None else now
-        return now - self._last_accepted >= self.interval
+        return self._last_accepted + self.interval - now
 
     def offer(self, frame: Any, info: dict[str, Any], now: float | None = None, force: bool = False) -> bool:
         """Keep ``frame`` if one is due (or ``force``), replacing an unsent one; never blocks. True if kept."""
@@ -125,6 +129,11 @@ class FrameBuffer:
         with self._condition:
             self._in_hand = False
             self._condition.notify_all()
+
+    @property
+    def busy(self) -> bool:
+        """True while a frame waits, or is being handled, or a wake-up is pending."""
+        return self._item is not None or self._in_hand or self._woken
 
     def join(self, timeout: float) -> bool:
         """Wait until nothing waits or is being handled; False if ``timeout`` s passed first."""

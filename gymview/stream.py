@@ -20,16 +20,18 @@ from __future__ import annotations
 import collections
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from gymview._protocol import frame_header
+from gymview._encoder import EncoderProcess, EncoderProcessError
 from gymview._worker import Worker
 from gymview.buffer import PROCESS_BUDGET, FrameBuffer, MessageBudget
 from gymview.encode import check_format, check_quality, encode_frame
-from gymview.frames import downsample, to_rgb_uint8
+from gymview.frames import downsample
 
 __all__ = ["FrameStreamer"]
 
@@ -65,6 +67,7 @@ class FrameStreamer:
         quality: int = 80,
         max_in_flight: int = 2,
         budget: MessageBudget = PROCESS_BUDGET,
+        offload: bool = True,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1; got {max_in_flight!r}")
@@ -75,10 +78,14 @@ class FrameStreamer:
         self.max_in_flight = max_in_flight
         self._send = send
         self._budget = budget
+        # Downsampling and compressing in a helper process keeps that work clear of the GIL,
+        # which a busy loop holds (see gymview._encoder); in-thread is the fallback.
+        self._encoder: EncoderProcess | None = EncoderProcess() if offload else None
         self._worker = Worker("stream", self._run, wake=buffer.wake)
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._acked_event = threading.Event()
+        self._failed = threading.Event()
         self._latest: tuple[dict[str, Any], bytes] | None = None
         self._resend = False
         self._seq = -1
@@ -107,7 +114,10 @@ class FrameStreamer:
         self._worker.stop(timeout)
 
     def check(self) -> None:
-        """Re-raise an error that ended the stream thread."""
+        """Re-raise an error that ended (or is ending) the stream thread."""
+        if self._failed.is_set():  # the thread is on its way out with an error: wait for it
+            self._failed.clear()
+            self._worker.stop()
         self._worker.check()
 
     def flush(self, timeout: float = 5.0) -> bool:
@@ -145,17 +155,35 @@ class FrameStreamer:
 
     # -- the stream thread -----------------------------------------------------------------
     def _run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            item = self.buffer.take(timeout=IDLE_EXIT_SECONDS, retire=True)
-            if item is None and self.buffer.retired:
-                return
+        try:
+            while not stop.is_set():
+                item = self.buffer.take(timeout=IDLE_EXIT_SECONDS, retire=True)
+                if item is None and self.buffer.retired:
+                    return
+                try:
+                    if self._resend:
+                        self._send_latest_again()
+                    if item is not None:
+                        self._handle(*item)
+                except BaseException:
+                    self._failed.set()  # before task_done, so a flush() that returns sees it
+                    raise
+                finally:
+                    self.buffer.task_done()
+        finally:
+            if self._encoder is not None:
+                self._encoder.close()
+
+    def _compress(self, frame: np.ndarray) -> tuple[bytes, int, int]:
+        """(image bytes, width, height) of ``frame`` shrunk to max_size and encoded."""
+        if self._encoder is not None:
             try:
-                if self._resend:
-                    self._send_latest_again()
-                if item is not None:
-                    self._handle(*item)
-            finally:
-                self.buffer.task_done()
+                return self._encoder.encode(frame, self.max_size, self.image_format, self.quality)
+            except EncoderProcessError as error:
+                warnings.warn(f"{error}; gymview encodes frames in its stream thread from now on", stacklevel=1)
+                self._encoder = None
+        small = downsample(frame, self.max_size)
+        return encode_frame(small, self.image_format, self.quality), small.shape[1], small.shape[0]
 
     def _send_latest_again(self) -> None:
         with self._lock:
@@ -175,22 +203,17 @@ class FrameStreamer:
                 self._acked_event.wait(remaining)
         return True
 
-    def _handle(self, frame: np.ndarray | Callable[[], Any], info: dict[str, Any]) -> None:
+    def _handle(self, frame: np.ndarray, info: dict[str, Any]) -> None:
         if not self._wait_for_room() or not self._budget.try_acquire():
             self.skipped += 1
             return
         started = time.perf_counter()
-        if callable(frame):  # a deferred render: draw it here, off the user's thread
-            frame = to_rgb_uint8(frame())
-        small = downsample(frame, self.max_size)
-        data = encode_frame(small, self.image_format, self.quality)
+        data, width, height = self._compress(frame)
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0
         dropped = self.buffer.replaced + self.skipped
         with self._lock:
             self._seq += 1
-            header = frame_header(
-                self._seq, self.image_format, small.shape[1], small.shape[0], info, dropped, self._acked
-            )
+            header = frame_header(self._seq, self.image_format, width, height, info, dropped, self._acked)
             self._latest = (header, data)
         self._send(header, [data])
         self.sent += 1

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pathlib
 import threading
+import time
 import uuid
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -173,6 +173,23 @@ class LiveView(anywidget.AnyWidget):
         """True when :meth:`push` would accept a frame now; check it before rendering one."""
         return self.active and self._buffer.due()
 
+    def seconds_until_due(self) -> float:
+        """How long a loop may skip :meth:`frame_due` checks: until the next frame is due, or
+        half a second while no front-end can show frames (a view may be displayed meanwhile)."""
+        return self._buffer.seconds_until_due() if self.active else 0.5
+
+    def yield_to_stream(self) -> bool:
+        """Let the stream thread run if it has work; True if it had.
+
+        A loop of small numpy calls releases and retakes the GIL so often that CPython never
+        forces a switch, and a waiting thread can starve for the whole loop (measured: 1.5 s).
+        A ``time.sleep(0)`` every few milliseconds while a frame is on its way lets it through.
+        """
+        if not self._buffer.busy:
+            return False
+        time.sleep(0)
+        return True
+
     def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
         """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts); never blocks.
 
@@ -185,16 +202,6 @@ class LiveView(anywidget.AnyWidget):
             check_frame(frame)
             return False
         return self._offer(to_rgb_uint8(frame), force, info)
-
-    def push_deferred(self, render: Callable[[], Any], force: bool = False, **info: Any) -> bool:
-        """Like :meth:`push`, but ``render()`` makes the frame later, on the stream thread.
-
-        For renderers that draw from a snapshot of the env's state (see :mod:`gymview.renderers`):
-        the user's loop pays only for the snapshot. ``render`` must not touch the live env.
-        """
-        if not callable(render):
-            raise TypeError(f"push_deferred() needs a function that returns a frame; got {type(render).__name__}")
-        return self._accepts(force) and self._offer(render, force, info)
 
     def _accepts(self, force: bool) -> bool:
         self._streamer.check()

@@ -118,8 +118,56 @@ def test_bad_settings_are_rejected():
         FrameStreamer(buffer, print, quality=0)
 
 
-def test_no_thread_left_after_stop():
+def test_no_thread_or_process_left_after_stop():
     streamer, _ = make()
     streamer.start()
+    streamer.buffer.offer(frame(h=20, w=20), {})
+    streamer.flush()
+    encoder = streamer._encoder._process
+    assert encoder is not None and encoder.poll() is None
     streamer.stop()
-    assert not [t for t in threading.enumerate() if t.name == "gymview-stream"]
+    assert not streamer.running and encoder.poll() is not None
+
+
+def test_encoder_process_and_in_thread_paths_give_the_same_picture():
+    pattern = (np.indices((90, 130)).sum(axis=0) % 7 * 30).astype(np.uint8)
+    picture = np.repeat(pattern[:, :, None], 3, axis=2)
+    results = []
+    for offload in (True, False):
+        sent = Recorder()
+        streamer = FrameStreamer(FrameBuffer(fps=30), sent, max_size=64, image_format="png",
+                                 budget=MessageBudget(100, 10), offload=offload)
+        streamer.start()
+        streamer.buffer.offer(picture, {})
+        streamer.flush()
+        streamer.stop()
+        header, buffers = sent.messages[0]
+        results.append(((header["width"], header["height"]), buffers[0]))
+    assert results[0] == results[1] and results[0][0] == (64, 44)
+
+
+def test_a_killed_encoder_process_is_replaced():
+    streamer, sent = make()
+    streamer.start()
+    streamer.buffer.offer(frame(h=20, w=20), {})
+    streamer.flush()
+    first = streamer._encoder._process
+    first.kill()
+    first.wait()
+    streamer.buffer.offer(frame(h=20, w=20), {}, force=True)
+    streamer.flush()
+    streamer.stop()
+    assert len(sent.messages) == 2 and streamer._encoder is not None
+
+
+def test_an_encoder_process_that_cannot_start_falls_back_to_the_thread(monkeypatch):
+    import gymview._encoder
+
+    monkeypatch.setattr(gymview._encoder.sys, "executable", "/nonexistent/python")
+    streamer, sent = make()
+    streamer.start()
+    with pytest.warns(UserWarning, match="stream thread from now on"):
+        streamer.buffer.offer(frame(h=20, w=20), {})
+        streamer.flush()
+    streamer.stop()
+    assert len(sent.messages) == 1 and streamer._encoder is None

@@ -187,29 +187,6 @@ def test_magic_status_and_stop(shown, capsys, monkeypatch):
     assert registered["gymview"][1] == "line"
 
 
-def test_push_deferred_renders_on_the_stream_thread(shown):
-    view = shown(max_size=64)
-    threads = []
-
-    def render():
-        threads.append(threading.current_thread().name)
-        return np.full((10, 20, 3), 0.5)
-
-    assert view.push_deferred(render, step=1)
-    view.flush()
-    assert threads == ["gymview-stream"]
-    assert view.sent[0][0]["width"] == 20
-    assert not view.push_deferred(render)  # not due yet: not even called
-    assert len(threads) == 1
-
-
-def test_deferred_render_errors_reach_the_user(shown):
-    view = shown()
-    view.push_deferred(lambda: np.zeros((4, 4, 2)))
-    with pytest.raises(gymview.WorkerError, match="shape"):
-        view.flush()
-
-
 def test_load_ext_runs_setup(monkeypatch):
     import gymview.colab
     from gymview.magic import load_ipython_extension
@@ -355,14 +332,14 @@ def test_vector_partial_reset_keeps_the_running_returns(shown):
     envs.close()
 
 
-def test_fast_render_draws_classic_control_off_the_loop(shown, monkeypatch):
+def test_fast_render_draws_classic_control_without_pygame(shown, monkeypatch):
     import io
 
     from PIL import Image
 
     view = shown(fps=120, max_size=600, image_format="png")
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
-    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("env.render() called on the loop"))
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("env.render() called"))
     env.reset(seed=4)
     view.flush()
     monkeypatch.undo()
