@@ -89,7 +89,10 @@ class _Job:
     def recorder(self, path: Path) -> VideoRecorder:
         from gymview.recorder import VideoRecorder  # imported when used: keeps `import gymview` light
 
-        return VideoRecorder(path, fps=self.fps, codec="libx264", crf=self.crf, preset=self.preset, threads=self.threads)
+        return VideoRecorder(
+            path, fps=self.fps, codec="libx264", crf=self.crf, preset=self.preset, threads=self.threads,
+            crash_safe=False,  # one ffmpeg process per video; a crashed episode is simply re-run
+        )
 
 
 class BatchResult:

@@ -167,6 +167,8 @@ def encode_command(
         command += ["-threads", str(threads)]
     if fragmented:
         command += ["-movflags", FRAGMENTED_MOVFLAGS, "-flush_packets", "1"]
+    else:
+        command += ["-movflags", "+faststart"]
     command += ["-f", "mp4", os.fspath(path)]
     return command
 

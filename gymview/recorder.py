@@ -60,9 +60,13 @@ class _Encoding:
     the video without holding a reference to the recorder.
     """
 
-    def __init__(self, path: Path, command: list[str], ffmpeg: str, frame_bytes: int, max_queued_frames: int | None) -> None:
+    def __init__(
+        self, path: Path, command: list[str], ffmpeg: str, frame_bytes: int, max_queued_frames: int | None,
+        remux: bool,
+    ) -> None:
         self.path = path
         self.ffmpeg = ffmpeg
+        self.remux = remux
         depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // frame_bytes))
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
         self.delivered = 0  # frames handed to ffmpeg; written by the encoder thread only
@@ -90,7 +94,8 @@ class _Encoding:
         except BaseException:
             self.process.kill()
             raise
-        self._make_plain_mp4()
+        if self.remux:
+            self._make_plain_mp4()
 
     def _make_plain_mp4(self) -> None:
         """Copy the fragmented file into a faststart MP4, then swap it in atomically."""
@@ -173,6 +178,10 @@ class VideoRecorder:
         threads: encoder threads; ``None`` lets ffmpeg choose.
         max_queued_frames: frames that may wait for the encoder before ``write`` blocks;
             ``None`` picks up to 32 frames within 64 MiB.
+        crash_safe: write a fragmented MP4 while recording (playable up to about the last
+            second if the process dies) and rewrite it as a plain MP4 on close. ``False`` writes
+            the plain MP4 directly, one ffmpeg process instead of two: for batch jobs where a
+            crash means re-running the episode anyway.
 
     Frames may be any image :func:`gymview.to_rgb_uint8` accepts (uint8/float/bool, gray, RGB
     or RGBA); all must have the first frame's size. An odd width or height gets one black
@@ -197,6 +206,7 @@ class VideoRecorder:
         preset: str | None = "veryfast",
         threads: int | None = None,
         max_queued_frames: int | None = None,
+        crash_safe: bool = True,
     ) -> None:
         self._path = Path(os.fspath(path)).absolute()
         if self._path.suffix.lower() != ".mp4":
@@ -214,6 +224,7 @@ class VideoRecorder:
         _check_writable_folder(self._path.parent)
         self._settings = dict(fps=fps, codec=codec, crf=crf, preset=preset, threads=threads)
         self._max_queued_frames = max_queued_frames
+        self._crash_safe = crash_safe
         self.fps = fps
         self._shape: tuple[int, ...] | None = None
         self._accepted = 0
@@ -264,8 +275,12 @@ class VideoRecorder:
 
     def _start(self, shape: tuple[int, ...]) -> None:
         height, width = shape[:2]
-        command = encode_command(self._ffmpeg, self._path, width=width, height=height, **self._settings)
-        self._encoding = _Encoding(self._path, command, self._ffmpeg, height * width * 3, self._max_queued_frames)
+        command = encode_command(
+            self._ffmpeg, self._path, width=width, height=height, fragmented=self._crash_safe, **self._settings
+        )
+        self._encoding = _Encoding(
+            self._path, command, self._ffmpeg, height * width * 3, self._max_queued_frames, remux=self._crash_safe
+        )
         self._shape = shape
         self._finalizer = weakref.finalize(self, self._encoding.finish_quietly)
 

@@ -72,7 +72,7 @@ def test_encode_command_contents():
     assert "-c:v libx264 -pix_fmt yuv420p -g 30 -crf 18 -preset fast -threads 2" in text
     assert f"-movflags {ffmpeg.FRAGMENTED_MOVFLAGS} -flush_packets 1" in text
     plain = encode_command("ffmpeg", "out.mp4", width=64, height=48, fps=30, fragmented=False)
-    assert "-movflags" not in plain
+    assert "-flush_packets" not in plain and plain[plain.index("-movflags") + 1] == "+faststart"
     other = encode_command("ffmpeg", "out.mp4", width=64, height=48, fps=30, codec="mpeg4")
     assert "-crf" not in other and "-preset" not in other
     assert remux_command("ffmpeg", "a.mp4", "b.mp4")[-5:] == ["-movflags", "+faststart", "-f", "mp4", "b.mp4"]

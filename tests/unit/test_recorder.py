@@ -277,3 +277,13 @@ def test_memory_stays_flat_for_a_5000_frame_episode(tmp_path):
     before_kb, after_kb, written = map(int, result.stdout.split())
     assert written == 5000
     assert (after_kb - before_kb) / 1024 < 100, f"peak RSS grew by {(after_kb - before_kb) / 1024:.0f} MB"
+
+
+def test_crash_safe_false_writes_a_plain_faststart_mp4_in_one_pass(tmp_path):
+    path = tmp_path / "plain.mp4"
+    with VideoRecorder(path, fps=10, crash_safe=False) as recorder:
+        for index in range(12):
+            recorder.write(pattern(index))
+    assert len(decode(path)) == 12
+    boxes = top_level_boxes(path)
+    assert "moof" not in boxes and boxes.index("moov") < boxes.index("mdat")
