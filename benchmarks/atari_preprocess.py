@@ -17,6 +17,7 @@ on recorded frames (no env), so the preprocessing share is visible.
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from collections.abc import Callable
 
@@ -131,6 +132,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="8 and 32 envs, 1 s a row")
     parser.add_argument("--envs", type=int, nargs="+", help="numbers of envs (default 8 32 128)")
     parser.add_argument("--seconds", type=float, help="timing per row (default 3, quick 1)")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per cell; medians are printed")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda")
     args = parser.parse_args()
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device.replace("auto", "cpu"))
@@ -150,7 +152,13 @@ def main() -> None:
         ("    preprocessing only: AtariPipeline, no env", lambda n: pipeline_alone(n, seconds, device)),
     ]
     print(f"{'frames/s':<52}" + "".join(f"{f'{n} envs':>12}" for n in env_counts))
-    results = {label: [run(n) for n in env_counts] for label, run in rows}
+    # Interleaved repeats, medians: on a shared or throttling machine one 1-3 s row is noise.
+    samples: dict[str, dict[int, list[float]]] = {label: {n: [] for n in env_counts} for label, _ in rows}
+    for _ in range(args.repeats):
+        for label, run in rows:
+            for n in env_counts:
+                samples[label][n].append(run(n))
+    results = {label: [statistics.median(samples[label][n]) for n in env_counts] for label, _ in rows}
     for label, values in results.items():
         print(f"{label:<52}" + "".join(f"{value:>12,.0f}" for value in values))
     best = [max(a, b) for a, b in zip(results[rows[0][0]], results[rows[1][0]])]
