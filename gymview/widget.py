@@ -64,8 +64,9 @@ class LiveView(anywidget.AnyWidget):
     """An inline live view of frames, throttled to ``fps`` and downsampled to ``max_size``.
 
     ``push`` never blocks: the newest frame waits in a one-slot buffer and a background thread
-    downsamples, compresses (JPEG at ``quality``, or lossless PNG) and sends it. Nothing is sent
-    before the view is displayed or outside a notebook kernel.
+    has it downsampled and compressed (JPEG at ``quality``, or lossless PNG) and sends it.
+    Outside a notebook kernel nothing is sent; a view not known to be on screen (not displayed
+    yet, scrolled away, in a background tab) gets ``HIDDEN_FPS`` frames a second.
 
     >>> import numpy as np
     >>> view = LiveView(fps=10, image_format="png", title="my env")
