@@ -26,7 +26,8 @@ install_python() {  # torch first, pinned: any other spec pulls gigabytes of CUD
 case "${1:-}" in
   quickstart)
     install_python "lab,colab"
-    exec "$PYTHON" -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${@:2}"
+    root_flag=(); [ "$(id -u)" = 0 ] && root_flag=(--allow-root)
+    exec "$PYTHON" -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${root_flag[@]}" "${@:2}"
     ;;
   test)
     install_debian

@@ -194,7 +194,7 @@ def _torch() -> Check:
 def _gpu() -> Check:
     if detect().gpu:
         return Check("gpu", OK, "NVIDIA GPU present: headless MuJoCo/OpenGL render with MUJOCO_GL=egl")
-    return Check("gpu", OK, "none: headless MuJoCo/OpenGL render with MUJOCO_GL=osmesa (Debian: libosmesa6)")
+    return Check("gpu", OK, "none: OpenGL renders through GLX on the (virtual) display; with no display at all, MUJOCO_GL=osmesa (Debian: libosmesa6)")
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess | None:
