@@ -106,6 +106,7 @@ def setup(
     # (EGL is faster than GLX on Xvfb there) or when no X display could be had at all.
     wants_gl_variables = headless and (where.gpu or not started)
     variables: dict[str, str] = virtual.renderer_variables(where.gpu) if wants_gl_variables else {}
+    variables.update(virtual.runtime_dir_variable())
     if headless and not started:
         variables["SDL_VIDEODRIVER"] = "dummy"
     elif "SDL_VIDEODRIVER" in _set_by_setup and os.environ.get("SDL_VIDEODRIVER") == _set_by_setup["SDL_VIDEODRIVER"]:

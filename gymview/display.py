@@ -17,6 +17,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -122,6 +123,23 @@ def renderer_variables(gpu: bool) -> dict[str, str]:
     """
     platform = "egl" if gpu else "osmesa"
     return {"MUJOCO_GL": platform, "PYOPENGL_PLATFORM": platform}
+
+
+def runtime_dir_variable() -> dict[str, str]:
+    """``XDG_RUNTIME_DIR`` for SDL on Linux when the session has none (containers, servers, Colab).
+
+    Without it pygame prints "error: XDG_RUNTIME_DIR is invalid or not set" into every notebook
+    cell that renders. The folder is private (mode 0700) and removed at exit. Returns {} where
+    nothing is needed.
+
+    >>> isinstance(runtime_dir_variable(), dict)
+    True
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("XDG_RUNTIME_DIR"):
+        return {}
+    folder = tempfile.mkdtemp(prefix="gymview-runtime-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return {"XDG_RUNTIME_DIR": folder}
 
 
 def set_renderer_variables(wanted: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
