@@ -8,10 +8,11 @@ PYTHON=${PYTHON:-python3}
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-install_debian() {  # the browser and X server the tests drive; ffmpeg comes from imageio-ffmpeg
+install_debian() {  # the browser, X server and JS runtime the tests use; ffmpeg comes from imageio-ffmpeg
   local missing=()
   command -v chromium >/dev/null || missing+=(chromium)
   command -v Xvfb >/dev/null || missing+=(xvfb)
+  command -v node >/dev/null || missing+=(nodejs)
   if [ ${#missing[@]} -gt 0 ]; then
     as_root apt-get update -qq
     DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}"
