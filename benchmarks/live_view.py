@@ -99,7 +99,7 @@ def run_kernel_variants(seconds: float, repeats: int) -> dict[str, dict[str, flo
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in VARIANTS}
     try:
         client.wait_for_ready(timeout=60)
-        kernel = Kernel(client)
+        kernel = Kernel(manager, client)
         kernel.run(SETUP)
         for name, code in VARIANTS.items():  # warm-up: imports, pygame init, first widget
             kernel.run(code.format(seconds=0.3))

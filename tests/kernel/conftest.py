@@ -16,6 +16,7 @@ class Execution:
     messages: list = field(default_factory=list)
     stdout: str = ""
     error: str | None = None
+    reply: dict = field(default_factory=dict)  # the shell reply's content: status, ename, ...
 
     def of_type(self, msg_type):
         return [m for _, m in self.messages if m["header"]["msg_type"] == msg_type]
@@ -33,12 +34,15 @@ class Execution:
 
 
 class Kernel:
-    def __init__(self, client):
+    def __init__(self, manager, client):
+        self.manager = manager
         self.client = client
 
-    def execute(self, code: str, timeout: float = 120) -> Execution:
+    def execute(self, code: str, timeout: float = 120, until_text: str | None = None, on_text=None) -> Execution:
+        """Run ``code``; once ``until_text`` appears on stdout, call ``on_text()`` (once)."""
         msg_id = self.client.execute(code)
         result = Execution()
+        fired = False
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
@@ -54,10 +58,20 @@ class Kernel:
             kind = msg["header"]["msg_type"]
             if kind == "stream" and msg["content"]["name"] == "stdout":
                 result.stdout += msg["content"]["text"]
+                if until_text and until_text in result.stdout and not fired:
+                    fired = True
+                    on_text()
             elif kind == "error":
                 result.error = "\n".join(msg["content"]["traceback"])
             elif kind == "status" and msg["content"]["execution_state"] == "idle":
+                result.reply = self._reply_to(msg_id, timeout)
                 return result
+
+    def _reply_to(self, msg_id: str, timeout: float) -> dict:
+        while True:  # skip replies to other requests (wait_for_ready's kernel_info, for one)
+            reply = self.client.get_shell_msg(timeout=timeout)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return reply["content"]
 
     def run(self, code: str, timeout: float = 120) -> Execution:
         """Execute and fail the test with the kernel's traceback if the code raised."""
@@ -76,7 +90,8 @@ def kernel(repo_root, tmp_path):
     client.start_channels()
     try:
         client.wait_for_ready(timeout=60)
-        yield Kernel(client)
+        yield Kernel(manager, client)
     finally:
         client.stop_channels()
-        manager.shutdown_kernel(now=True)
+        if manager.is_alive():
+            manager.shutdown_kernel(now=True)

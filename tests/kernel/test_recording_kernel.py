@@ -1,58 +1,16 @@
 """Recording inside a real IPython kernel: Ctrl-C (interrupt) and shutdown never cost the video."""
 
-import os
 import sys
 from pathlib import Path
 
 import psutil
 import pytest
-from jupyter_client import KernelManager
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
 from video_checks import decode, ffmpeg_processes_writing, top_level_boxes  # noqa: E402
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
-
-TIMEOUT = 60
-
-
-@pytest.fixture
-def kernel(tmp_path):
-    manager = KernelManager(kernel_name="python3")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    manager.start_kernel(cwd=str(tmp_path), env=env)
-    client = manager.client()
-    client.start_channels()
-    client.wait_for_ready(timeout=TIMEOUT)
-    try:
-        yield manager, client
-    finally:
-        client.stop_channels()
-        if manager.is_alive():
-            manager.shutdown_kernel(now=True)
-
-
-def run(client, code, until_text=None, on_text=None):
-    """Execute ``code``; call ``on_text()`` once ``until_text`` is printed; return (reply, output)."""
-    msg_id = client.execute(code)
-    output, fired = "", False
-    while True:
-        message = client.get_iopub_msg(timeout=TIMEOUT)
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = message["msg_type"], message["content"]
-        if kind == "stream":
-            output += content["text"]
-            if until_text and until_text in output and not fired:
-                fired = True
-                on_text()
-        elif kind == "status" and content["execution_state"] == "idle":
-            break
-    while True:  # skip replies to other requests (wait_for_ready's kernel_info, for one)
-        reply = client.get_shell_msg(timeout=TIMEOUT)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply["content"], output
 
 
 def assert_plain_mp4(path, frame_count):
@@ -77,11 +35,9 @@ with VideoRecorder("interrupted.mp4", fps=30) as recorder:
 
 
 def test_interrupt_inside_with_block_closes_a_complete_video(kernel, tmp_path):
-    manager, client = kernel
-    reply, _ = run(client, ENDLESS_WITH, until_text="recording", on_text=manager.interrupt_kernel)
+    reply = kernel.execute(ENDLESS_WITH, until_text="recording", on_text=kernel.manager.interrupt_kernel).reply
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
-    reply, output = run(client, "print(recorder.closed, recorder.frames_written)")
-    closed, written = output.split()
+    closed, written = kernel.execute("print(recorder.closed, recorder.frames_written)").stdout.split()
     assert closed == "True" and int(written) >= 100
     assert_plain_mp4(tmp_path / "interrupted.mp4", int(written))
     assert not ffmpeg_processes_writing(tmp_path / "interrupted.mp4")
@@ -104,16 +60,15 @@ while True:
 
 
 def test_interrupt_keeps_ffmpeg_alive_until_env_close_finishes_every_video(kernel, tmp_path):
-    manager, client = kernel
-    reply, _ = run(client, ENDLESS_RECORD_VIDEO, until_text="recording", on_text=manager.interrupt_kernel)
+    reply = kernel.execute(ENDLESS_RECORD_VIDEO, until_text="recording", on_text=kernel.manager.interrupt_kernel).reply
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
-    _, output = run(client, "print(env._recorder.path, env.frames_recorded)")
+    output = kernel.execute("print(env._recorder.path, env.frames_recorded)").stdout
     current, recorded = output.split()
     ffmpeg = ffmpeg_processes_writing(current)
     assert len(ffmpeg) == 1  # Ctrl-C did not reach ffmpeg: it waits for more frames
-    reply, _ = run(client, "env.close()")
+    reply = kernel.execute("env.close()").reply
     assert reply["status"] == "ok"
-    psutil.wait_procs(ffmpeg, timeout=TIMEOUT)
+    psutil.wait_procs(ffmpeg, timeout=60)
     assert_plain_mp4(current, int(recorded))
     videos = sorted((tmp_path / "videos").glob("*.mp4"))
     assert len(videos) >= 2
@@ -138,15 +93,14 @@ while True:
 
 
 def test_kernel_shutdown_finishes_an_unclosed_video(kernel, tmp_path):
-    manager, client = kernel
-    reply, _ = run(client, ENDLESS_UNCLOSED, until_text="recording", on_text=manager.interrupt_kernel)
+    reply = kernel.execute(ENDLESS_UNCLOSED, until_text="recording", on_text=kernel.manager.interrupt_kernel).reply
     assert reply["ename"] == "KeyboardInterrupt"
-    _, output = run(client, "print(recorder.closed, recorder.frames_written)")
+    output = kernel.execute("print(recorder.closed, recorder.frames_written)").stdout
     closed, written = output.split()
     assert closed == "False"
-    kernel_process = psutil.Process(manager.provisioner.process.pid)
-    manager.shutdown_kernel(now=False)  # a clean shutdown: the interpreter exits, atexit runs
-    kernel_process.wait(timeout=TIMEOUT)
+    kernel_process = psutil.Process(kernel.manager.provisioner.process.pid)
+    kernel.manager.shutdown_kernel(now=False)  # a clean shutdown: the interpreter exits, atexit runs
+    kernel_process.wait(timeout=60)
     path = tmp_path / "interrupted.mp4"
     assert not ffmpeg_processes_writing(path)
     assert_plain_mp4(path, int(written))
