@@ -37,6 +37,7 @@ import psutil  # noqa: E402
 
 import gymview  # noqa: E402
 from gymview.renderers import renderer_for  # noqa: E402
+from recording import mountain_car_episodes  # noqa: E402  (benchmarks/recording.py, beside this file)
 
 ENV_ID = "MountainCar-v0"
 
@@ -76,19 +77,8 @@ class PeakMemory:
 
 
 def run_record_video(episodes: int, folder: Path) -> int:
-    env = gym.make(ENV_ID, render_mode="rgb_array")
-    env = gym.wrappers.RecordVideo(env, str(folder), episode_trigger=lambda _: True, disable_logger=True)
-    frames = 0
-    for seed in range(episodes):
-        observation, _ = env.reset(seed=seed)
-        frames += 1
-        done = False
-        while not done:
-            observation, _, terminated, truncated, _ = env.step(push(observation))
-            frames += 1
-            done = terminated or truncated
-    env.close()
-    return frames
+    """The baseline: gymnasium's RecordVideo, serial, one file per episode (as in recording.py)."""
+    return mountain_car_episodes("gymnasium", episodes, str(folder))
 
 
 _FRAMES: list[np.ndarray] = []  # episodes of frames for the ceiling, inherited by forked workers
