@@ -78,6 +78,11 @@ def watch(
     >>> envs.close()
     """
     _check_render_mode(env)
+    if view is not None and ((fps, max_size, quality, image_format) != (30, 512, 80, "jpeg") or title is not None):
+        raise ValueError(
+            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, "
+            "quality, image_format and title on the LiveView instead (LiveView(fps=15, ...))"
+        )
     spec = getattr(env, "spec", None)
     if record is not None:
         if isinstance(env, VectorEnv):
@@ -95,7 +100,7 @@ def watch(
         wrapped: WatchedEnv | WatchedVectorEnv = WatchedVectorEnv(env, view)
     else:
         wrapped = WatchedEnv(env, view, renderer=renderer_for(env) if fast_render else None)
-    if display and view._in_kernel:
+    if display and view.active:
         from IPython.display import display as show
 
         show(view)

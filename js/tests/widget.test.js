@@ -139,3 +139,17 @@ test("status line and rate meter", () => {
   assert.equal(meter.rate(1000), 11);
   assert.equal(meter.rate(5000), 0);
 });
+
+test("a kernel speaking another protocol version is reported once, and frames still flow", async () => {
+  const stream = new FrameStream(fakeModel(), async () => ({ close() {} }));
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (text) => warnings.push(text);
+  stream.onMessage(header(0, { v: 99 }), bytes());
+  stream.onMessage(header(1, { v: 99 }), bytes());
+  await settle();
+  console.warn = warn;
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /reload the page/);
+  assert.equal(stream.received, 2);
+});

@@ -1,5 +1,6 @@
 import io
 import threading
+import sys
 
 import numpy as np
 import pytest
@@ -171,3 +172,16 @@ def test_an_encoder_process_that_cannot_start_falls_back_to_the_thread(monkeypat
         streamer.flush()
     streamer.stop()
     assert len(sent.messages) == 1 and streamer._encoder is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are a Linux feature")
+def test_the_encoder_pipe_holds_a_whole_frame():
+    import fcntl
+
+    from gymview._encoder import EncoderProcess
+
+    encoder = EncoderProcess()
+    encoder.encode(frame(h=400, w=600), 512, "jpeg", 80)
+    size = fcntl.fcntl(encoder._process.stdin.fileno(), fcntl.F_GETPIPE_SZ)
+    encoder.close()
+    assert size >= 400 * 600 * 3 + 16  # one write, no wait for the child, one GIL hand-over

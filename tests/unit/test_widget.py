@@ -358,3 +358,47 @@ def test_envs_without_a_numpy_renderer_use_env_render(shown):
     view.flush()
     assert view.sent[0][0]["width"] > 0
     env.close()
+
+
+def test_yield_to_stream_only_when_a_frame_is_on_its_way(shown):
+    view = shown()
+    assert view.yield_to_stream() is False  # nothing waiting: no GIL hand-over
+    view._buffer.offer(np.zeros((8, 8, 3), np.uint8), {}, force=True)  # waiting, thread not started
+    assert view.yield_to_stream() is True
+    view._streamer.start()
+    view.flush()
+    assert view.yield_to_stream() is False
+
+
+def test_seconds_until_due_lets_loops_skip_checks(shown):
+    view = shown(fps=10)
+    assert view.seconds_until_due() <= 0  # nothing sent yet: due now
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    assert 0.05 < view.seconds_until_due() <= 0.1
+    outside = LiveView()
+    assert outside.seconds_until_due() == 0.5  # no front-end: recheck twice a second
+    outside.close()
+
+
+def test_magic_setup_doctor_and_unload(monkeypatch, capsys):
+    import gymview.colab
+    import gymview.doctor
+    from gymview.human import enable_inline_human, inline_human_enabled
+    from gymview.magic import gymview_magic, unload_ipython_extension
+
+    calls = []
+    monkeypatch.setattr(gymview.colab, "setup", lambda **kwargs: calls.append("setup"))
+    monkeypatch.setattr(gymview.doctor, "run_checks", lambda: calls.append("checks") or [])
+    monkeypatch.setattr(gymview.doctor, "format_report", lambda checks: "REPORT")
+    gymview_magic("setup")
+    gymview_magic("doctor")
+    assert calls == ["setup", "checks"] and "REPORT" in capsys.readouterr().out
+    enable_inline_human()
+    unload_ipython_extension(None)
+    assert not inline_human_enabled()
+
+
+def test_watch_with_a_view_refuses_settings_it_would_ignore(shown):
+    view = shown()
+    with pytest.raises(ValueError, match="set fps, max_size"):
+        gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, fps=10, display=False)
