@@ -1,7 +1,9 @@
 """Recording benchmark: gymnasium's RecordVideo vs an imageio writer loop vs gymview.RecordVideo.
 
 Part 1, MountainCar-v0 with the goal-reaching policy (push in the direction of the velocity), one
-video file per episode, full resolution (600x400). Prints frames/s end to end (stepping,
+video file per episode, full resolution (600x400). gymview.RecordVideo runs twice: as it comes
+(classic-control frames drawn by gymview's numpy renderers) and with ``fast_render=False``
+(frames from ``env.render()``, pygame, like gymnasium's), so the renderer's share is visible. Prints frames/s end to end (stepping,
 rendering, encoding, files closed), wall time and peak resident memory, with ratios against
 gymnasium's RecordVideo. Part 2, one 5000-frame CartPole episode (termination ignored, so the
 episode goes on): peak resident memory of each recorder.
@@ -31,7 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = {
     "gymnasium": "gymnasium.wrappers.RecordVideo (moviepy, frames kept per episode)",
     "imageio": "imageio writer loop (imageio-ffmpeg, encoded in the loop)",
-    "gymview": "gymview.RecordVideo (streamed to ffmpeg, background thread)",
+    "gymview": "gymview.RecordVideo (numpy renderer, I420, streamed to ffmpeg)",
+    "gymview-pygame": "gymview.RecordVideo(fast_render=False) (frames from pygame)",
 }
 
 
@@ -65,7 +68,8 @@ def mountain_car_episodes(variant: str, episodes: int, folder: str) -> int:
         from gymnasium.wrappers import RecordVideo
     else:
         from gymview import RecordVideo
-    env = RecordVideo(env, folder, episode_trigger=lambda episode: True, disable_logger=True)
+    options = {"fast_render": False} if variant == "gymview-pygame" else {}
+    env = RecordVideo(env, folder, episode_trigger=lambda episode: True, disable_logger=True, **options)
     for episode in range(episodes):
         observation, _ = env.reset(seed=episode)
         frames += 1

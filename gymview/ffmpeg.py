@@ -136,10 +136,12 @@ def encode_command(
     preset: str | None = "veryfast",
     threads: int | None = None,
     fragmented: bool = True,
+    input_format: str = "rgb24",
 ) -> list[str]:
-    """The command that encodes raw RGB frames read from stdin into the MP4 file ``path``.
+    """The command that encodes raw frames read from stdin into the MP4 file ``path``.
 
-    Input: ``width`` x ``height`` rgb24 frames at ``fps``. Output: yuv420p (what browsers play)
+    Input: ``width`` x ``height`` frames at ``fps``, packed RGB (``input_format="rgb24"``) or
+    I420 planes (``"yuv420p"``, even sizes only; see :mod:`gymview.yuv`). Output: yuv420p (what browsers play)
     with a keyframe about every second; odd sizes padded as :func:`even_size` says. ``crf``
     and ``preset`` apply to the x264/x265 encoders only. With ``fragmented`` the MP4 is written
     as self-contained fragments, one per keyframe, each flushed to disk as soon as it is done.
@@ -149,10 +151,14 @@ def encode_command(
     """
     if width < 1 or height < 1:
         raise ValueError(f"frame size must be positive; got width={width}, height={height}")
+    if input_format not in ("rgb24", "yuv420p"):
+        raise ValueError(f"input_format must be 'rgb24' or 'yuv420p'; got {input_format!r}")
+    if input_format == "yuv420p" and (width % 2 or height % 2):
+        raise ValueError(f"yuv420p input needs an even width and height; got {width}x{height}")
     rate = fps_text(fps)
     keyframe_interval = max(1, round(Fraction(rate)))
     command = [ffmpeg, "-hide_banner", "-loglevel", "error", "-y"]
-    command += ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-r", rate, "-i", "pipe:0"]
+    command += ["-f", "rawvideo", "-pix_fmt", input_format, "-s", f"{width}x{height}", "-r", rate, "-i", "pipe:0"]
     command += ["-an"]
     padded_width, padded_height = even_size(width, height)
     if (padded_width, padded_height) != (width, height):

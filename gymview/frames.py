@@ -44,15 +44,19 @@ def check_frame(frame: object) -> np.ndarray:
     return array
 
 
-def to_rgb_uint8(frame: object) -> np.ndarray:
+def to_rgb_uint8(frame: object, copy: bool = True) -> np.ndarray:
     """Return ``frame`` as a C-contiguous (H, W, 3) uint8 RGB array.
 
     Gray frames are repeated into three channels, alpha is dropped, bool becomes 0/255 and float
     frames in [0, 1] are scaled to 0..255. The result never shares memory with the input, so the
-    caller may reuse its buffer.
+    caller may reuse its buffer; with ``copy=False`` a frame that already is a C-contiguous
+    (H, W, 3) uint8 array comes back as it is.
 
     >>> to_rgb_uint8(np.full((1, 1), 0.5))[0, 0].tolist()
     [128, 128, 128]
+    >>> frame = np.zeros((2, 2, 3), np.uint8)
+    >>> to_rgb_uint8(frame, copy=False) is frame, to_rgb_uint8(frame) is frame
+    (True, False)
     """
     source = array = check_frame(frame)
     if array.ndim == 2:
@@ -78,7 +82,7 @@ def to_rgb_uint8(frame: object) -> np.ndarray:
         array = array.astype(np.uint8)
     if array.shape[2] == 1:
         array = np.repeat(array, 3, axis=2)
-    if np.may_share_memory(array, source):
+    if copy and np.may_share_memory(array, source):
         return array.copy(order="C")
     return np.ascontiguousarray(array)
 

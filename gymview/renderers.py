@@ -599,7 +599,9 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
     An id that is not registered raises gymnasium's ``NameNotFound``/``VersionNotFound``.
 
     Reads the env's render size and geometry (screen size, link lengths, ...) from the unwrapped
-    env, so a resized env renders at its own size. Envs whose class overrides ``render`` get None.
+    env, so a resized env renders at its own size. Envs whose class overrides ``render`` get None,
+    and so do envs inside a wrapper that overrides ``render`` (it may draw on the frames), except
+    gymnasium's checkers that pass frames through (``OrderEnforcing``, ``PassiveEnvChecker``).
 
     >>> renderer_for("Acrobot-v1").render(np.zeros((1, 4))).shape
     (1, 500, 500, 3)
@@ -615,6 +617,8 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
             env.close()
     if not isinstance(env_or_id, gym.Env):
         raise TypeError(f"renderer_for() takes a gymnasium env or an env id string; got {type(env_or_id).__name__}")
+    if _wrapper_changing_frames(env_or_id) is not None:
+        return None
     unwrapped = env_or_id.unwrapped
     env_id = unwrapped.spec.id if unwrapped.spec is not None else type(unwrapped).__name__
     for env_class, renderer_class in _RENDERERS:
@@ -622,4 +626,16 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
             isinstance(unwrapped, env_class) and type(unwrapped).render is env_class.render
         ):
             return renderer_class(unwrapped, env_id)
+    return None
+
+
+def _wrapper_changing_frames(env: gym.Env) -> gym.Wrapper | None:
+    """The outermost wrapper of ``env`` whose ``render`` may return other frames than the env's."""
+    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+
+    pass_through = (OrderEnforcing, PassiveEnvChecker)
+    while isinstance(env, gym.Wrapper):
+        if type(env).render is not gym.Wrapper.render and not isinstance(env, pass_through):
+            return env
+        env = env.env
     return None

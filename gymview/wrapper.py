@@ -70,7 +70,8 @@ def watch(
 
     With ``fast_render`` (the default), classic-control envs (CartPole, MountainCar, Acrobot,
     Pendulum) are drawn by :mod:`gymview.renderers` from their state, about 3x cheaper than
-    pygame and within 36 dB PSNR of it. ``False`` always calls ``env.render()``.
+    pygame and within 36 dB PSNR of it, for the view and the recording. ``False`` always calls
+    ``env.render()``.
 
     >>> import gymnasium as gym
     >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
@@ -89,7 +90,7 @@ def watch(
             raise ValueError("watch(record=...) records single envs; record each sub-env, or use gymview.record_batch")
         env = RecordVideo(
             env, os.fspath(record), episode_trigger=lambda episode: True,
-            name_prefix=spec.id if spec is not None else "episode",
+            name_prefix=spec.id if spec is not None else "episode", fast_render=fast_render,
         )
     if view is None:
         view = LiveView(

@@ -187,6 +187,44 @@ def test_whole_episode_content_matches_the_rendered_frames():
     assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
 
 
+@pytest.mark.parametrize("fast_render", [True, False])
+def test_classic_control_frames_come_from_the_fast_renderer_unless_turned_off(monkeypatch, fast_render):
+    env = gym.make("MountainCar-v0", render_mode="rgb_array")
+    twin = gym.make("MountainCar-v0", render_mode="rgb_array")
+    pygame_calls = []
+    render = env.unwrapped.render
+    monkeypatch.setattr(env.unwrapped, "render", lambda: pygame_calls.append(1) or render())
+    env = RecordVideo(env, "videos", fast_render=fast_render)
+    env.reset(seed=5)
+    twin.reset(seed=5)
+    expected = [twin.render()]
+    for _ in range(30):
+        env.step(2)
+        twin.step(2)
+        expected.append(twin.render())
+    env.close()
+    assert len(pygame_calls) == (0 if fast_render else 31)
+    frames = decode("videos/rl-video-episode-0.mp4")
+    assert frames.shape == (31, 400, 600, 3)
+    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+
+
+def test_a_wrapper_drawing_on_frames_is_recorded_as_drawn():
+    class Stripe(gym.Wrapper):
+        def render(self):
+            frame = self.env.render()
+            frame[:40] = (255, 0, 0)
+            return frame
+
+    env = RecordVideo(Stripe(gym.make("CartPole-v1", render_mode="rgb_array")), "videos")
+    env.reset(seed=0)
+    env.step(0)
+    env.close()
+    frames = decode("videos/rl-video-episode-0.mp4")
+    assert len(frames) == 2
+    assert np.abs(frames[:, 5:35, 5:595].astype(int) - (255, 0, 0)).mean() < 8
+
+
 def test_constructor_checks():
     with pytest.raises(ValueError, match="rgb_array"):
         RecordVideo(gym.make("CartPole-v1"), "videos")

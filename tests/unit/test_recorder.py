@@ -45,6 +45,47 @@ def test_round_trip_keeps_count_size_and_content(tmp_path):
     assert not ffmpeg_processes_writing(path)
 
 
+@pytest.mark.parametrize(("size", "fed_as"), [((96, 128), "yuv420p"), ((37, 51), "rgb24")])
+def test_even_frames_reach_ffmpeg_as_i420_odd_ones_as_rgb(tmp_path, size, fed_as):
+    path = tmp_path / "v.mp4"
+    with VideoRecorder(path) as recorder:
+        recorder.write(np.zeros((*size, 3), np.uint8))
+        (process,) = ffmpeg_processes_writing(path)
+        command = process.cmdline()
+    assert command[command.index("-pix_fmt") + 1] == fed_as  # the first -pix_fmt is the input's
+    assert command[command.index("-threads") + 1] == str(max(1, os.cpu_count() - 1))  # a core left for the loop
+
+
+def test_copy_false_records_the_callers_arrays_and_converts_other_frames(tmp_path):
+    path = tmp_path / "v.mp4"
+    frames = [pattern(i) for i in range(10)]
+    with VideoRecorder(path, crf=12) as recorder:
+        for frame in frames:
+            recorder.write(frame, copy=False)
+        recorder.write(frames[0][:, :, 0], copy=False)  # gray: still converted to RGB
+    decoded = decode(path)
+    assert len(decoded) == 11
+    for index, frame in enumerate(frames):
+        assert psnr(decoded[index], frame) > 30, index
+    assert psnr(decoded[10], np.repeat(frames[0][:, :, :1], 3, axis=2)) > 30
+
+
+def test_still_frames_with_a_small_moving_part_survive_the_changed_box_conversion(tmp_path):
+    # Only the changed boxes are converted to I420 between frames: a stale box would show here.
+    path = tmp_path / "v.mp4"
+    background = pattern(0, 120, 160)
+    expected = []
+    for index in range(20):
+        frame = background.copy()
+        frame[40 + index : 50 + index, 10 + 5 * index : 20 + 5 * index] = (255, 0, 0)
+        expected.append(frame)
+    record(path, expected, crf=12)
+    for index, frame in enumerate(decode(path)):
+        assert psnr(frame, expected[index]) > 30, index
+        if index:  # a box left over from the previous frame would look like that frame
+            assert psnr(frame, expected[index - 1]) < psnr(frame, expected[index]) - 5, index
+
+
 def test_web_playable_format(tmp_path):
     import imageio_ffmpeg
 

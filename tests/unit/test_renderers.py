@@ -128,6 +128,21 @@ def test_unknown_envs_have_no_renderer() -> None:
         renderer_for(42)
 
 
+def test_a_wrapper_that_draws_on_frames_turns_the_renderer_off() -> None:
+    class Overlay(gym.Wrapper):
+        def render(self):
+            frame = self.env.render()
+            frame[:10] = 0
+            return frame
+
+    env = gym.make("CartPole-v1", render_mode="rgb_array")  # OrderEnforcing, PassiveEnvChecker inside
+    assert renderer_for(env) is not None
+    assert renderer_for(gym.wrappers.RecordEpisodeStatistics(env)) is not None  # render untouched
+    assert renderer_for(Overlay(env)) is None
+    assert renderer_for(gym.wrappers.TimeLimit(Overlay(env), 10)) is None  # however deep it sits
+    env.close()
+
+
 def test_bad_states_raise_clear_errors() -> None:
     renderer = renderer_for("CartPole-v1")
     with pytest.raises(ValueError, match=r"shape \(N, 4\).*state\[None\]"):

@@ -202,12 +202,13 @@ def test_load_ext_runs_setup(monkeypatch):
     assert calls == [{}]
 
 
-def test_watch_records_full_resolution_while_the_view_reuses_recorded_frames(shown, tmp_path, monkeypatch):
+@pytest.mark.parametrize("fast_render", [False, True])
+def test_watch_records_full_resolution_while_the_view_reuses_recorded_frames(shown, tmp_path, monkeypatch, fast_render):
     from video_checks import decode
 
     view = shown(fps=120)
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False,
-                        record=tmp_path / "videos")
+                        record=tmp_path / "videos", fast_render=fast_render)
     renders = []
     original = env.env.env.render
     monkeypatch.setattr(env.env.env, "render", lambda: renders.append(1) or original())
@@ -226,7 +227,8 @@ def test_watch_records_full_resolution_while_the_view_reuses_recorded_frames(sho
     videos = [decode(f) for f in files[:2]]
     assert sum(len(v) for v in videos) == steps + 2  # one frame per step plus each reset
     assert videos[0].shape[1:3] == (400, 600)
-    assert len(renders) == steps + 3  # the view rendered nothing of its own
+    # The view rendered nothing of its own; with fast_render the recording drew with numpy too.
+    assert len(renders) == (0 if fast_render else steps + 3)
     assert view.sent and view.sent[0][0]["width"] == 512
     with pytest.raises(ValueError, match="record"):
         gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), record=tmp_path)
