@@ -11,7 +11,10 @@ Rows, for N envs of Breakout (frameskip=1, 84x84 gray, stack 4, uint8 on the dev
   (c') gymview AtariPipeline fed by raw ALE frames (the path for any vector env), env stepping t+1
       overlapping the processing of batch t in the pipeline's thread
 Stepping cost alone: raw RGB frames from the same envs with no preprocessing, and the pipeline alone
-on recorded frames (no env), so the preprocessing share is visible.
+on recorded frames (no env), so the preprocessing share is visible. Last, (c) against (b) in short
+slices alternating in one process, with (b) against a second (b) as the noise floor: rows of 1-3 s
+run one after another differ by more than (c) and (b) do on the CPU, where (c) is (b) plus a few
+microseconds of bookkeeping a step.
 """
 
 from __future__ import annotations
@@ -127,6 +130,45 @@ def pipeline_alone(num_envs: int, seconds: float, device: torch.device) -> float
         return rate(num_envs, seconds, lambda actions: pipe.process(recorded[next(counter) % 8]), device)
 
 
+def paired_slices(num_envs: int, device: torch.device, rounds: int = 30, steps: int = 150) -> tuple[float, float]:
+    """Median frames/s ratios (c)/(b) and (b)/(b'), from short slices alternating in one process.
+
+    Whole 1-3 s rows run one after another drift with the machine; slices of ``steps`` steps
+    that alternate (in both orders) see the same machine. The (b)/(b') pair of two identical
+    ale_py envs is the noise floor: how far from 1.00 a ratio lands when nothing differs.
+    """
+    native = [AtariVectorEnv(GAME, num_envs, **ALE_OPTIONS) for _ in range(2)]
+    ours = atari_vector_env(GAME, num_envs, device=device, **ALE_OPTIONS)
+    for env in (*native, ours):
+        env.reset(seed=0)
+    actions = np.random.default_rng(0).integers(0, 4, size=(64, num_envs))
+    steppers = {
+        "b": lambda a: torch.from_numpy(native[0].step(a)[0]).to(device, non_blocking=True),
+        "b'": lambda a: torch.from_numpy(native[1].step(a)[0]).to(device, non_blocking=True),
+        "c": lambda a: ours.step(a)[0],
+    }
+
+    def slice_rate(name: str) -> float:
+        start = time.perf_counter()
+        for index in range(steps):
+            steppers[name](actions[index % 64])
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return steps * num_envs / (time.perf_counter() - start)
+
+    ratios: dict[str, list[float]] = {"c/b": [], "b/b'": []}
+    try:
+        for round_index in range(rounds):
+            order = ["b", "c", "b'"] if round_index % 2 else ["b'", "c", "b"]
+            rates = {name: slice_rate(name) for name in order}
+            ratios["c/b"].append(rates["c"] / rates["b"])
+            ratios["b/b'"].append(rates["b"] / rates["b'"])
+    finally:
+        for env in (*native, ours):
+            env.close()
+    return statistics.median(ratios["c/b"]), statistics.median(ratios["b/b'"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="8 and 32 envs, 1 s a row")
@@ -165,6 +207,9 @@ def main() -> None:
     for label in (rows[2][0], rows[3][0]):
         ratios = [value / reference for value, reference in zip(results[label], best)]
         print(f"{label[:4]} / best of (a),(b){'':<30}" + "".join(f"{ratio:>12.2f}" for ratio in ratios))
+    pairs = [paired_slices(n, device) for n in env_counts]
+    print(f"{'(c) / (b), alternating slices, median':<52}" + "".join(f"{c_over_b:>12.3f}" for c_over_b, _ in pairs))
+    print(f"{'(b) / (b) again: the noise floor':<52}" + "".join(f"{floor:>12.3f}" for _, floor in pairs))
 
 
 if __name__ == "__main__":

@@ -3,9 +3,9 @@
 Part 1, MountainCar-v0 with the goal-reaching policy (push in the direction of the velocity), one
 video file per episode, full resolution (600x400). gymview.RecordVideo runs twice: as it comes
 (classic-control frames drawn by gymview's numpy renderers) and with ``fast_render=False``
-(frames from ``env.render()``, pygame, like gymnasium's), so the renderer's share is visible. Prints frames/s end to end (stepping,
-rendering, encoding, files closed), wall time and peak resident memory, with ratios against
-gymnasium's RecordVideo. Part 2, one 5000-frame CartPole episode (termination ignored, so the
+(frames from ``env.render()``, pygame, like gymnasium's), so the renderer's share is visible.
+Prints frames/s end to end (stepping, rendering, encoding, files closed), wall time and peak
+resident memory, with ratios against gymnasium's RecordVideo. Part 2, one 5000-frame CartPole episode (termination ignored, so the
 episode goes on): peak resident memory of each recorder.
 
 Every variant runs in a fresh subprocess, so each peak RSS is that variant's own (the Python
@@ -15,6 +15,7 @@ says more than the wall time about what a variant costs.
 
     python benchmarks/recording.py               # 100 episodes
     python benchmarks/recording.py --episodes 10 # quick mode
+    python benchmarks/recording.py --repeats 3   # interleaved runs, medians
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -143,6 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=100, help="MountainCar episodes per variant (default 100)")
     parser.add_argument("--long-frames", type=int, default=5000, help="length of the long episode (default 5000)")
+    parser.add_argument("--repeats", type=int, default=1, help="interleaved runs of part 1; medians are printed")
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--long", type=int, default=0, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -152,14 +155,21 @@ def main() -> None:
 
     print(f"MountainCar-v0, {arguments.episodes} episodes, goal-reaching policy, one 600x400 video per episode")
     print(f"{'variant':<62} {'frames':>7} {'files':>5} {'wall s':>7} {'frames/s':>9} {'x gym':>6} {'peak RSS MB':>11} {'CPU s':>6}")
-    results = {name: measure(name, "--episodes", str(arguments.episodes)) for name in VARIANTS}
+    runs: dict[str, list[dict]] = {name: [] for name in VARIANTS}
+    for _ in range(arguments.repeats):  # interleaved, so a slow spell of the machine hits every variant
+        for name in VARIANTS:
+            runs[name].append(measure(name, "--episodes", str(arguments.episodes)))
+    results = {name: {key: statistics.median(r[key] for r in rows) for key in rows[0]} for name, rows in runs.items()}
     base = results["gymnasium"]["frames"] / results["gymnasium"]["wall_s"]
     for name, r in results.items():
         rate = r["frames"] / r["wall_s"]
         print(
-            f"{VARIANTS[name]:<62} {r['frames']:>7} {r['files']:>5} {r['wall_s']:>7.1f} {rate:>9.0f} "
+            f"{VARIANTS[name]:<62} {r['frames']:>7.0f} {r['files']:>5.0f} {r['wall_s']:>7.1f} {rate:>9.0f} "
             f"{rate / base:>6.2f} {r['peak_rss_mb']:>11.0f} {r['cpu_s']:>6.1f}"
         )
+    if arguments.repeats > 1:
+        ratios = [a["wall_s"] / b["wall_s"] for a, b in zip(runs["gymnasium"], runs["gymview"])]
+        print(f"gymview / gymnasium frames/s, run by run: {', '.join(f'{r:.2f}x' for r in ratios)}")
     print(f"\nOne CartPole episode of {arguments.long_frames} frames (600x400), peak resident memory")
     print(f"{'variant':<62} {'wall s':>7} {'peak RSS MB':>11} {'CPU s':>6}")
     for name in ("gymnasium", "gymview"):

@@ -356,7 +356,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
     ``crf``, ``preset`` and ``threads`` tune the encoder. With ``fast_render`` (the default), the
     classic-control envs (CartPole, MountainCar, Acrobot, Pendulum) in ``rgb_array`` mode are
     recorded through :mod:`gymview.renderers`, which draw the same picture from the env's state
-    about 6x faster than pygame (within 36 dB PSNR of it); ``env.render()`` itself is unchanged.
+    about 3x faster than pygame (within 36 dB PSNR of it); ``env.render()`` itself is unchanged.
     A wrapper in between that overrides ``render`` (it may draw on the frames) turns this off.
 
     >>> import gymnasium as gym, tempfile

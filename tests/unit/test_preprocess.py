@@ -401,3 +401,142 @@ def test_cuda_results_are_ordered_on_the_consumer_stream_and_scale():
         result = (first + second).cpu()  # kernels on `side`, ordered after the pipeline's events
     assert first.dtype == torch.float32
     assert result[:, :, 0, 0].tolist() == [[0.0, 1.0], [2.0, 0.0]]
+
+
+# --- the CUDA path on a machine without CUDA ----------------------------------------------------
+# Streams and events are simulated (they log what the pipeline asks of them; work runs at once on
+# CPU tensors), so the CUDA code path runs everywhere: its results must equal the references, and
+# the log must show the ordering that makes double buffering safe on a real GPU.
+
+
+class FakeStream:
+    def __init__(self, log, label):
+        self.log, self.label = log, label
+
+    def wait_event(self, event):
+        self.log.append(("wait", self.label, event.label))
+
+
+class FakeEvent:
+    count = 0
+
+    def __init__(self, log, label=None):
+        FakeEvent.count += 1
+        self.log, self.label = log, label or f"event{FakeEvent.count}"
+
+    def record(self, stream):
+        self.log.append(("record", self.label, stream.label))
+
+    def synchronize(self):
+        self.log.append(("host_wait", self.label))
+
+
+class FakeCuda:
+    def __init__(self, log):
+        self.log, self._current = log, threading.local()
+        self._made = 0
+
+    def is_available(self):
+        return True
+
+    def current_device(self):
+        return 0
+
+    def Stream(self, device=None):  # noqa: N802 - torch's name
+        self._made += 1
+        return FakeStream(self.log, ("copy", "compute")[self._made - 1])
+
+    def Event(self):  # noqa: N802
+        return FakeEvent(self.log)
+
+    def current_stream(self, device=None):
+        return getattr(self._current, "stream", None) or FakeStream(self.log, "consumer")
+
+    def synchronize(self, device=None):
+        self.log.append(("device_sync",))
+
+    def stream(self, stream):
+        cuda = self
+
+        class Scope:
+            def __enter__(self):
+                self.previous = getattr(cuda._current, "stream", None)
+                cuda._current.stream = stream
+
+            def __exit__(self, *exc_info):
+                cuda._current.stream = self.previous
+
+        return Scope()
+
+
+class FakeDevice:
+    type, index = "cuda", 0
+
+
+class FakeCudaTorch:
+    """torch, except that 'cuda' devices are simulated by CPU tensors and logging streams."""
+
+    def __init__(self, log):
+        self.cuda = FakeCuda(log)
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    def device(self, *args):
+        return FakeDevice() if "cuda" in str(args[0]) else torch.device(*args)
+
+    def _on_cpu(self, function, *args, **kwargs):
+        kwargs.pop("pin_memory", None)
+        if isinstance(kwargs.get("device"), FakeDevice):
+            kwargs["device"] = "cpu"
+        return function(*args, **kwargs)
+
+    def tensor(self, *args, **kwargs):
+        return self._on_cpu(torch.tensor, *args, **kwargs)
+
+    def as_tensor(self, *args, **kwargs):
+        return self._on_cpu(torch.as_tensor, *args, **kwargs)
+
+    def zeros(self, *args, **kwargs):
+        return self._on_cpu(torch.zeros, *args, **kwargs)
+
+    def empty(self, *args, **kwargs):
+        return self._on_cpu(torch.empty, *args, **kwargs)
+
+
+def test_cuda_path_runs_with_simulated_streams_and_orders_every_hand_over(monkeypatch):
+    log = []
+    fake = FakeCudaTorch(log)
+    monkeypatch.setattr("gymview.preprocess._torch", lambda: fake)
+    handed_to = []
+    monkeypatch.setattr(torch.Tensor, "record_stream", lambda tensor, stream: handed_to.append(stream.label), raising=False)
+    batches = recorded()[:12]
+    with AtariPipeline(len(ENVS), device="cuda") as pipe:
+        assert (pipe.backend, pipe.device.type) == ("torch", "cuda")
+        outputs = []
+        for index, (raw, reset, _, _) in enumerate(batches):
+            pipe.put(raw[:, 0], reset_mask=reset)
+            if index % 2:  # both slots in use, then both results taken
+                outputs += [pipe.get().numpy(), pipe.get().numpy()]
+        transfer = pipe._cuda
+    assert_close(np.stack(outputs), np.stack([expected for _, _, expected, _ in batches]), "simulated cuda")
+
+    copied = [event.label for event in transfer._copied]
+    computed = [event.label for event in transfer._computed]
+    steps = iter(log)
+    for batch in range(len(batches)):
+        slot = batch % 2
+        # The protocol of one batch, in this order (other entries may come in between):
+        expected = [
+            ("host_wait", copied[slot]),  # the pinned slot's previous copy is done before refilling it
+            ("wait", "copy", computed[slot]),  # the device slot's previous reader is done
+            ("record", copied[slot], "copy"),
+            ("wait", "compute", copied[slot]),  # compute starts after the copy
+            ("record", computed[slot], "compute"),
+        ]
+        for entry in expected:
+            assert entry in steps, f"batch {batch}: {entry} missing or out of order in {log}"
+    ready = [entry for entry in log if entry[0] == "record" and entry[2] == "compute" and entry[1] not in computed]
+    consumer_waits = [entry[2] for entry in log if entry[:2] == ("wait", "consumer")]
+    assert len(ready) == len(batches) and consumer_waits == [entry[1] for entry in ready]  # get() waits for each
+    assert handed_to.count("consumer") == len(batches)  # outputs are not recycled under the consumer
