@@ -9,7 +9,8 @@ Variants, each run for a fixed wall time, interleaved ``--repeats`` times (media
   d  ipywidgets.Image updated with a PNG every step
   e  gymview.watch(env)              this package
 For c, d and e it also counts what the kernel publishes on IOPub: messages/s (jupyter_server
-drops output beyond 1000/s) and bytes/s. ``--browser`` also runs a watched loop in real JupyterLab
+drops output beyond 1000/s) and bytes/s. Then a and e again, in 0.25 s slices that alternate in
+one kernel (with a second plain env as the noise floor): the steadier ratio on a noisy machine. ``--browser`` also runs a watched loop in real JupyterLab
 with Chromium and prints the frames per second that reached the page.
 """
 
@@ -75,6 +76,60 @@ env.close()
 print("RATE", rate)
 """,
 }
+
+
+PAIRED = """
+import statistics
+plain, twin = gym.make("CartPole-v1"), gym.make("CartPole-v1")
+watched = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+envs = {{"a": plain, "a'": twin, "e": watched}}
+def run_slice(env, seconds):
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+for env in envs.values():
+    env.reset(seed=0)
+    run_slice(env, 0.3)
+ratios, floor, sent = [], [], watched.view.stats["frames_sent"]
+for index in range({rounds}):
+    order = list(envs) if index % 2 else list(envs)[::-1]
+    rates = {{name: run_slice(envs[name], {slice_s}) for name in order}}
+    ratios.append(rates["e"] / rates["a"])
+    floor.append(rates["a'"] / rates["a"])
+fps = (watched.view.stats["frames_sent"] - sent) / ({rounds} * {slice_s})
+watched.close()
+print("PAIRED", statistics.median(ratios), statistics.median(floor), fps)
+"""
+
+
+def run_paired(rounds: int, slice_s: float) -> tuple[float, float, float]:
+    """(e)/(a) and (a')/(a) medians over alternating slices in one kernel, and (e)'s frames/s.
+
+    Whole runs of a few seconds one after another drift with the machine (two identical
+    no-render runs here differed by 30%); short slices that alternate see the same machine, and
+    the ratio of two identical plain envs shows how much noise is left.
+    """
+    from conftest import Kernel
+    from jupyter_client import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        kernel = Kernel(manager, client)
+        kernel.run(SETUP + "import gymview")
+        result = kernel.run(PAIRED.format(rounds=rounds, slice_s=slice_s), timeout=rounds * slice_s * 10 + 60)
+        ratio, floor, fps = map(float, result.stdout.split("PAIRED")[-1].split())
+        return ratio, floor, fps
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
 
 
 def _published(result) -> tuple[int, int]:
@@ -164,6 +219,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant (default 3)")
     parser.add_argument("--browser", action="store_true", help="also measure frames/s reaching Chromium")
     parser.add_argument("--only", default="abcde", help="variant letters to run, e.g. 'ae' (a is always run)")
+    parser.add_argument("--paired-rounds", type=int, default=40, help="alternating a/e slices (0: skip)")
     args = parser.parse_args()
     for name in list(VARIANTS):
         if name[0] not in args.only + "a":
@@ -178,6 +234,12 @@ def main() -> None:
             f"| {name} | {row['steps_per_s']:,.0f} | {row['steps_per_s'] / base:.3f}x | "
             f"{row['messages_per_s']:.1f} | {row['bytes_per_s'] / 1e3:,.1f} |" if shows else
             f"| {name} | {row['steps_per_s']:,.0f} | {row['steps_per_s'] / base:.3f}x | - | - |"
+        )
+    if args.paired_rounds:
+        ratio, floor, fps = run_paired(args.paired_rounds, 0.25)
+        print(
+            f"\npaired slices ({args.paired_rounds} rounds of 0.25 s, alternating in one kernel): "
+            f"e / a = {ratio:.3f}x at {fps:.1f} frames/s sent; a' / a (two plain envs) = {floor:.3f}x"
         )
     if args.browser:
         import tempfile

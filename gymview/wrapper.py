@@ -163,7 +163,10 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0
-        self._show()
+        # Gated like step(): short episodes reset thousands of times a second (CartPole with
+        # random actions: every ~20 steps), and a full check on each cost the loop 8%.
+        if perf_counter() >= self._next_check:
+            self._show()
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:

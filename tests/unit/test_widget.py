@@ -139,6 +139,21 @@ def test_watch_renders_only_when_a_frame_is_due(shown, monkeypatch):
     assert env.total_steps == 200
 
 
+def test_watch_checks_for_due_frames_on_reset_no_more_than_on_step(shown, monkeypatch):
+    # CartPole with random actions resets every ~20 steps; a full check on every reset once cost
+    # a watched loop 8% of its speed.
+    view = shown(fps=2)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    checks = []
+    original = view.frame_due
+    monkeypatch.setattr(view, "frame_due", lambda: checks.append(1) or original())
+    env.reset(seed=0)
+    for _ in range(1000):  # well under half a second: at 2 fps, no frame but the first is due
+        env.reset()
+    env.close()
+    assert 1 <= len(checks) <= 4
+
+
 def test_watch_tiles_vector_envs_with_labels(shown):
     view = shown(max_size=2000)
     envs = gymview.watch(gym.make_vec("CartPole-v1", num_envs=3, render_mode="rgb_array"), view=view, display=False)
