@@ -144,10 +144,10 @@ def measure(name: str, function, results: dict) -> None:  # noqa: ANN001
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=None, help="default: record_batch's default, two per core")
+    parser.add_argument("--workers", type=int, default=None, help="default: record_batch's default, one per core")
     parser.add_argument("--baseline-episodes", type=int, default=None, help="RecordVideo episodes (default: min(episodes, 100); 0 skips it)")
     args = parser.parse_args()
-    workers = args.workers or 2 * (os.cpu_count() or 1)
+    workers = args.workers or (os.cpu_count() or 1)
     baseline_episodes = min(args.episodes, 100) if args.baseline_episodes is None else args.baseline_episodes
     print(f"{ENV_ID}, goal-reaching policy, one file per episode; {os.cpu_count()} cores, {workers} workers")
     results: dict[str, tuple[float, int, int]] = {}

@@ -51,7 +51,7 @@ def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", default="all", help="all, terminated, truncated, or module:function taking an Episode")
     parser.add_argument("--layout", choices=LAYOUTS, default="per-episode")
     parser.add_argument("--tiles", type=int, default=16, help="episodes per mosaic video")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: two per core)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
     parser.add_argument("--seed", type=int, default=0, help="episode i uses seed SEED + i")
     parser.add_argument("--fps", type=float, default=30)
     parser.add_argument("--max-steps", type=int, default=None)
