@@ -53,7 +53,6 @@ __all__ = ["VideoRecorder", "RecordVideo"]
 _QUEUE_BYTES = 64 * 2**20  # frames waiting for the encoder, at most (and at most 32 of them)
 _POLL_SECONDS = 0.25  # how often a blocked write() looks whether the encoder thread has failed
 _END = object()  # queued after the last frame
-_RENDER_BATCH = 16  # RecordVideo's fast_render draws this many states per numpy call
 
 
 class _Encoding:
@@ -437,38 +436,19 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._renderer = renderer_for(env) if fast_render and env.render_mode == "rgb_array" else None
         self._recorder: VideoRecorder | None = None
         self._finishing: list[VideoRecorder] = []  # closed, still finalizing in the background
-        self._last_frame: np.ndarray | None = None
-        self._pending_states: list[np.ndarray] = []  # fast_render: states recorded, not drawn yet
+        self.last_frame: np.ndarray | None = None  # the frame recorded last; a live view reuses it
 
     @property
     def frames_recorded(self) -> int:
         """Frames in the video being recorded now (0 when not recording)."""
-        return 0 if self._recorder is None else self._recorder.frames_written + len(self._pending_states)
-
-    @property
-    def last_frame(self) -> np.ndarray | None:
-        """The frame recorded last (a live view reuses it), or None before the first."""
-        self._draw_pending()
-        return self._last_frame
-
-    def _draw_pending(self) -> None:
-        """Draw and record the states kept since the last batch: one numpy call for up to
-        ``_RENDER_BATCH`` frames costs about as much as two single ones."""
-        if not self._pending_states:
-            return
-        frames = self._renderer.render(np.stack(self._pending_states))  # type: ignore[union-attr]
-        self._pending_states.clear()
-        for frame in frames:  # a new array, never written again: no copy needed
-            self._recorder.write(frame, copy=False)  # type: ignore[union-attr]
-        self._last_frame = frames[-1]
+        return 0 if self._recorder is None else self._recorder.frames_written
 
     def _capture_frame(self) -> None:
         if not self.recording:
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
-        if self._renderer is not None:
-            self._pending_states.append(self._renderer.state_of(self.env))
-            if len(self._pending_states) >= _RENDER_BATCH:
-                self._draw_pending()
+        if self._renderer is not None:  # a new array each time, never written again: no copy needed
+            self.last_frame = self._renderer.render(self._renderer.state_of(self.env)[None])[0]
+            self._recorder.write(self.last_frame, copy=False)  # type: ignore[union-attr]
             return
         frame = self.env.render()
         if isinstance(frame, list):
@@ -481,7 +461,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             frame = frame[-1]
         if isinstance(frame, np.ndarray):
             self._recorder.write(frame)  # type: ignore[union-attr]
-            self._last_frame = frame
+            self.last_frame = frame
         else:
             self.stop_recording()
             logger.warn(
@@ -539,7 +519,6 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Stop the current recording; its file is finished in the background."""
         if not self.recording or self._recorder is None:
             raise RuntimeError("stop_recording was called, but no recording was started")
-        self._draw_pending()
         recorder, self._recorder = self._recorder, None
         self.recording = False
         self._video_name = None

@@ -179,10 +179,8 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
         return result
 
     def _frame(self) -> Any:
-        if isinstance(self.env, RecordVideo) and self.env.recording:
-            recorded = self.env.last_frame
-            if recorded is not None:
-                return recorded
+        if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
+            return self.env.last_frame
         if self._renderer is not None:
             return self._renderer.render(self._renderer.state_of(self.env)[None])[0]
         return self.env.render()

@@ -209,25 +209,6 @@ def test_classic_control_frames_come_from_the_fast_renderer_unless_turned_off(mo
     assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
 
 
-def test_states_drawn_in_batches_still_give_the_current_last_frame_and_every_frame():
-    env = RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array"), "videos", video_length=40)
-    twin = gym.make("MountainCar-v0", render_mode="rgb_array")
-    env.reset(seed=2)
-    twin.reset(seed=2)
-    expected = [twin.render()]
-    for step in range(60):
-        env.step(step % 3)
-        twin.step(step % 3)
-        expected.append(twin.render())
-        if step in (4, 20):  # mid-batch: what a live view would show now
-            assert env.frames_recorded == step + 2
-            assert psnr(env.last_frame, expected[-1]) > 30
-    env.close()
-    frames = decode("videos/rl-video-episode-0.mp4")
-    assert len(frames) == 41  # video_length counts frames not drawn yet, like gymnasium's rule
-    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
-
-
 def test_a_wrapper_drawing_on_frames_is_recorded_as_drawn():
     class Stripe(gym.Wrapper):
         def render(self):
