@@ -209,6 +209,25 @@ def test_classic_control_frames_come_from_the_fast_renderer_unless_turned_off(mo
     assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
 
 
+def test_fast_render_keeps_last_frame_current_and_video_length_exact():
+    env = RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array"), "videos", video_length=40)
+    twin = gym.make("MountainCar-v0", render_mode="rgb_array")
+    env.reset(seed=2)
+    twin.reset(seed=2)
+    expected = [twin.render()]
+    for step in range(60):
+        env.step(step % 3)
+        twin.step(step % 3)
+        expected.append(twin.render())
+        if step in (4, 20):  # what a live view (watch(record=...)) would show now
+            assert env.frames_recorded == step + 2
+            assert psnr(env.last_frame, expected[-1]) > 30
+    env.close()
+    frames = decode("videos/rl-video-episode-0.mp4")
+    assert len(frames) == 41  # gymnasium's rule: stop once more than video_length frames are in
+    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+
+
 def test_a_wrapper_drawing_on_frames_is_recorded_as_drawn():
     class Stripe(gym.Wrapper):
         def render(self):
