@@ -90,7 +90,7 @@ class _Job:
         from gymview.recorder import VideoRecorder  # imported when used: keeps `import gymview` light
 
         return VideoRecorder(
-            path, fps=self.fps, codec="libx264", crf=self.crf, preset=self.preset, threads=self.threads,
+            path, fps=self.fps, codec="libx264", crf=self.crf, preset=self.preset, threads=self.threads, tune=None,
             crash_safe=False,  # one ffmpeg process per video; a crashed episode is simply re-run
         )
 

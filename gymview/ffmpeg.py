@@ -137,13 +137,14 @@ def encode_command(
     threads: int | None = None,
     fragmented: bool = True,
     input_format: str = "rgb24",
+    tune: str | None = None,
 ) -> list[str]:
     """The command that encodes raw frames read from stdin into the MP4 file ``path``.
 
     Input: ``width`` x ``height`` frames at ``fps``, packed RGB (``input_format="rgb24"``) or
     I420 planes (``"yuv420p"``, even sizes only; see :mod:`gymview.yuv`). Output: yuv420p (what browsers play)
     with a keyframe about every second; odd sizes padded as :func:`even_size` says. ``crf``
-    and ``preset`` apply to the x264/x265 encoders only. With ``fragmented`` the MP4 is written
+    ``preset`` and ``tune`` apply to the x264/x265 encoders only. With ``fragmented`` the MP4 is written
     as self-contained fragments, one per keyframe, each flushed to disk as soon as it is done.
 
     >>> encode_command("ffmpeg", "a.mp4", width=4, height=4, fps=30)[-1]
@@ -169,6 +170,8 @@ def encode_command(
             command += ["-crf", str(crf)]
         if preset is not None:
             command += ["-preset", preset]
+        if tune is not None:
+            command += ["-tune", tune]
     if threads is not None:
         command += ["-threads", str(threads)]
     if fragmented:

@@ -54,6 +54,19 @@ def test_even_frames_reach_ffmpeg_as_i420_odd_ones_as_rgb(tmp_path, size, fed_as
         command = process.cmdline()
     assert command[command.index("-pix_fmt") + 1] == fed_as  # the first -pix_fmt is the input's
     assert command[command.index("-threads") + 1] == str(max(1, os.cpu_count() - 1))  # a core left for the loop
+    assert command[command.index("-tune") + 1] == "zerolatency"
+
+
+def test_tune_none_leaves_x264_tuning_alone_and_bad_tunes_are_refused(tmp_path):
+    path = tmp_path / "v.mp4"
+    with VideoRecorder(path, tune=None) as recorder:
+        recorder.write(pattern(0))
+        (process,) = ffmpeg_processes_writing(path)
+        assert "-tune" not in process.cmdline()
+    with pytest.raises(TypeError, match="tune must be an x264 tuning name"):
+        VideoRecorder(tmp_path / "w.mp4", tune=3)
+    with pytest.raises(FFmpegError, match="tune"):  # ffmpeg's own words name the bad value
+        record(tmp_path / "x.mp4", [pattern(0)], tune="no-such-tune")
 
 
 def test_copy_false_records_the_callers_arrays_and_converts_other_frames(tmp_path):
