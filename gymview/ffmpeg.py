@@ -142,10 +142,11 @@ def encode_command(
     """The command that encodes raw frames read from stdin into the MP4 file ``path``.
 
     Input: ``width`` x ``height`` frames at ``fps``, packed RGB (``input_format="rgb24"``) or
-    I420 planes (``"yuv420p"``, even sizes only; see :mod:`gymview.yuv`). Output: yuv420p (what browsers play)
-    with a keyframe about every second; odd sizes padded as :func:`even_size` says. ``crf``
-    ``preset`` and ``tune`` apply to the x264/x265 encoders only. With ``fragmented`` the MP4 is written
-    as self-contained fragments, one per keyframe, each flushed to disk as soon as it is done.
+    I420 planes (``"yuv420p"``, even sizes only; see :mod:`gymview.yuv`). Output: yuv420p (what
+    browsers play) with a keyframe about every second; odd sizes padded as :func:`even_size`
+    says. ``crf``, ``preset`` and ``tune`` apply to the x264/x265 encoders only. With
+    ``fragmented`` the MP4 is written as self-contained fragments, one per keyframe, each flushed
+    to disk as soon as it is done.
 
     >>> encode_command("ffmpeg", "a.mp4", width=4, height=4, fps=30)[-1]
     'a.mp4'

@@ -229,12 +229,12 @@ class VideoRecorder:
             raise ValueError(f"threads must be a positive integer or None (one per core but one); got {threads!r}")
         if max_queued_frames is not None and (not isinstance(max_queued_frames, int) or max_queued_frames < 1):
             raise ValueError(f"max_queued_frames must be a positive integer or None; got {max_queued_frames!r}")
+        if tune is not None and not isinstance(tune, str):
+            raise TypeError(f"tune must be an x264 tuning name such as 'zerolatency', or None; got {tune!r}")
         self._ffmpeg = find_ffmpeg()
         _check_writable_folder(self._path.parent)
         if threads is None:
             threads = max(1, (os.cpu_count() or 1) - 1)
-        if tune is not None and not isinstance(tune, str):
-            raise TypeError(f"tune must be an x264 tuning name such as 'zerolatency', or None; got {tune!r}")
         self._settings = dict(fps=fps, codec=codec, crf=crf, preset=preset, threads=threads, tune=tune)
         self._max_queued_frames = max_queued_frames
         self._crash_safe = crash_safe
@@ -477,6 +477,13 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f"Recording stopped: expected type of frame returned by render to be a numpy array, got instead {type(frame)}."
             )
 
+    def _capture_while_recording(self) -> None:
+        """Record the current frame if a recording runs; end it past ``video_length`` frames."""
+        if self.recording:
+            self._capture_frame()
+            if self.frames_recorded > self.video_length:
+                self.stop_recording()
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset the environment and start a new recording if the episode trigger says so."""
         obs, info = super().reset(seed=seed, options=options)
@@ -485,10 +492,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.stop_recording()
         if self.episode_trigger and self.episode_trigger(self.episode_id):
             self.start_recording(f"{self.name_prefix}-episode-{self.episode_id}")
-        if self.recording:
-            self._capture_frame()
-            if self.frames_recorded > self.video_length:
-                self.stop_recording()
+        self._capture_while_recording()
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -497,10 +501,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.step_id += 1
         if self.step_trigger and self.step_trigger(self.step_id):
             self.start_recording(f"{self.name_prefix}-step-{self.step_id}")
-        if self.recording:
-            self._capture_frame()
-            if self.frames_recorded > self.video_length:
-                self.stop_recording()
+        self._capture_while_recording()
         return obs, reward, terminated, truncated, info
 
     def render(self) -> Any:

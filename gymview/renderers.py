@@ -617,7 +617,7 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
             env.close()
     if not isinstance(env_or_id, gym.Env):
         raise TypeError(f"renderer_for() takes a gymnasium env or an env id string; got {type(env_or_id).__name__}")
-    if _wrapper_changing_frames(env_or_id) is not None:
+    if not _wrappers_pass_frames_through(env_or_id):
         return None
     unwrapped = env_or_id.unwrapped
     env_id = unwrapped.spec.id if unwrapped.spec is not None else type(unwrapped).__name__
@@ -629,13 +629,12 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
     return None
 
 
-def _wrapper_changing_frames(env: gym.Env) -> gym.Wrapper | None:
-    """The outermost wrapper of ``env`` whose ``render`` may return other frames than the env's."""
+def _wrappers_pass_frames_through(env: gym.Env) -> bool:
+    """False if a wrapper around the unwrapped env overrides ``render`` (it may change the frames)."""
     from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 
-    pass_through = (OrderEnforcing, PassiveEnvChecker)
     while isinstance(env, gym.Wrapper):
-        if type(env).render is not gym.Wrapper.render and not isinstance(env, pass_through):
-            return env
+        if type(env).render is not gym.Wrapper.render and not isinstance(env, (OrderEnforcing, PassiveEnvChecker)):
+            return False
         env = env.env
-    return None
+    return True

@@ -5,14 +5,13 @@ spends encoding it. Env frames mostly repeat a static background: :class:`I420Co
 finds the rows and columns that differ from the previous frame and converts only those
 boxes (BT.601, limited range: what ffmpeg's own rgb24 -> yuv420p conversion gives, within
 2 levels on real frames), so ffmpeg reads half the bytes and does no conversion.
-:func:`changed_fraction` tells whether a stream of frames is like that.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["I420Converter", "changed_fraction"]
+__all__ = ["I420Converter", "changed_boxes"]
 
 _BAND_GAP = 16  # unchanged rows that split two changed bands into separate boxes
 
@@ -126,15 +125,3 @@ def changed_boxes(frame: np.ndarray, previous: np.ndarray) -> list[tuple[int, in
         boxes.append((top & ~1, min(height, bottom + 1) & ~1, left & ~1, min(width, right + 1) & ~1))
     return boxes
 
-
-def changed_fraction(frame: np.ndarray, previous: np.ndarray) -> float:
-    """The share of ``frame``'s area inside :func:`changed_boxes`: what a conversion redoes.
-
-    >>> import numpy as np
-    >>> a = np.zeros((100, 80, 3), np.uint8)
-    >>> b = a.copy(); b[10:20, 8:16] = 255
-    >>> changed_fraction(b, a)
-    0.01
-    """
-    boxes = changed_boxes(frame, previous)
-    return sum((bottom - top) * (right - left) for top, bottom, left, right in boxes) / (frame.shape[0] * frame.shape[1])

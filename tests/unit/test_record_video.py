@@ -170,62 +170,64 @@ def test_same_files_and_frames_as_gymnasiums_wrapper():
         assert min(psnr(a, b) for a, b in zip(ours, theirs)) > 30, name
 
 
+def step_beside_a_twin(env, env_id, seed, actions, after_step=None):
+    """Reset and step ``env`` and a plain ``env_id`` alike; return the twin's frames (reset first).
+
+    ``after_step(step, frame)`` runs after each step with the twin's newest frame.
+    """
+    twin = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=seed)
+    twin.reset(seed=seed)
+    expected = [twin.render()]
+    for step, action in enumerate(actions):
+        env.step(action)
+        twin.step(action)
+        expected.append(twin.render())
+        if after_step is not None:
+            after_step(step, expected[-1])
+    twin.close()
+    return expected
+
+
+def assert_video_shows(path, expected, count):
+    frames = decode(path)
+    assert frames.shape == (count, 400, 600, 3)
+    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+
+
 def test_whole_episode_content_matches_the_rendered_frames():
     env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", fps=50)
-    twin = gym.make("CartPole-v1", render_mode="rgb_array")
-    env.reset(seed=3)
-    twin.reset(seed=3)
-    expected = [twin.render()]
-    for i in range(20):
-        env.step(i % 2)
-        twin.step(i % 2)
-        expected.append(twin.render())
+    expected = step_beside_a_twin(env, "CartPole-v1", 3, [i % 2 for i in range(20)])
     assert env.frames_recorded == 21
     env.close()
-    frames = decode("videos/rl-video-episode-0.mp4")
-    assert frames.shape == (21, 400, 600, 3)
-    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+    assert_video_shows("videos/rl-video-episode-0.mp4", expected, 21)
 
 
 @pytest.mark.parametrize("fast_render", [True, False])
 def test_classic_control_frames_come_from_the_fast_renderer_unless_turned_off(monkeypatch, fast_render):
     env = gym.make("MountainCar-v0", render_mode="rgb_array")
-    twin = gym.make("MountainCar-v0", render_mode="rgb_array")
     pygame_calls = []
     render = env.unwrapped.render
     monkeypatch.setattr(env.unwrapped, "render", lambda: pygame_calls.append(1) or render())
     env = RecordVideo(env, "videos", fast_render=fast_render)
-    env.reset(seed=5)
-    twin.reset(seed=5)
-    expected = [twin.render()]
-    for _ in range(30):
-        env.step(2)
-        twin.step(2)
-        expected.append(twin.render())
+    expected = step_beside_a_twin(env, "MountainCar-v0", 5, [2] * 30)
     env.close()
     assert len(pygame_calls) == (0 if fast_render else 31)
-    frames = decode("videos/rl-video-episode-0.mp4")
-    assert frames.shape == (31, 400, 600, 3)
-    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+    assert_video_shows("videos/rl-video-episode-0.mp4", expected, 31)
 
 
 def test_fast_render_keeps_last_frame_current_and_video_length_exact():
     env = RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array"), "videos", video_length=40)
-    twin = gym.make("MountainCar-v0", render_mode="rgb_array")
-    env.reset(seed=2)
-    twin.reset(seed=2)
-    expected = [twin.render()]
-    for step in range(60):
-        env.step(step % 3)
-        twin.step(step % 3)
-        expected.append(twin.render())
-        if step in (4, 20):  # what a live view (watch(record=...)) would show now
+
+    def like_a_live_view(step, frame):  # what watch(record=...) would show now
+        if step in (4, 20):
             assert env.frames_recorded == step + 2
-            assert psnr(env.last_frame, expected[-1]) > 30
+            assert psnr(env.last_frame, frame) > 30
+
+    expected = step_beside_a_twin(env, "MountainCar-v0", 2, [step % 3 for step in range(60)], like_a_live_view)
     env.close()
-    frames = decode("videos/rl-video-episode-0.mp4")
-    assert len(frames) == 41  # gymnasium's rule: stop once more than video_length frames are in
-    assert min(psnr(a, b) for a, b in zip(frames, expected)) > 30
+    # gymnasium's rule: stop once more than video_length frames are in
+    assert_video_shows("videos/rl-video-episode-0.mp4", expected, 41)
 
 
 def test_a_wrapper_drawing_on_frames_is_recorded_as_drawn():

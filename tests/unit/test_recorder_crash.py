@@ -1,5 +1,6 @@
 """Crash safety: a recording cut short by SIGKILL of Python *and* ffmpeg still decodes."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -37,13 +38,24 @@ def frames_decodable(path):
         return 0
 
 
+@contextlib.contextmanager
+def recording_child(script: str, path):
+    """Run a recording ``script`` (a template of ``tests`` and ``path``) in a child Python;
+    yield (child, the pid of its ffmpeg, which the script prints first); kill the child after."""
+    source = script.format(tests=str(ROOT / "tests" / "unit"), path=str(path))
+    child = subprocess.Popen([sys.executable, "-c", source], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        yield child, int(child.stdout.readline())
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+
+
 @pytest.mark.slow
 def test_sigkill_of_python_and_ffmpeg_leaves_a_playable_file(tmp_path):
     path = tmp_path / "crash.mp4"
-    script = ENDLESS_RECORDING.format(tests=str(ROOT / "tests" / "unit"), path=str(path))
-    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    try:
-        ffmpeg_pid = int(child.stdout.readline())
+    with recording_child(ENDLESS_RECORDING, path) as (child, ffmpeg_pid):
         assert psutil.Process(ffmpeg_pid).ppid() == child.pid
         # Wait (a guard, not a timing) until at least three seconds of video are on disk.
         for _ in range(600):
@@ -52,10 +64,6 @@ def test_sigkill_of_python_and_ffmpeg_leaves_a_playable_file(tmp_path):
             threading.Event().wait(0.05)
         os.kill(ffmpeg_pid, signal.SIGKILL)
         os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.kill()
-        child.wait()
-        child.stdout.close()
     psutil.Process(ffmpeg_pid).wait() if psutil.pid_exists(ffmpeg_pid) else None
     assert "moof" in top_level_boxes(path)  # fragmented: the index travels with each fragment
     frames = decode(path)
@@ -83,15 +91,9 @@ threading.Event().wait()
 @pytest.mark.slow
 def test_sigkill_of_python_alone_lets_ffmpeg_finish_every_frame(tmp_path):
     path = tmp_path / "orphan.mp4"
-    script = KILLED_AFTER_60_FRAMES.format(tests=str(ROOT / "tests" / "unit"), path=str(path))
-    child = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    try:
-        ffmpeg = psutil.Process(int(child.stdout.readline()))
+    with recording_child(KILLED_AFTER_60_FRAMES, path) as (child, ffmpeg_pid):
+        ffmpeg = psutil.Process(ffmpeg_pid)
         child.kill()
-    finally:
-        child.kill()
-        child.wait()
-        child.stdout.close()
     ffmpeg.wait(timeout=60)  # it sees end-of-input, finishes the file and exits by itself
     frames = decode(path)
     assert frames.shape[0] == 60

@@ -119,12 +119,17 @@ def test_bad_settings_are_rejected():
         FrameStreamer(buffer, print, quality=0)
 
 
-def test_no_thread_or_process_left_after_stop():
-    streamer, _ = make()
+def streaming_through_the_encoder_process():
+    """A started streamer that has sent one frame; its encoder process is up."""
+    streamer, sent = make()
     streamer.start()
     streamer.buffer.offer(frame(h=20, w=20), {})
     streamer.flush()
-    encoder = streamer._encoder._process
+    return streamer, sent, streamer._encoder._process
+
+
+def test_no_thread_or_process_left_after_stop():
+    streamer, _, encoder = streaming_through_the_encoder_process()
     assert encoder is not None and encoder.poll() is None
     streamer.stop()
     assert not streamer.running and encoder.poll() is not None
@@ -148,11 +153,7 @@ def test_encoder_process_and_in_thread_paths_give_the_same_picture():
 
 
 def test_a_killed_encoder_process_is_replaced():
-    streamer, sent = make()
-    streamer.start()
-    streamer.buffer.offer(frame(h=20, w=20), {})
-    streamer.flush()
-    first = streamer._encoder._process
+    streamer, sent, first = streaming_through_the_encoder_process()
     first.kill()
     first.wait()
     streamer.buffer.offer(frame(h=20, w=20), {}, force=True)
