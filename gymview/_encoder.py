@@ -8,7 +8,8 @@ helper process the same work costs the stream thread two pipe calls.
 
 Parent → child, on the child's stdin: a 16-byte header (height, width, max_size, quality as
 uint32; then the format as 0 = JPEG, 1 = PNG in the last word) and the frame's H*W*3 bytes.
-Child → parent, on its stdout: a 12-byte header (out width, out height, byte count) and the bytes.
+Child → parent, on its stdout: a 16-byte header (out width, out height, byte count, microseconds
+spent) and the bytes.
 
 >>> import numpy as np
 >>> encoder = EncoderProcess()
@@ -21,10 +22,12 @@ Child → parent, on its stdout: a 12-byte header (out width, out height, byte c
 from __future__ import annotations
 
 import os
+import select
 import struct
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -39,7 +42,7 @@ from gymview.frames import downsample
 __all__ = ["EncoderProcess", "EncoderProcessError"]
 
 _REQUEST = struct.Struct("<4I")
-_REPLY = struct.Struct("<3I")
+_REPLY = struct.Struct("<4I")
 _FORMATS = ("jpeg", "png")
 
 
@@ -52,11 +55,13 @@ class EncoderProcess:
 
     Started on first use, in its own session so that interrupting the kernel (SIGINT to its
     process group) does not kill it; it ends when :meth:`close` is called or when its parent
-    dies (its stdin closes). Use from one thread at a time.
+    dies (its stdin closes). Use from one thread at a time, one frame at a time.
     """
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
+        self._pending: tuple[bytes, memoryview] | None = None
+        self.last_encode_seconds = 0.0  # the child's time for the last frame
         self._lock = threading.Lock()
 
     @property
@@ -76,31 +81,69 @@ class EncoderProcess:
         return process
 
     def encode(self, frame: np.ndarray, max_size: int, image_format: str, quality: int) -> tuple[bytes, int, int]:
-        """Downsample ``frame`` to ``max_size`` and compress it.
+        """Downsample ``frame`` to ``max_size`` and compress it: :meth:`submit`, then :meth:`receive`."""
+        self.submit(frame, max_size, image_format, quality)
+        return self.receive()
 
-        A child that died is replaced once per call; EncoderProcessError if that fails too. The
-        child's liveness is learnt from the pipes, not polled: every system call here is a GIL
-        hand-over that a busy loop makes slow.
+    def submit(self, frame: np.ndarray, max_size: int, image_format: str, quality: int) -> None:
+        """Hand ``frame`` to the child and return at once; :meth:`receive` collects the result.
+
+        The frame is kept until then, so that a child that died meanwhile can be replaced and
+        asked again.
         """
         height, width = frame.shape[:2]
         header = _REQUEST.pack(height, width, max_size, quality | (_FORMATS.index(image_format) << 16))
         pixels = memoryview(np.ascontiguousarray(frame)).cast("B")
         with self._lock:
+            self._pending = (header, pixels)
             try:
-                return self._request(header, pixels)
+                self._write(header, pixels)
+            except OSError:
+                self._kill()  # it died since the last frame: receive() asks a fresh child
+
+    def receive(self) -> tuple[bytes, int, int]:
+        """The (bytes, width, height) of the frame submitted last, waiting for it if need be.
+
+        A child that died is replaced once per frame; EncoderProcessError if that fails too. The
+        child's liveness is learnt from the pipes, not polled: every system call here is a GIL
+        hand-over that a busy loop makes slow.
+        """
+        with self._lock:
+            if self._pending is None:
+                raise RuntimeError("receive() needs a frame handed over with submit() first")
+            header, pixels = self._pending
+            self._pending = None
+            try:
+                if self._process is not None:
+                    return self._read()
             except (OSError, EOFError):
-                self._kill()  # it died since the last frame: one fresh child gets a try
+                self._kill()
             try:
-                return self._request(header, pixels)
+                self._write(header, pixels)
+                return self._read()
             except (OSError, EOFError) as error:
                 self._kill()
                 raise EncoderProcessError(f"gymview's encoder process stopped answering: {error!r}") from error
 
-    def _request(self, header: bytes, pixels: memoryview) -> tuple[bytes, int, int]:
+    def reply_ready(self) -> bool:
+        """True when :meth:`receive` would not wait: the reply (or the news of a dead child) is there."""
+        process = self._process
+        if process is None:
+            return True
+        try:
+            return bool(select.select([process.stdout], [], [], 0)[0])
+        except (OSError, ValueError):  # a pipe select() cannot watch (Windows), or closed meanwhile
+            return True
+
+    def _read(self) -> tuple[bytes, int, int]:
+        data, width, height, microseconds = _read_reply(self._process.stdout.fileno())
+        self.last_encode_seconds = microseconds / 1e6
+        return data, width, height
+
+    def _write(self, header: bytes, pixels: memoryview) -> None:
         if self._process is None:
             self._process = self._start()
         _write_all(self._process.stdin.fileno(), [header, pixels])
-        return _read_reply(self._process.stdout.fileno())
 
     def close(self, timeout: float = 5.0) -> None:
         """End the child: close its stdin, wait, kill as a last resort. Idempotent."""
@@ -160,16 +203,17 @@ def _write_all(fd: int, parts: list) -> None:
             views[0] = views[0][written:]
 
 
-def _read_reply(fd: int) -> tuple[bytes, int, int]:
-    """Read one reply, usually in a single system call (each call is a GIL hand-over)."""
+def _read_reply(fd: int) -> tuple[bytes, int, int, int]:
+    """Read one reply, usually in a single system call (each call is a GIL hand-over):
+    (bytes, width, height, microseconds the child spent)."""
     received = os.read(fd, 1 << 20)
     if len(received) < _REPLY.size:
         received += _read_exactly(fd, _REPLY.size - len(received))
-    width, height, size = _REPLY.unpack_from(received)
+    width, height, size, microseconds = _REPLY.unpack_from(received)
     data = received[_REPLY.size :]
     if len(data) < size:
         data += _read_exactly(fd, size - len(data))
-    return data, width, height
+    return data, width, height, microseconds
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -191,9 +235,11 @@ def _serve(stdin: int, stdout: int) -> None:
             frame = np.frombuffer(_read_exactly(stdin, height * width * 3), np.uint8).reshape(height, width, 3)
         except EOFError:
             return
+        started = time.perf_counter()
         small = downsample(frame, max_size)
         data = encode_frame(small, _FORMATS[packed >> 16], packed & 0xFFFF)
-        _write_all(stdout, [_REPLY.pack(small.shape[1], small.shape[0], len(data)), data])
+        microseconds = round((time.perf_counter() - started) * 1e6)
+        _write_all(stdout, [_REPLY.pack(small.shape[1], small.shape[0], len(data), microseconds), data])
 
 
 if __name__ == "__main__":

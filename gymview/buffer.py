@@ -50,7 +50,8 @@ class FrameBuffer:
         self._woken = False
         self._in_hand = False
         self.retired = False  # set by a taker that gave up waiting; see take(retire=True)
-        self.accepted = 0  # frames kept for sending
+        self.accepted = 0  # frames kept for sending; the count doubles as each frame's ticket
+        self.taken = 0  # the ticket of the frame take() returned last
         self.replaced = 0  # kept frames replaced by a newer one before they were sent
         self.throttled = 0  # frames offered when none was due
 
@@ -121,6 +122,8 @@ class FrameBuffer:
                 self.retired = True
                 return None
             item, self._item = self._item, None
+            if item is not None:
+                self.taken = self.accepted  # the slot only ever holds the newest frame
             self._in_hand = item is not None or self._woken
             self._woken = False
             return item

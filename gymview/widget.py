@@ -27,7 +27,7 @@ from gymview import _protocol
 from gymview.buffer import FrameBuffer, check_fps
 from gymview.encode import check_format, check_quality
 from gymview.frames import check_frame, to_rgb_uint8
-from gymview.stream import FrameStreamer, check_max_size
+from gymview.stream import POLL_SECONDS, FrameStreamer, check_max_size
 
 __all__ = ["LiveView", "live_views"]
 
@@ -39,6 +39,9 @@ _FRONTEND = _HERE / "static" if (_HERE / "static" / "widget.js").exists() else _
 # second: while a cell blocks the kernel, the browser's "visible again" message cannot arrive, so a
 # view must never depend on it to come back to life.
 HIDDEN_FPS = 1.0
+# After the stream thread handed a frame message to ipykernel, the producer sleeps this long so that
+# the kernel's IOPub thread can send it without waiting for the GIL (measured: it needs ~0.1 ms).
+IOPUB_HAND_OVER_SECONDS = 0.0002
 
 _views: list[LiveView] = []
 _views_lock = threading.Lock()
@@ -107,6 +110,7 @@ class LiveView(anywidget.AnyWidget):
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
+        self._next_pump = 0.0
         super().__init__(
             fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
             image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex, **kwargs,
@@ -179,17 +183,19 @@ class LiveView(anywidget.AnyWidget):
         half a second while no front-end can show frames (a view may be displayed meanwhile)."""
         return self._buffer.seconds_until_due() if self.active else 0.5
 
-    def yield_to_stream(self) -> bool:
-        """Let the stream thread run if it has work; True if it had.
+    def pump(self) -> float:
+        """Let the stream thread send the frame that came back from the encoder, if one did, and
+        return how many seconds the caller may go before the next call (see :mod:`gymview.stream`).
 
-        A loop of small numpy calls releases and retakes the GIL so often that CPython never
-        forces a switch, and a waiting thread can starve for the whole loop (measured: 1.5 s).
-        A ``time.sleep(0)`` every few milliseconds while a frame is on its way lets it through.
+        Loops that push frames call it now and then so that their frames go out at once; without
+        it each frame waits ``PUMP_WAIT_SECONDS`` (50 ms) before the thread sends it anyway.
         """
-        if not self._buffer.busy:
-            return False
-        time.sleep(0)
-        return True
+        if self._streamer.pump():
+            # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
+            time.sleep(IOPUB_HAND_OVER_SECONDS)
+        if self._streamer.reply_expected:
+            return POLL_SECONDS
+        return self.seconds_until_due()
 
     def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
         """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts); never blocks.
@@ -197,8 +203,11 @@ class LiveView(anywidget.AnyWidget):
         ``info`` may hold ``step``, ``episode`` and ``episode_return`` for the status line.
         Returns True when the frame was taken for sending, False when it was skipped (not due,
         or no front-end to show it). ``force=True`` skips the fps throttle, for a last frame.
-        Raises the stream thread's error, if it failed, on the next call.
+        Raises the stream thread's error, if it failed, on the next call. Pushing also pumps
+        (see :meth:`pump`), so a loop that pushes every step needs nothing else.
         """
+        if self._streamer.reply_expected and time.perf_counter() >= self._next_pump:
+            self._next_pump = time.perf_counter() + self.pump()
         if not self._accepts(force):
             check_frame(frame)
             return False
@@ -216,6 +225,8 @@ class LiveView(anywidget.AnyWidget):
     def _offer(self, item: Any, force: bool, info: dict[str, Any]) -> bool:
         accepted = self._buffer.offer(item, info, force=force)
         self._streamer.start()
+        if accepted:
+            self._streamer.hand_over()
         return accepted
 
     def record_cost(self, seconds: float) -> None:

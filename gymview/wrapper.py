@@ -111,15 +111,13 @@ def watch(
 class _ShowsFrames:
     """What both watched wrappers share: render only when due, time it, and a last frame on close.
 
-    A step costs one clock read until the next frame is due: the loops users watch can run at
-    100,000 steps a second, where even a few method calls per step are a visible slowdown.
+    A step costs one clock read until the next frame is due, or until the frame being encoded
+    may be back (then ``view.pump()`` has it sent): the loops users watch can run at 100,000
+    steps a second, where even a few method calls per step are a visible slowdown.
     """
 
     view: LiveView
     _next_check = 0.0
-    _yields_left = 0
-    _YIELDS_PER_FRAME = 2
-    _YIELD_EVERY = 0.002  # seconds between GIL yields while a frame is on its way
 
     def _frame(self) -> Any:
         raise NotImplementedError
@@ -132,12 +130,7 @@ class _ShowsFrames:
             started = perf_counter()
             self.view.push(self._frame(), force=force, **self._info())
             self.view.record_cost(perf_counter() - started)
-            self._yields_left = self._YIELDS_PER_FRAME
-        if self._yields_left > 0 and self.view.yield_to_stream():
-            self._yields_left -= 1
-            self._next_check = perf_counter() + self._YIELD_EVERY
-        else:
-            self._next_check = perf_counter() + self.view.seconds_until_due()
+        self._next_check = perf_counter() + self.view.pump()
 
     def _stop_view(self) -> None:
         """Show the final state (the throttle may have skipped it), then stop the view's thread."""
