@@ -34,7 +34,7 @@ from gymnasium.envs.classic_control import (
     PendulumEnv,
 )
 
-__all__ = ["BatchRenderer", "renderer_for"]
+__all__ = ["BatchRenderer", "Drawing", "renderer_for"]
 
 _BLACK = (0, 0, 0)
 
@@ -268,6 +268,17 @@ class BatchRenderer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id!r}, {self.width}x{self.height}, state={self.state_names})"
 
+    def __getstate__(self) -> dict:
+        """Pickled for another process: the drawing, without the lock or the caller's last output."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        state["_last_out"], state["_dirty"] = None, []
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     # --- for subclasses ----------------------------------------------------------------------
     def _shapes(self, states: np.ndarray) -> list:
         """The moving parts in drawing order, in pygame coordinates."""
@@ -367,6 +378,28 @@ class BatchRenderer:
             region += (color - region) * coverage
             region += 0.5
             frames[touched, rows, columns] = region
+
+
+class Drawing(NamedTuple):
+    """A frame not drawn yet: ``renderer`` draws it from ``state`` (a :meth:`BatchRenderer.state_of`).
+
+    :func:`gymview.watch` hands these to its view, so that classic-control frames are drawn in
+    the view's encoder process, away from the loop (a frame drawn after thousands of steps finds
+    a cold CPU cache: about 0.9 ms instead of 0.4).
+
+    >>> env = gym.make("CartPole-v1")
+    >>> _ = env.reset(seed=0)
+    >>> renderer = renderer_for(env)
+    >>> Drawing(renderer, renderer.state_of(env)).draw().shape
+    (400, 600, 3)
+    """
+
+    renderer: BatchRenderer
+    state: np.ndarray
+
+    def draw(self) -> np.ndarray:
+        """The (height, width, 3) uint8 frame."""
+        return self.renderer.render(self.state[None])[0]
 
 
 def _rotate(points: np.ndarray, angles: np.ndarray) -> np.ndarray:

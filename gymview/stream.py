@@ -41,6 +41,7 @@ from gymview._worker import Worker
 from gymview.buffer import PROCESS_BUDGET, FrameBuffer, MessageBudget
 from gymview.encode import check_format, check_quality, encode_frame
 from gymview.frames import downsample
+from gymview.renderers import Drawing
 
 __all__ = ["FrameStreamer"]
 
@@ -253,7 +254,7 @@ class FrameStreamer:
             if self._encoder is not None:
                 self._encoder.close()
 
-    def _compress(self, frame: np.ndarray, ticket: int) -> tuple[bytes, int, int]:
+    def _compress(self, frame: np.ndarray | Drawing, ticket: int) -> tuple[bytes, int, int]:
         """(image bytes, width, height) of ``frame`` shrunk to max_size and encoded.
 
         With the encoder process, the thread parks while the frame is encoded and goes on when
@@ -274,7 +275,7 @@ class FrameStreamer:
                 warnings.warn(f"{error}; gymview encodes frames in its stream thread from now on", stacklevel=1)
                 self._encoder = None
         started = time.perf_counter()
-        small = downsample(frame, self.max_size)
+        small = downsample(frame.draw() if isinstance(frame, Drawing) else frame, self.max_size)
         data = encode_frame(small, self.image_format, self.quality)
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0
         return data, small.shape[1], small.shape[0]
@@ -300,7 +301,7 @@ class FrameStreamer:
                 self._acked_event.wait(remaining)
         return True
 
-    def _handle(self, frame: np.ndarray, info: dict[str, Any], ticket: int) -> None:
+    def _handle(self, frame: np.ndarray | Drawing, info: dict[str, Any], ticket: int) -> None:
         if not self._wait_for_room(ticket) or not self._budget.try_acquire():
             self.skipped += 1
             return

@@ -27,6 +27,7 @@ from gymview import _protocol
 from gymview.buffer import FrameBuffer, check_fps
 from gymview.encode import check_format, check_quality
 from gymview.frames import check_frame, to_rgb_uint8
+from gymview.renderers import Drawing
 from gymview.stream import POLL_SECONDS, FrameStreamer, check_max_size
 
 __all__ = ["LiveView", "live_views"]
@@ -198,7 +199,8 @@ class LiveView(anywidget.AnyWidget):
         return self.seconds_until_due()
 
     def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
-        """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts); never blocks.
+        """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts, or a
+        :class:`gymview.renderers.Drawing` to be drawn in the encoder process); never blocks.
 
         ``info`` may hold ``step``, ``episode`` and ``episode_return`` for the status line.
         Returns True when the frame was taken for sending, False when it was skipped (not due,
@@ -208,10 +210,12 @@ class LiveView(anywidget.AnyWidget):
         """
         if self._streamer.reply_expected and time.perf_counter() >= self._next_pump:
             self._next_pump = time.perf_counter() + self.pump()
+        drawing = isinstance(frame, Drawing)
         if not self._accepts(force):
-            check_frame(frame)
+            if not drawing:
+                check_frame(frame)
             return False
-        return self._offer(to_rgb_uint8(frame), force, info)
+        return self._offer(frame if drawing else to_rgb_uint8(frame), force, info)
 
     def _accepts(self, force: bool) -> bool:
         self._streamer.check()

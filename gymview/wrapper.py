@@ -25,7 +25,7 @@ from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.frames import tile, to_rgb_uint8
 from gymview.recorder import RecordVideo
-from gymview.renderers import BatchRenderer, renderer_for
+from gymview.renderers import BatchRenderer, Drawing, renderer_for
 from gymview.widget import LiveView
 
 __all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
@@ -174,8 +174,8 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
     def _frame(self) -> Any:
         if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
             return self.env.last_frame
-        if self._renderer is not None:
-            return self._renderer.render(self._renderer.state_of(self.env)[None])[0]
+        if self._renderer is not None:  # drawn in the view's encoder process
+            return Drawing(self._renderer, self._renderer.state_of(self.env))
         return self.env.render()
 
     def _info(self) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 import io
 import threading
+import time
 import sys
 
 import numpy as np
@@ -8,6 +9,7 @@ from PIL import Image
 
 from gymview._worker import WorkerError
 from gymview.buffer import FrameBuffer, MessageBudget
+from gymview import stream
 from gymview.stream import FrameStreamer
 
 
@@ -186,3 +188,84 @@ def test_the_encoder_pipe_holds_a_whole_frame():
     size = fcntl.fcntl(encoder._process.stdin.fileno(), fcntl.F_GETPIPE_SZ)
     encoder.close()
     assert size >= 400 * 600 * 3 + 16  # one write, no wait for the child, one GIL hand-over
+
+
+def wait_until(condition, timeout=5.0):
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.002)
+
+
+@pytest.fixture
+def patient_thread(monkeypatch):
+    """Encoded frames wait for a pump for 30 s instead of 50 ms: only pump, flush or stop free them."""
+    monkeypatch.setattr(stream, "PUMP_WAIT_SECONDS", 30.0)
+
+
+def test_an_encoded_frame_is_sent_when_the_producer_pumps(patient_thread):
+    streamer, sent = make()
+    streamer.start()
+    assert streamer.pump() is False  # nothing encoded yet
+    streamer.buffer.offer(frame(h=40, w=60), {"step": 1})
+    streamer.hand_over()
+    assert streamer.reply_expected and streamer._parked == streamer.buffer.accepted  # thread parked
+    wait_until(streamer._encoder.reply_ready)
+    time.sleep(0.05)
+    assert sent.messages == [] and streamer.reply_expected  # encoded, but the thread waits its turn
+    assert streamer.pump() is True
+    assert len(sent.messages) == 1 and not streamer.reply_expected  # sent before pump returned
+    assert streamer.last_encode_ms > 0
+    streamer.stop()
+
+
+def test_a_frame_nobody_pumps_for_goes_out_by_itself():
+    streamer, sent = make()
+    streamer.start()
+    streamer.buffer.offer(frame(h=40, w=60), {"step": 1})
+    streamer.hand_over()
+    wait_until(lambda: len(sent.messages) == 1)  # after PUMP_WAIT_SECONDS
+    streamer.stop()
+
+
+def test_flush_and_stop_do_not_wait_for_a_pump(patient_thread):
+    streamer, sent = make()
+    streamer.start()
+    streamer.buffer.offer(frame(h=40, w=60), {"step": 1})
+    assert streamer.flush(timeout=5) is True and len(sent.messages) == 1
+    streamer.buffer.offer(frame(h=40, w=60), {"step": 2}, force=True)
+    streamer.hand_over()
+    streamer.stop(timeout=5)  # no TimeoutError, and the frame still goes out
+    assert [header["step"] for header, _ in sent.messages] == [1, 2]
+
+
+def test_a_frame_offered_while_another_is_encoded_is_taken_up_after_it(patient_thread):
+    streamer, sent = make()
+    streamer.start()
+    streamer.buffer.offer(frame(h=40, w=60), {"step": 1})
+    streamer.hand_over()
+    streamer.buffer.offer(frame(h=40, w=60), {"step": 2}, force=True)
+    streamer.hand_over()  # returns at once: the thread holds frame 1
+    wait_until(streamer._encoder.reply_ready)
+    assert streamer.pump() is True
+    assert streamer.reply_expected  # pump also handed frame 2 to the encoder
+    wait_until(lambda: streamer.pump())
+    assert [header["step"] for header, _ in sent.messages] == [1, 2]
+    streamer.stop()
+
+
+def test_the_encoder_process_keeps_a_submitted_frame_until_received():
+    from gymview._encoder import EncoderProcess
+
+    encoder = EncoderProcess()
+    with pytest.raises(RuntimeError, match="submit"):
+        encoder.receive()
+    encoder.encode(frame(h=20, w=20), 64, "png", 80)  # the child is up
+    encoder.submit(frame(value=200, h=40, w=60), 30, "png", 80)
+    encoder._process.kill()  # it dies holding the frame
+    encoder._process.wait()
+    data, width, height = encoder.receive()  # a fresh child is asked again
+    encoder.close()
+    assert (width, height) == (30, 20) and encoder.last_encode_seconds > 0
+    assert np.asarray(Image.open(io.BytesIO(data)))[0, 0].tolist() == [200, 200, 200]
