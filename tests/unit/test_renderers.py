@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 from gymnasium.envs.classic_control import CartPoleEnv, PendulumEnv
 
-from gymview.renderers import BatchRenderer, renderer_for
+from gymview.renderers import BatchRenderer, Drawing, renderer_for
 
 ENV_IDS = ["MountainCar-v0", "MountainCarContinuous-v0", "CartPole-v1", "Acrobot-v1", "Pendulum-v1"]
 
@@ -100,6 +101,20 @@ def test_drawing_into_previous_output_repaints_only_what_moved(env_id: str, rng:
     np.testing.assert_array_equal(out, renderer.render(second))
     other = np.zeros_like(out)  # an array it did not draw last time is painted in full
     np.testing.assert_array_equal(renderer.render(first, out=other), renderer.render(first))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_a_pickled_renderer_draws_the_same_frames(env_id: str, rng: np.random.Generator) -> None:
+    # watch() sends renderers to its encoder process, which draws there.
+    renderer = renderer_for(env_id)
+    states = random_states(env_id, 8, rng)
+    out = renderer.render(states[:4])
+    copy = pickle.loads(pickle.dumps(renderer))
+    np.testing.assert_array_equal(copy.render(states), renderer.render(states))
+    assert renderer.render(states[4:], out=out) is out  # the original still repaints incrementally
+    np.testing.assert_array_equal(out, copy.render(states[4:]))
+    drawing = Drawing(copy, states[0])
+    np.testing.assert_array_equal(drawing.draw(), renderer.render(states[:1])[0])
 
 
 def test_env_render_size_is_used() -> None:

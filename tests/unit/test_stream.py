@@ -10,6 +10,8 @@ from PIL import Image
 from gymview._worker import WorkerError
 from gymview.buffer import FrameBuffer, MessageBudget
 from gymview import stream
+from gymview.encode import encode_frame
+from gymview.frames import downsample
 from gymview.stream import FrameStreamer
 
 
@@ -269,3 +271,29 @@ def test_the_encoder_process_keeps_a_submitted_frame_until_received():
     encoder.close()
     assert (width, height) == (30, 20) and encoder.last_encode_seconds > 0
     assert np.asarray(Image.open(io.BytesIO(data)))[0, 0].tolist() == [200, 200, 200]
+
+
+def test_drawings_are_drawn_in_the_encoder_process_like_in_the_thread():
+    import gymnasium as gym
+
+    from gymview._encoder import EncoderProcess
+    from gymview.renderers import Drawing, renderer_for
+
+    env = gym.make("MountainCar-v0")
+    env.reset(seed=3)
+    renderer = renderer_for(env)
+    encoder = EncoderProcess()
+    pictures = []
+    for step in range(3):  # the child draws each into its previous frame
+        drawing = Drawing(renderer, renderer.state_of(env))
+        expected = encode_frame(downsample(drawing.draw(), 300), "png", 80)
+        assert encoder.encode(drawing, 300, "png", 80) == (expected, 300, 200)
+        pictures.append(expected)
+        for _ in range(20):
+            env.step(2)
+    assert len(set(pictures)) == 3  # the car moved: three different pictures
+    encoder._process.kill()  # a fresh child gets the renderer again
+    encoder._process.wait()
+    drawing = Drawing(renderer, renderer.state_of(env))
+    assert encoder.encode(drawing, 300, "png", 80)[0] == encode_frame(downsample(drawing.draw(), 300), "png", 80)
+    encoder.close()

@@ -1,9 +1,11 @@
+import io
 import threading
 import time
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from PIL import Image
 
 import gymview
 from gymview import stream
@@ -444,3 +446,18 @@ def test_pushing_every_step_pumps_too(shown, monkeypatch):
     while time.perf_counter() < deadline:
         view.push(picture)
     assert len(view.sent) >= 11
+
+
+def test_watch_draws_classic_control_frames_in_the_encoder_process(shown, monkeypatch):
+    view = shown(max_size=600, image_format="png")
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=4)
+    view.flush()
+    header, buffers = view.sent[-1]
+    shown_frame = np.asarray(Image.open(io.BytesIO(buffers[0])).convert("RGB")).astype(float)
+    monkeypatch.undo()
+    reference = env.env.render().astype(float)  # pygame's drawing of the same state
+    psnr = 10 * np.log10(255.0**2 / np.mean((shown_frame - reference) ** 2))
+    assert (header["width"], header["height"]) == (600, 400) and psnr > 30
+    env.close()
