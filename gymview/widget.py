@@ -67,8 +67,10 @@ def _in_kernel() -> bool:
 class LiveView(anywidget.AnyWidget):
     """An inline live view of frames, throttled to ``fps`` and downsampled to ``max_size``.
 
-    ``push`` never blocks: the newest frame waits in a one-slot buffer and a background thread
-    has it downsampled and compressed (JPEG at ``quality``, or lossless PNG) and sends it.
+    ``push`` never waits for encoding: the newest frame waits in a one-slot buffer and a
+    background thread has a helper process downsample and compress it (JPEG at ``quality``, or
+    lossless PNG) and sends it, running only when the pushing loop hands it the GIL (a fraction
+    of a millisecond per frame, see :mod:`gymview.stream`).
     Outside a notebook kernel nothing is sent; a view not known to be on screen (not displayed
     yet, scrolled away, in a background tab) gets ``HIDDEN_FPS`` frames a second.
 
@@ -200,7 +202,8 @@ class LiveView(anywidget.AnyWidget):
 
     def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
         """Offer a frame (any array :func:`gymview.frames.to_rgb_uint8` accepts, or a
-        :class:`gymview.renderers.Drawing` to be drawn in the encoder process); never blocks.
+        :class:`gymview.renderers.Drawing` to be drawn in the encoder process); it waits only
+        while the stream thread takes the frame up (under a millisecond; 5 ms at most).
 
         ``info`` may hold ``step``, ``episode`` and ``episode_return`` for the status line.
         Returns True when the frame was taken for sending, False when it was skipped (not due,

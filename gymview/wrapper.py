@@ -70,7 +70,8 @@ def watch(
 
     With ``fast_render`` (the default), classic-control envs (CartPole, MountainCar, Acrobot,
     Pendulum) are drawn by :mod:`gymview.renderers` from their state, about 3x cheaper than
-    pygame and within 36 dB PSNR of it, for the view and the recording. ``False`` always calls
+    pygame and within 36 dB PSNR of it, for the view and the recording; the view's frames are
+    drawn in its encoder process, so the loop only reads the state. ``False`` always calls
     ``env.render()``.
 
     >>> import gymnasium as gym
