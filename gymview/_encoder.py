@@ -60,7 +60,7 @@ class EncoderProcessError(RuntimeError):
 
 
 class EncoderProcess:
-    """A helper process that turns (H, W, 3) uint8 frames into (bytes, width, height).
+    """A helper process that turns (H, W, 3) uint8 frames, or Drawings, into (bytes, width, height).
 
     Started on first use, in its own session so that interrupting the kernel (SIGINT to its
     process group) does not kill it; it ends when :meth:`close` is called or when its parent

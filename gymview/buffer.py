@@ -133,11 +133,6 @@ class FrameBuffer:
             self._in_hand = False
             self._condition.notify_all()
 
-    @property
-    def busy(self) -> bool:
-        """True while a frame waits, or is being handled, or a wake-up is pending."""
-        return self._item is not None or self._in_hand or self._woken
-
     def join(self, timeout: float) -> bool:
         """Wait until nothing waits or is being handled; False if ``timeout`` s passed first."""
         with self._condition:

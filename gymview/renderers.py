@@ -401,6 +401,13 @@ class Drawing(NamedTuple):
         """The (height, width, 3) uint8 frame."""
         return self.renderer.render(self.state[None])[0]
 
+    def checked(self) -> Drawing:
+        """This drawing with its state checked as :meth:`BatchRenderer.render` checks states (a
+        clear error now instead of one from another process later) and copied as float64."""
+        if not isinstance(self.renderer, BatchRenderer):
+            raise TypeError(f"a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); got {type(self.renderer).__name__}")
+        return Drawing(self.renderer, self.renderer._check_states([self.state])[0].copy())
+
 
 def _rotate(points: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """Rotate (K, 2) points by each of (N,) angles like pygame's ``Vector2.rotate_rad``: (N, K, 2)."""

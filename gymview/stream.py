@@ -7,7 +7,7 @@ on a kernel without comms over subshells), the buffer's time throttle alone boun
 
 The loop that produces frames holds the GIL nearly all the time, and a thread that waits for it
 is woken on every release the loop makes (numpy releases it in each ``action_space.sample()``):
-each wake-up costs the loop a system call, and a waiting thread slowed a CartPole loop by 10%.
+each wake-up costs the loop a system call; waiting threads slowed a CartPole loop by ~8%.
 So the stream thread only runs while the producer lets it: :meth:`FrameStreamer.hand_over`
 after a frame is offered (the thread writes it to the encoder process), and :meth:`pump` once
 the encoded frame is back (the thread sends it); the producer blocks for those few hundred

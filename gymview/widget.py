@@ -41,7 +41,8 @@ _FRONTEND = _HERE / "static" if (_HERE / "static" / "widget.js").exists() else _
 # view must never depend on it to come back to life.
 HIDDEN_FPS = 1.0
 # After the stream thread handed a frame message to ipykernel, the producer sleeps this long so that
-# the kernel's IOPub thread can send it without waiting for the GIL (measured: it needs ~0.1 ms).
+# the kernel's IOPub thread can send it without waiting for the GIL. Measured in one kernel: 0 and
+# 0.1 ms did no better than 0.2 ms, 0.4 ms did worse (0.79-0.85 of the plain loop against 0.89).
 IOPUB_HAND_OVER_SECONDS = 0.0002
 
 _views: list[LiveView] = []
@@ -213,12 +214,13 @@ class LiveView(anywidget.AnyWidget):
         """
         if self._streamer.reply_expected and time.perf_counter() >= self._next_pump:
             self._next_pump = time.perf_counter() + self.pump()
-        drawing = isinstance(frame, Drawing)
+        if isinstance(frame, Drawing):
+            item = frame.checked()
+            return self._accepts(force) and self._offer(item, force, info)
         if not self._accepts(force):
-            if not drawing:
-                check_frame(frame)
+            check_frame(frame)
             return False
-        return self._offer(frame if drawing else to_rgb_uint8(frame), force, info)
+        return self._offer(to_rgb_uint8(frame), force, info)
 
     def _accepts(self, force: bool) -> bool:
         self._streamer.check()

@@ -461,3 +461,18 @@ def test_watch_draws_classic_control_frames_in_the_encoder_process(shown, monkey
     psnr = 10 * np.log10(255.0**2 / np.mean((shown_frame - reference) ** 2))
     assert (header["width"], header["height"]) == (600, 400) and psnr > 30
     env.close()
+
+
+def test_a_bad_drawing_is_refused_when_pushed_not_in_the_encoder_process():
+    from gymview.renderers import Drawing, renderer_for
+
+    view = LiveView()  # outside a notebook too: the error comes at once
+    renderer = renderer_for("CartPole-v1")
+    with pytest.raises(ValueError, match=r"shape \(N, 4\)"):
+        view.push(Drawing(renderer, np.zeros(3)))
+    with pytest.raises(ValueError, match="finite"):
+        view.push(Drawing(renderer, np.array([np.nan, 0.0, 0.0, 0.0])))
+    with pytest.raises(TypeError, match="BatchRenderer"):
+        view.push(Drawing("CartPole-v1", np.zeros(4)))
+    assert view.push(Drawing(renderer, np.zeros(4))) is False  # a good one, with no front-end
+    view.close()
