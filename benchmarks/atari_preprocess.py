@@ -31,7 +31,7 @@ import torch
 from ale_py.vector_env import AtariVectorEnv
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
-from gymview.preprocess import AtariPipeline, atari_vector_env
+from gymview.atari import AtariPipeline, atari_vector_env
 
 gym.register_envs(ale_py)
 GAME, GYM_ID = "breakout", "ALE/Breakout-v5"

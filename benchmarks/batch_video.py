@@ -37,7 +37,7 @@ import psutil  # noqa: E402
 
 import gymview  # noqa: E402
 from gymview.renderers import renderer_for  # noqa: E402
-from gymview.yuv import I420Converter  # noqa: E402
+from gymview.image.yuv import I420Converter  # noqa: E402
 from recording import mountain_car_episodes  # noqa: E402  (benchmarks/recording.py, beside this file)
 
 ENV_ID = "MountainCar-v0"
@@ -90,7 +90,7 @@ def _encode_file(index: int, folder: str, bare: str | None) -> int:
     frames = _FRAMES[index % len(_FRAMES)] if bare != "yuv420p" else _I420[index % len(_I420)]
     path = Path(folder) / f"ceiling-{index:04d}.mp4"
     if bare:
-        from gymview.ffmpeg import FFmpegProcess, encode_command, find_ffmpeg
+        from gymview.video.ffmpeg import FFmpegProcess, encode_command, find_ffmpeg
 
         height, width = _FRAMES[0].shape[1:3]
         command = encode_command(find_ffmpeg(), path, width=width, height=height, fps=30, preset="ultrafast",
@@ -101,7 +101,7 @@ def _encode_file(index: int, folder: str, bare: str | None) -> int:
         if process.finish() != 0:
             raise process.error("ceiling encode failed")
     else:
-        from gymview.recorder import VideoRecorder
+        from gymview.video.recorder import VideoRecorder
 
         with VideoRecorder(path, fps=30, preset="ultrafast", threads=1) as recorder:
             for frame in frames:

@@ -1,38 +1,35 @@
 """gymview: see Gymnasium agents live in notebooks, and turn episodes into video fast.
 
+Every public name is imported on first use: ``import gymview`` loads neither IPython, widgets,
+torch nor ffmpeg helpers.
+
 >>> import gymnasium as gym, gymview
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))  # doctest: +SKIP
 """
 
-from gymview._worker import WorkerError
-from gymview.batch import BatchResult, record_batch
-from gymview.colab import SetupReport, setup
-from gymview.frames import tile, to_rgb_uint8
-from gymview.magic import load_ipython_extension, unload_ipython_extension
-from gymview.player import show_video
-from gymview.recorder import RecordVideo, VideoRecorder
-from gymview.widget import LiveView, live_views
-from gymview.wrapper import WatchedEnv, WatchedVectorEnv, watch
+from gymview._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BatchResult",
-    "LiveView",
-    "RecordVideo",
-    "SetupReport",
-    "VideoRecorder",
-    "WatchedEnv",
-    "WatchedVectorEnv",
-    "WorkerError",
-    "live_views",
-    "load_ipython_extension",
-    "record_batch",
-    "setup",
-    "show_video",
-    "tile",
-    "to_rgb_uint8",
-    "unload_ipython_extension",
-    "watch",
-    "__version__",
-]
+_EXPORTS = {
+    "BatchResult": "gymview.video.batch",
+    "LiveView": "gymview.live.widget",
+    "RecordVideo": "gymview.video.record_video",
+    "SetupReport": "gymview.headless.setup",
+    "VideoRecorder": "gymview.video.recorder",
+    "WatchedEnv": "gymview.watched",
+    "WatchedVectorEnv": "gymview.watched",
+    "WorkerError": "gymview._worker",
+    "live_views": "gymview.live.widget",
+    "load_ipython_extension": "gymview.magic",
+    "record_batch": "gymview.video.batch",
+    "setup": "gymview.notebook",
+    "show_video": "gymview.video.player",
+    "tile": "gymview.image.tiling",
+    "to_rgb_uint8": "gymview.image.frames",
+    "unload_ipython_extension": "gymview.magic",
+    "watch": "gymview.watched",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -42,7 +42,7 @@ def _doctor(arguments: argparse.Namespace) -> int:
 
 
 def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
-    from gymview.batch import LAYOUTS, QUALITIES
+    from gymview.video.batch import LAYOUTS, QUALITIES
 
     parser.add_argument("env", help="registered env id, e.g. MountainCar-v0")
     parser.add_argument("--episodes", type=int, default=1000)
@@ -76,7 +76,7 @@ def _load_function(spec: str, what: str) -> Callable:
 
 
 def _record(arguments: argparse.Namespace) -> int:
-    from gymview.batch import record_batch
+    from gymview.video.batch import record_batch
 
     policy = None if arguments.policy == "random" else _load_function(arguments.policy, "policy")
     keep = KEEP_RULES[arguments.keep] if arguments.keep in KEEP_RULES else _load_function(arguments.keep, "keep")

@@ -14,8 +14,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from gymview import display as virtual
-from gymview.environment import detect, ipykernel_breaks_thread_sends
+from gymview.headless import virtual_display as virtual
+from gymview.headless.environment import detect, ipykernel_breaks_thread_sends
 
 __all__ = ["Check", "format_report", "run_checks"]
 

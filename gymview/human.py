@@ -35,7 +35,7 @@ import gymnasium.envs
 import numpy as np
 from gymnasium.envs.registration import EnvSpec, _find_spec, load_env_creator
 
-from gymview.wrapper import watch as gymview_watch
+from gymview.watched import watch as gymview_watch
 
 __all__ = ["InlineHuman", "PygameScreen", "disable_inline_human", "enable_inline_human", "inline_human_enabled"]
 

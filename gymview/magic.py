@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymview.widget import live_views
+from gymview.live.widget import live_views
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "gymview_magic", "status_table"]
 
@@ -51,7 +51,7 @@ def gymview_magic(line: str) -> None:
                 failures.append(f"{view.title or 'untitled'}: {error!r}")
         print(f"stopped {len(views) - len(failures)} live view(s)" + "".join(f"\n  failed: {f}" for f in failures))
     elif command == "setup":
-        from gymview.colab import setup
+        from gymview.notebook import setup
 
         setup()
     elif command == "doctor":
@@ -75,7 +75,7 @@ def load_ipython_extension(ipython: Any) -> None:
     So one line prepares any notebook: a virtual display where none exists, renderer variables,
     Colab's widget manager, and ``render_mode="human"`` envs shown inline.
     """
-    from gymview.colab import setup
+    from gymview.notebook import setup
 
     ipython.register_magic_function(gymview_magic, magic_kind="line", magic_name="gymview")
     setup()

@@ -1,6 +1,6 @@
 // gymview live view: the browser side of gymview.LiveView (plain ESM for anywidget, no bundler).
 //
-// Protocol (mirrors gymview/_protocol.py; bump PROTOCOL_VERSION in both places together):
+// Protocol (mirrors gymview/live/protocol.py; bump PROTOCOL_VERSION in both places together):
 //   kernel → browser, custom message + one binary buffer holding the image:
 //     {type: "frame", v: 1, seq, format: "jpeg" | "png", width, height,
 //      step, episode, episode_return, dropped, acked}

@@ -7,7 +7,7 @@ import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(ROOT / "tests" / "helpers"))
 from video_checks import decode, ffmpeg_processes_writing, top_level_boxes  # noqa: E402
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]

@@ -1,0 +1,298 @@
+"""Atari-style observation preprocessing into network-ready, frame-stacked torch tensors.
+
+Raw uint8 RGB frames from a vector env go in; (N, stack, size, size) tensors on the target
+device come out: grayscale + area resize (matching gymnasium's ``AtariPreprocessing``) + frame
+stacking (matching ``FrameStackObservation``). Batches are processed in a background thread
+so stepping batch t+1 overlaps the transfer and compute of batch t. torch is imported only
+here (``pip install gymview[torch]``); ``import gymview`` never imports this module.
+
+>>> import numpy as np
+>>> pipe = AtariPipeline(num_envs=2, device="cpu")
+>>> pipe.put(np.zeros((2, 210, 160, 3), np.uint8))
+>>> obs = pipe.get()
+>>> tuple(obs.shape), str(obs.dtype)
+((2, 4, 84, 84), 'torch.uint8')
+>>> pipe.close()
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gymview._worker import Worker
+from gymview.image.tiling import tile
+
+if TYPE_CHECKING:
+    import torch
+
+from gymview.atari.cuda import CudaTransfer
+from gymview.atari.resize import (
+    Cv2Resizer,
+    FrameStack,
+    TorchResizer,
+    import_cv2,
+    import_torch,
+)
+
+POLL_SECONDS = 0.05  # how often a blocked put()/get() looks whether the worker thread died
+
+
+class AtariPipeline:
+    """Turn batches of raw uint8 RGB frames into stacked (N, stack, size, size) tensors on ``device``.
+
+    ``put(frames, reset_mask)`` hands over one batch and returns at once; a background thread
+    converts it; ``get()`` returns the result of the oldest batch not yet taken, always complete.
+    At most two batches wait for the thread (double buffering); a third ``put()`` blocks until
+    one is taken up. ``put()`` keeps a reference to ``frames``: do not write into that array until
+    its result came back from ``get()`` (gymnasium and ale_py vector envs return fresh arrays).
+
+    ``frames`` is (N, H, W, 3), or (N, 1, H, W, 3) as ale_py's ``AtariVectorEnv`` returns raw
+    frames. With ``max_pool=True`` it is (N, 2, H, W, 3): the last two emulator frames of each env,
+    max-pooled after the gray conversion like ``AtariPreprocessing(frame_skip>1)`` (on a reset,
+    pass the reset frame twice). A True in ``reset_mask`` restarts that env's stack filled with this
+    frame (``FrameStackObservation``'s default padding); the first batch restarts every env.
+
+    ``grayscale=False`` gives (N, stack, 3, size, size); ``scale=True`` gives float32 in [0, 1].
+    ``backend``: ``"torch"`` (any device; CUDA: pinned host buffers, a copy stream and a compute
+    stream ordered by events) or ``"cv2"`` (CPU only, the fastest CPU path); ``"auto"`` picks
+    torch on CUDA, else cv2 when installed. ``pipe.backend`` and ``pipe.device`` tell what was used.
+
+    >>> import numpy as np
+    >>> with AtariPipeline(num_envs=3, stack=2, device="cpu", scale=True) as pipe:
+    ...     pipe.put(np.full((3, 210, 160, 3), 255, np.uint8))
+    ...     pipe.put(np.zeros((3, 210, 160, 3), np.uint8), reset_mask=np.array([False, True, False]))
+    ...     first, second = pipe.get(), pipe.get()
+    >>> first[:, :, 0, 0].tolist(), second[:, :, 0, 0].tolist()
+    ([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        size: int = 84,
+        stack: int = 4,
+        grayscale: bool = True,
+        scale: bool = False,
+        max_pool: bool = False,
+        device: str | torch.device = "auto",
+        backend: str = "auto",
+    ) -> None:
+        for name, value in (("num_envs", num_envs), ("size", size), ("stack", stack)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive int; got {value!r}")
+        torch = self._torch = import_torch()
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device: torch.device = torch.device(device)
+        cv2 = import_cv2()
+        if backend == "auto":
+            backend = "cv2" if self.device.type == "cpu" and cv2 is not None else "torch"
+        if backend not in ("cv2", "torch"):
+            raise ValueError(f"backend must be 'auto', 'cv2' or 'torch'; got {backend!r}")
+        if backend == "cv2" and cv2 is None:
+            raise ImportError("backend='cv2' needs OpenCV: pip install 'gymview[atari]' (or use backend='torch')")
+        if backend == "cv2" and self.device.type != "cpu":
+            raise ValueError(f"backend='cv2' runs on the CPU only; use backend='torch' for device {self.device}")
+        if self.device.type == "cuda":
+            if not torch.cuda.is_available():
+                raise ValueError(f"device='{device}' but this torch sees no CUDA GPU; use device='auto' or 'cpu'")
+            if self.device.index is None:
+                self.device = torch.device("cuda", torch.cuda.current_device())
+        self.backend: str = backend
+        self.num_envs, self.size, self.stack = int(num_envs), int(size), int(stack)
+        self.grayscale, self.scale, self.max_pool = bool(grayscale), bool(scale), bool(max_pool)
+        self._cv2 = cv2
+        self._frame_hw: tuple[int, int] | None = None  # learned from the first batch
+        self._resize: Cv2Resizer | TorchResizer | None = None
+        self._stack: FrameStack | None = None
+        self._inputs: queue.Queue[tuple[np.ndarray, np.ndarray] | None] = queue.Queue()
+        self._results: queue.Queue[tuple[torch.Tensor, Any]] = queue.Queue()
+        self._free_slots = threading.Semaphore(2)
+        self._outstanding = 0  # batches put but not yet taken by get()
+        self._latest: tuple[torch.Tensor, Any] | None = None
+        self._cuda: CudaTransfer | None = CudaTransfer(torch, self.device) if self.device.type == "cuda" else None
+        self._worker = Worker("preprocess", self._run, wake=lambda: self._inputs.put(None))
+        self._closed = False
+        self._started = False  # the first batch restarts every env's stack
+
+    # -- the user's thread -------------------------------------------------------------------
+    def put(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> None:
+        """Hand over one batch of raw frames; returns as soon as the thread has room for it."""
+        if self._closed:
+            raise RuntimeError("this AtariPipeline is closed; create a new one")
+        batch = self._check_frames(frames)
+        mask = self._check_mask(reset_mask)  # last: it marks the pipeline as started
+        self._worker.start()
+        while not self._free_slots.acquire(timeout=POLL_SECONDS):
+            self._worker.check()
+            if not self._worker.running:
+                self._worker.start()
+        self._outstanding += 1
+        self._inputs.put((batch, mask))
+
+    def get(self, timeout: float | None = None) -> torch.Tensor:
+        """Stacked observations of the oldest batch not yet taken: (N, stack, size, size).
+
+        On CUDA the tensor is ordered after its computation on the caller's current stream, so it
+        can be used at once without a host synchronisation.
+        """
+        if self._outstanding == 0:
+            raise RuntimeError("get() has no batch to return: call put(frames) first (one get() per put())")
+        waited = 0.0
+        while True:
+            try:
+                out, ready = self._results.get(timeout=POLL_SECONDS)
+                break
+            except queue.Empty:
+                self._worker.check()
+                waited += POLL_SECONDS
+                if timeout is not None and waited >= timeout:
+                    raise TimeoutError(f"no preprocessed batch within {timeout} s") from None
+        self._outstanding -= 1
+        if self._cuda is not None:
+            self._cuda.hand_over(out, ready)
+        return out
+
+    def process(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> torch.Tensor:
+        """The stacked observations for this batch, converted in the caller's thread.
+
+        For a loop that needs each result before its next step (a policy acting on it), where
+        handing the batch to the thread would only add a hand-off.
+
+        >>> import numpy as np
+        >>> with AtariPipeline(num_envs=1, stack=3, device="cpu") as pipe:
+        ...     tuple(pipe.process(np.zeros((1, 210, 160, 3), np.uint8)).shape)
+        (1, 3, 84, 84)
+        """
+        if self._closed:
+            raise RuntimeError("this AtariPipeline is closed; create a new one")
+        if self._outstanding:
+            raise RuntimeError(f"process() needs an empty pipeline; take the {self._outstanding} pending batches with get()")
+        self._worker.check()
+        batch = self._check_frames(frames)
+        out, ready = self._latest = self._convert(batch, self._check_mask(reset_mask))
+        if self._cuda is not None:
+            self._cuda.hand_over(out, ready)
+        return out
+
+    def preview(self, env_index: int = 0, zoom: int = 2) -> np.ndarray:
+        """What the agent sees: env ``env_index``'s latest stack side by side, oldest first, as (H, W, 3) uint8.
+
+        >>> import numpy as np
+        >>> with AtariPipeline(num_envs=1, device="cpu") as pipe:
+        ...     _ = pipe.process(np.zeros((1, 210, 160, 3), np.uint8))
+        ...     pipe.preview(zoom=2).shape
+        (168, 672, 3)
+        """
+        if not 0 <= env_index < self.num_envs:
+            raise ValueError(f"env_index must be in 0..{self.num_envs - 1}; got {env_index}")
+        if zoom < 1:
+            raise ValueError(f"zoom must be a positive int; got {zoom}")
+        latest = self._latest
+        if latest is None:
+            return np.zeros((self.size * zoom, self.size * zoom * self.stack, 3), np.uint8)
+        out, ready = latest
+        if ready is not None:
+            ready.synchronize()
+        frames = out[env_index].cpu().numpy()
+        if self.scale:
+            frames = (frames * 255.0 + 0.5).astype(np.uint8)
+        frames = frames[..., None].repeat(3, axis=-1) if self.grayscale else frames.transpose(0, 2, 3, 1)
+        frames = frames.repeat(zoom, axis=1).repeat(zoom, axis=2)
+        return tile(list(frames), columns=self.stack)
+
+    def close(self) -> None:
+        """Stop the thread (re-raising its failure, if any). Idempotent."""
+        self._closed = True
+        self._worker.stop()
+
+    def __enter__(self) -> AtariPipeline:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"AtariPipeline(num_envs={self.num_envs}, size={self.size}, stack={self.stack}, "
+            f"grayscale={self.grayscale}, scale={self.scale}, max_pool={self.max_pool}, "
+            f"device='{self.device}', backend='{self.backend}')"
+        )
+
+    def _check_frames(self, frames: np.ndarray) -> np.ndarray:
+        if not isinstance(frames, np.ndarray):
+            raise TypeError(f"frames must be a numpy array of uint8 RGB frames; got {type(frames).__name__}")
+        if frames.dtype != np.uint8:
+            raise TypeError(f"frames must have dtype uint8 (raw emulator frames); got {frames.dtype}")
+        pooled = 2 if self.max_pool else 1
+        if frames.ndim == 4 and not self.max_pool:
+            frames = frames[:, None]
+        if frames.ndim != 5 or frames.shape[0] != self.num_envs or frames.shape[1] != pooled or frames.shape[4] != 3:
+            expected = (
+                f"({self.num_envs}, 2, H, W, 3): the last two frames of each env, as max_pool=True"
+                if self.max_pool
+                else f"({self.num_envs}, H, W, 3) or ({self.num_envs}, 1, H, W, 3)"
+            )
+            raise ValueError(f"frames must have shape {expected}; got {frames.shape}")
+        height, width = frames.shape[2:4]
+        if self._frame_hw is None:
+            if height < self.size or width < self.size:
+                raise ValueError(f"frames of {height}x{width} are smaller than size={self.size}")
+            self._frame_hw = (height, width)
+        elif (height, width) != self._frame_hw:
+            raise ValueError(f"frames must keep the size of the first batch, {self._frame_hw}; got {(height, width)}")
+        return frames
+
+    def _check_mask(self, reset_mask: np.ndarray | None) -> np.ndarray:
+        first, self._started = not self._started, True
+        if reset_mask is None:
+            return np.full(self.num_envs, first)
+        mask = np.asarray(reset_mask)
+        if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}")
+        return mask | first
+
+    # -- the worker thread -------------------------------------------------------------------
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            item = self._inputs.get()
+            if item is None:
+                return
+            try:
+                result = self._convert(*item)
+            finally:
+                self._free_slots.release()
+            self._latest = result
+            self._results.put(result)
+
+    def _convert(self, frames: np.ndarray, reset_mask: np.ndarray) -> tuple[torch.Tensor, Any]:
+        torch = self._torch
+        if self._resize is None:
+            self._resize = self._make_resizer()
+            shape = (self.size, self.size) if self.grayscale else (3, self.size, self.size)
+            self._stack = FrameStack(torch, self.num_envs, self.stack, shape, self.device)
+            if self._cuda is not None:
+                torch.cuda.synchronize(self.device)  # the set-up copies ran on the default stream
+        reset = np.flatnonzero(reset_mask)
+        if self._cuda is None:
+            source = frames if self.backend == "cv2" else torch.from_numpy(np.ascontiguousarray(frames))
+            return self._finish(self._resize(source), reset), None
+        with self._cuda.on_device(frames) as source:
+            return self._finish(self._resize(source), reset), self._cuda.done()
+
+    def _make_resizer(self) -> Cv2Resizer | TorchResizer:
+        if self.backend == "cv2":
+            return Cv2Resizer(self._cv2, self._torch, self.size, self.grayscale)
+        height, width = self._frame_hw
+        return TorchResizer(self._torch, self.size, self.grayscale, height, width, self.device)
+
+    def _finish(self, frames: torch.Tensor, reset: np.ndarray) -> torch.Tensor:
+        reset_index = self._torch.as_tensor(reset, device=self.device) if reset.size else None
+        stacked = self._stack.push(frames, reset_index)
+        if self.scale:
+            return stacked.to(self._torch.float32).mul_(1.0 / 255.0)
+        return stacked

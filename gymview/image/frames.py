@@ -1,0 +1,118 @@
+"""Pure array functions: validate and convert frames, downsample them.
+
+Every function takes and returns numpy arrays and keeps no state, so they are safe to call from
+any thread.
+
+>>> import numpy as np
+>>> rgb = to_rgb_uint8(np.zeros((4, 6), dtype=bool))
+>>> rgb.shape, rgb.dtype
+((4, 6, 3), dtype('uint8'))
+>>> downsample(np.zeros((400, 600, 3), np.uint8), max_size=300).shape
+(200, 300, 3)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+__all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size"]
+
+_EXPECTED = (
+    "expected an image array of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4) with dtype uint8, "
+    "bool, another integer type with values in 0..255, or float with values in [0, 1]"
+)
+
+
+def check_frame(frame: object) -> np.ndarray:
+    """Check a frame's shape and dtype without converting it; return it as an ndarray.
+
+    Raises ValueError naming what was expected. Cheap: no pass over the pixels.
+    """
+    if frame is None:
+        raise ValueError(
+            "got no frame (None): the env returned nothing from render(). "
+            "Create it with render_mode='rgb_array', e.g. gym.make('CartPole-v1', render_mode='rgb_array')"
+        )
+    array = np.asarray(frame)
+    if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] not in (1, 3, 4)):
+        raise ValueError(f"{_EXPECTED}; got shape {array.shape}")
+    if array.shape[0] < 1 or array.shape[1] < 1:
+        raise ValueError(f"{_EXPECTED}; got an empty frame of shape {array.shape}")
+    if not (array.dtype == np.bool_ or np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise ValueError(f"{_EXPECTED}; got dtype {array.dtype}")
+    return array
+
+
+def to_rgb_uint8(frame: object, copy: bool = True) -> np.ndarray:
+    """Return ``frame`` as a C-contiguous (H, W, 3) uint8 RGB array.
+
+    Gray frames are repeated into three channels, alpha is dropped, bool becomes 0/255 and float
+    frames in [0, 1] are scaled to 0..255. The result never shares memory with the input, so the
+    caller may reuse its buffer; with ``copy=False`` a frame that already is a C-contiguous
+    (H, W, 3) uint8 array comes back as it is.
+
+    >>> to_rgb_uint8(np.full((1, 1), 0.5))[0, 0].tolist()
+    [128, 128, 128]
+    >>> frame = np.zeros((2, 2, 3), np.uint8)
+    >>> to_rgb_uint8(frame, copy=False) is frame, to_rgb_uint8(frame) is frame
+    (True, False)
+    """
+    source = array = check_frame(frame)
+    if array.ndim == 2:
+        array = array[:, :, None]
+    if array.shape[2] == 4:
+        array = array[:, :, :3]
+    if array.dtype == np.bool_:
+        array = array.astype(np.uint8) * np.uint8(255)
+    elif np.issubdtype(array.dtype, np.floating):
+        if not np.isfinite(array).all():
+            raise ValueError("float frames must be finite; this one has NaN or inf values")
+        low, high = float(array.min()), float(array.max())
+        if low < 0.0 or high > 1.0:
+            raise ValueError(
+                f"float frames must have values in [0, 1]; got {low:g}..{high:g}. "
+                "For 0..255 values pass frame.astype(np.uint8)"
+            )
+        array = (array * 255.0 + 0.5).astype(np.uint8)
+    elif array.dtype != np.uint8:
+        low, high = int(array.min()), int(array.max())
+        if low < 0 or high > 255:
+            raise ValueError(f"integer frames must have values in 0..255; got {low}..{high} ({array.dtype})")
+        array = array.astype(np.uint8)
+    if array.shape[2] == 1:
+        array = np.repeat(array, 3, axis=2)
+    if copy and np.may_share_memory(array, source):
+        return array.copy(order="C")
+    return np.ascontiguousarray(array)
+
+
+def fit_size(height: int, width: int, max_size: int) -> tuple[int, int]:
+    """(height, width) scaled so the long side is at most ``max_size``, keeping the aspect ratio.
+
+    >>> fit_size(400, 600, 512)
+    (341, 512)
+    """
+    if max_size < 1:
+        raise ValueError(f"max_size must be a positive number of pixels; got {max_size}")
+    scale = max_size / max(height, width)
+    if scale >= 1.0:
+        return height, width
+    return max(1, round(height * scale)), max(1, round(width * scale))
+
+
+def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
+    """Shrink an (H, W, 3) uint8 frame so its long side is at most ``max_size`` (area averaging).
+
+    Frames already small enough are returned unchanged. Area averaging (a box filter over the
+    source pixels each output pixel covers) keeps thin lines visible and does not alias.
+    """
+    height, width = frame.shape[:2]
+    new_height, new_width = fit_size(height, width, max_size)
+    if (new_height, new_width) == (height, width):
+        return frame
+    if height % new_height == 0 and width % new_width == 0:
+        fy, fx = height // new_height, width // new_width
+        blocks = frame.reshape(new_height, fy, new_width, fx, 3)
+        return (blocks.mean(axis=(1, 3), dtype=np.float32) + 0.5).astype(np.uint8)
+    return np.asarray(Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX))

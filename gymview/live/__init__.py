@@ -1,0 +1,21 @@
+"""The live view: frames from a running loop to a notebook, throttled, compressed and flow-controlled.
+
+``LiveView`` (the widget) takes frames on ``push``; :mod:`.throttle` decides which are due,
+:mod:`.encoder_process` downsamples and compresses them in a helper process, :mod:`.streamer`
+sends them under the browser's acks and a process-wide message budget, and :mod:`.protocol` is
+the wire format the front-end (``js/widget.js``) speaks. IPython and anywidget are imported only
+when ``LiveView`` is first used.
+"""
+
+from gymview._lazy import lazy_exports
+
+_EXPORTS = {
+    "LiveView": ".widget",
+    "live_views": ".widget",
+    "DeferredFrame": ".deferred",
+    "FrameStreamer": ".streamer",
+    "FrameThrottle": ".throttle",
+    "MessageBudget": ".throttle",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,47 @@
+"""DeferredFrame: a frame that the encoder process draws itself, so the loop only reads state.
+
+A pushed frame is either an (H, W, 3) uint8 array or any object with these members. The
+``painter`` travels to the encoder process pickled, once per process (the same object is not
+sent again); each frame then costs the pipe only its ``state``, a few float64 numbers. The live
+view knows nothing else about what draws: :class:`gymview.renderers.Drawing` is one such frame.
+
+>>> import numpy as np
+>>> class Gray:
+...     def paint(self, state, canvas):
+...         return np.full((4, 6, 3), int(state[0]), np.uint8)
+>>> class GrayFrame:
+...     painter = Gray()
+...     def __init__(self, level): self.state = np.array([level], np.float64)
+...     def draw(self): return self.painter.paint(self.state, None)
+...     def checked(self): return self
+>>> isinstance(GrayFrame(7), DeferredFrame), GrayFrame(7).draw()[0, 0].tolist()
+(True, [7, 7, 7])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["DeferredFrame"]
+
+
+@runtime_checkable
+class DeferredFrame(Protocol):
+    """What :meth:`gymview.LiveView.push` accepts besides pixels.
+
+    * ``painter``: picklable, with ``paint(state, canvas) -> (H, W, 3) uint8``; ``canvas`` is the
+      array that call returned last time (or None), so a painter may repaint only what changed;
+    * ``state``: a float64 array, what ``paint`` draws from;
+    * ``draw()``: the frame drawn here and now (used when no encoder process can be had);
+    * ``checked()``: the same frame with its state validated and copied, or a clear error, so a
+      bad state fails at ``push`` and not later in another process.
+    """
+
+    painter: Any
+    state: np.ndarray
+
+    def draw(self) -> np.ndarray: ...
+
+    def checked(self) -> DeferredFrame: ...

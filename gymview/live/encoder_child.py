@@ -1,0 +1,92 @@
+"""The encoder process itself, and the wire format it shares with :mod:`.encoder_process`.
+
+It imports only numpy, Pillow and gymview's image functions (a painter's own modules arrive
+with its pickle), so a start costs tens of milliseconds, not the kernel's thousand modules.
+
+Parent → child, on the child's stdin: a 20-byte header of uint32 (kind, two sizes, max_size,
+quality | format << 16 with format 0 = JPEG, 1 = PNG) and a payload, by kind:
+FRAME (height, width; the H*W*3 pixels), PAINTER (byte count; a pickled painter, kept for the
+STATE requests that follow, no reply), STATE (byte count; the float64 state to paint).
+Child → parent, on its stdout: a 16-byte header (out width, out height, byte count,
+microseconds spent) and the bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import time
+
+import numpy as np
+
+from gymview.image.codec import encode_frame
+from gymview.image.frames import downsample
+
+REQUEST = struct.Struct("<5I")
+FRAME, PAINTER, STATE = range(3)
+REPLY = struct.Struct("<4I")
+FORMATS = ("jpeg", "png")
+
+
+def write_all(fd: int, parts: list) -> None:
+    """Write every byte of ``parts`` to ``fd``: one system call where the OS allows (so one GIL hand-over)."""
+    views = [memoryview(part).cast("B") for part in parts]
+    while views:
+        written = os.writev(fd, views) if hasattr(os, "writev") else os.write(fd, views[0])
+        while views and written >= len(views[0]):
+            written -= len(views[0])
+            views.pop(0)
+        if views and written:
+            views[0] = views[0][written:]
+
+
+def read_exactly(fd: int, size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, remaining)
+        if not chunk:
+            raise EOFError(f"pipe closed with {remaining} of {size} bytes unread")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_reply(fd: int) -> tuple[bytes, int, int, int]:
+    """Read one reply, usually in a single system call (each call is a GIL hand-over):
+    (bytes, width, height, microseconds the child spent)."""
+    received = os.read(fd, 1 << 20)
+    if len(received) < REPLY.size:
+        received += read_exactly(fd, REPLY.size - len(received))
+    width, height, size, microseconds = REPLY.unpack_from(received)
+    data = received[REPLY.size :]
+    if len(data) < size:
+        data += read_exactly(fd, size - len(data))
+    return data, width, height, microseconds
+
+
+def serve(stdin: int | None = None, stdout: int | None = None) -> None:
+    """The child's loop: answer requests until the parent closes the pipe."""
+    stdin = sys.stdin.fileno() if stdin is None else stdin
+    stdout = sys.stdout.fileno() if stdout is None else stdout
+    painter, canvas = None, None
+    while True:
+        try:
+            kind, size, width, max_size, packed = REQUEST.unpack(read_exactly(stdin, REQUEST.size))
+            payload = read_exactly(stdin, size * width * 3 if kind == FRAME else size)
+        except EOFError:
+            return
+        if kind == PAINTER:
+            painter, canvas = pickle.loads(payload), None
+            continue
+        started = time.perf_counter()
+        if kind == STATE:
+            canvas = painter.paint(np.frombuffer(payload, np.float64), canvas)
+            frame = canvas
+        else:
+            frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)
+        small = downsample(frame, max_size)
+        data = encode_frame(small, FORMATS[packed >> 16], packed & 0xFFFF)
+        microseconds = round((time.perf_counter() - started) * 1e6)
+        write_all(stdout, [REPLY.pack(small.shape[1], small.shape[0], len(data), microseconds), data])

@@ -1,0 +1,59 @@
+"""Message shapes between the kernel and the browser; mirrored by the comment block atop js/widget.js.
+
+Kernel → browser (a widget custom message; the image travels as the one binary buffer)::
+
+    {"type": "frame", "v": 1, "seq": 17, "format": "jpeg", "width": 512, "height": 341,
+     "step": 1234, "episode": 5, "episode_return": 37.0, "dropped": 456, "acked": 15}
+
+``seq`` counts frames sent by this view, from 0, without gaps: a frame the kernel skips (the
+throttle, the message budget, no view shown) never gets a number. ``step``, ``episode`` and
+``episode_return`` may be null when the caller gave none. ``acked`` is the newest ack the kernel
+has read: when it stops advancing, the kernel cannot read acks now (a blocking cell without
+comms over subshells) and the browser sends them rarely, so they do not pile up.
+
+Browser → kernel (``client`` identifies one browser page; a kernel may have several)::
+
+    {"type": "ready", "v": 1, "client": "k3x9"}           a view was rendered; the kernel resends its latest frame
+    {"type": "ack", "seq": 17}                             frame 17 was drawn; bounds the frames in flight
+    {"type": "visibility", "visible": false, "client": "k3x9"}   this page shows no view of the widget
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+FRAME = "frame"
+READY = "ready"
+ACK = "ack"
+VISIBILITY = "visibility"
+
+
+def frame_header(
+    seq: int,
+    image_format: str,
+    width: int,
+    height: int,
+    info: dict[str, Any],
+    dropped: int,
+    acked: int = -1,
+) -> dict[str, Any]:
+    """The JSON part of a frame message.
+
+    >>> frame_header(0, "jpeg", 4, 2, {"step": 3}, dropped=0)["step"]
+    3
+    """
+    return {
+        "type": FRAME,
+        "v": PROTOCOL_VERSION,
+        "seq": seq,
+        "format": image_format,
+        "width": width,
+        "height": height,
+        "step": info.get("step"),
+        "episode": info.get("episode"),
+        "episode_return": info.get("episode_return"),
+        "dropped": dropped,
+        "acked": acked,
+    }

@@ -1,0 +1,300 @@
+"""FrameStreamer: frames → encoder process → an injected ``send``, done by the producer itself.
+
+It knows no widget: ``send(header, buffers)`` is whatever delivers a message (the LiveView's
+custom message in a notebook, a list in tests). The producer (the user's loop) does the work,
+under one lock:
+
+* :meth:`FrameStreamer.offer` keeps the newest frame and, when the encoder process is idle and
+  the browser has room, submits it there (one pipe write that does not wait);
+* :meth:`FrameStreamer.pump`, once the encoded frame is back, reads it, sends it and submits the
+  frame that waited meanwhile.
+
+No other thread runs while the producer pumps: on CPython a thread waiting for the GIL is woken
+on every release a busy loop makes (numpy releases it in each ``action_space.sample()``), and
+those wake-ups slowed a CartPole loop by ~8%. One watcher thread looks in every
+``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
+ended or stalls), a frame waiting for an ack, a resend the browser asked for.
+
+Flow control: acks from the browser bound the frames in flight while they arrive; when they do
+not (a blocking cell on a kernel without comms over subshells), the producer's time throttle
+alone bounds the rate. Every message, resends included, takes a token from a process-wide
+:class:`~gymview.live.throttle.MessageBudget`.
+
+>>> import numpy as np
+>>> sent = []
+>>> streamer = FrameStreamer(lambda header, buffers: sent.append(header))
+>>> streamer.offer(np.zeros((400, 600, 3), np.uint8), {"step": 1})
+>>> streamer.flush(), streamer.stop()
+(True, None)
+>>> sent[0]["width"], sent[0]["height"], sent[0]["seq"], sent[0]["step"]
+(512, 341, 0, 1)
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gymview._worker import Worker
+from gymview.image.codec import check_format, check_quality, encode_frame
+from gymview.image.frames import downsample
+from gymview.live.deferred import DeferredFrame
+from gymview.live.encoder_process import EncoderProcess, EncoderProcessError
+from gymview.live.protocol import frame_header
+from gymview.live.throttle import PROCESS_BUDGET, MessageBudget
+
+__all__ = ["FrameStreamer", "check_max_size"]
+
+Send = Callable[[dict[str, Any], list[bytes]], None]
+Frame = np.ndarray | DeferredFrame
+
+# Acknowledgements count as "arriving" while the last one is younger than this; after that the
+# browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
+ACK_FRESH_SECONDS = 1.0
+# While acks arrive and too many frames are in flight, a frame waits this long for an ack before
+# it is skipped (the next one will be newer anyway).
+ACK_WAIT_SECONDS = 0.25
+# While a frame is in the encoder process, the producer looks for its reply this often.
+POLL_SECONDS = 0.001
+# The watcher thread looks this often for work the producer left (see the module docstring); an
+# encoded frame nobody pumped for goes out after at most about twice this.
+PUMP_WAIT_SECONDS = 0.05
+# A watcher with nothing to do for this long ends, and closes the encoder process; the next frame
+# starts both again, so views whose env was never closed (a re-run cell) leave nothing behind.
+IDLE_EXIT_SECONDS = 10.0
+
+
+def check_max_size(max_size: int) -> int:
+    """Return ``max_size`` if it is an integer of at least 16 pixels, else raise ValueError."""
+    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 16:
+        raise ValueError(f"max_size must be an integer of at least 16 pixels; got {max_size!r}")
+    return int(max_size)
+
+
+class FrameStreamer:
+    """Encode and send offered frames through ``send``; see the module docstring."""
+
+    def __init__(
+        self,
+        send: Send,
+        max_size: int = 512,
+        image_format: str = "jpeg",
+        quality: int = 80,
+        max_in_flight: int = 2,
+        budget: MessageBudget = PROCESS_BUDGET,
+        offload: bool = True,
+    ) -> None:
+        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be an integer of at least 1; got {max_in_flight!r}")
+        self.max_size = check_max_size(max_size)
+        self.image_format = check_format(image_format)
+        self.quality = check_quality(quality)
+        self.max_in_flight = max_in_flight
+        self._send = send
+        self._budget = budget
+        # Downsampling and compressing in a helper process keeps that work clear of the GIL,
+        # which a busy loop holds (see encoder_process); encoding here is the fallback.
+        self._encoder: EncoderProcess | None = EncoderProcess() if offload else None
+        self._lock = threading.Lock()  # guards everything below and the encoder process
+        self._waiting: tuple[Frame, dict[str, Any], float] | None = None  # offered, not yet submitted
+        self._in_encoder: tuple[Frame, dict[str, Any], float] | None = None  # submitted, not yet sent
+        self._encoded_here: tuple[bytes, int, int] | None = None  # the fallback's finished frame
+        self._latest: tuple[dict[str, Any], bytes] | None = None
+        self._resend = False
+        self._retired = False  # the watcher ended after idling: the next frame starts a new one
+        self._seq = -1
+        self._acked = -1
+        self._last_ack = -float("inf")
+        self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
+        self._watcher = Worker("stream", self._watch)
+        self.sent = 0
+        self.skipped = 0  # dropped by flow control (no room, no budget)
+        self.replaced = 0  # replaced by a newer frame before they were submitted
+        self.bytes_sent = 0
+        self.last_encode_ms = 0.0
+
+    # -- the producer's side ----------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """True while the watcher thread runs (from the first frame until it idles out or stops)."""
+        return self._watcher.running
+
+    @property
+    def busy(self) -> bool:
+        """True while a frame waits to be submitted or is in the encoder: keep calling :meth:`pump`."""
+        return self._in_encoder is not None or self._waiting is not None
+
+    def offer(self, frame: Frame, info: dict[str, Any]) -> None:
+        """Take ``frame`` (replacing one still waiting) and submit it if the encoder is free.
+
+        Never waits for the encoder. Raises the watcher thread's error, if it failed.
+        """
+        self._watcher.check()
+        with self._lock:
+            if self._waiting is not None:
+                self.replaced += 1
+            self._waiting = (frame, info, time.perf_counter())
+            self._advance()
+            self._keep_watching()
+
+    def pump(self) -> bool:
+        """If the encoded frame is back, send it and submit the next; True if a frame was sent.
+
+        Call it every ``POLL_SECONDS`` or so while :attr:`busy`; it never waits for the encoder.
+        """
+        if self._in_encoder is None and self._waiting is None:
+            return False
+        with self._lock:
+            sent = self._collect()
+            self._advance()
+        return sent
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Send (or skip, under flow control) every frame offered so far; True if done in ``timeout`` s."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            with self._lock:
+                self._collect()
+                self._advance()
+                done = not self.busy
+            if done or time.perf_counter() >= deadline:
+                break
+            time.sleep(POLL_SECONDS)
+        self._watcher.check()
+        return done
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Send what was offered, end the watcher and the encoder process; a later offer starts
+        them again. Raises the watcher's error, if it failed."""
+        try:
+            self.flush(timeout)
+        finally:
+            self._watcher.stop(timeout)
+            with self._lock:
+                self._retired = False
+                if self._encoder is not None:
+                    self._encoder.close()
+
+    def can_send(self, now: float | None = None) -> bool:
+        """False while the browser acknowledges frames and ``max_in_flight`` are unacknowledged."""
+        now = time.perf_counter() if now is None else now
+        acks_arriving = now - self._last_ack < ACK_FRESH_SECONDS
+        return not acks_arriving or self._seq - self._acked < self.max_in_flight
+
+    def acknowledge(self, seq: int, now: float | None = None) -> None:
+        """Record that the browser drew frame ``seq`` (from any thread)."""
+        with self._lock:
+            self._acked = max(self._acked, int(seq))
+            self._last_ack = time.perf_counter() if now is None else now
+
+    def resend_latest(self) -> None:
+        """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
+        with self._lock:
+            self._resend = self._latest is not None
+            if self._resend:
+                self._keep_watching()
+
+    def messages_per_second(self, window: float = 3.0, now: float | None = None) -> float:
+        """Frame messages sent over the last ``window`` seconds, per second."""
+        now = time.perf_counter() if now is None else now
+        return sum(1 for t in list(self._send_times) if now - t <= window) / window
+
+    # -- with the lock held --------------------------------------------------------------------
+    def _keep_watching(self) -> None:
+        if self._retired:  # the last watcher ended after idling (or is about to)
+            self._watcher.stop()
+            self._retired = False
+        self._watcher.start()
+
+    def _advance(self) -> None:
+        """Submit the waiting frame if the encoder is free, the browser has room and the budget allows."""
+        if self._waiting is None or self._in_encoder is not None:
+            return
+        frame, info, since = self._waiting
+        if not self.can_send():
+            if time.perf_counter() - since >= ACK_WAIT_SECONDS:
+                self._waiting = None
+                self.skipped += 1
+            return
+        self._waiting = None
+        if not self._budget.try_acquire():
+            self.skipped += 1
+            return
+        self._in_encoder = (frame, info, time.perf_counter())
+        if self._encoder is not None:
+            try:
+                self._encoder.submit(frame, self.max_size, self.image_format, self.quality)
+                return
+            except EncoderProcessError as error:
+                self._stop_offloading(error)
+        self._encoded_here = self._encode_here(frame)
+
+    def _collect(self, older_than: float = 0.0) -> bool:
+        """Send the frame in the encoder if its reply is back (and it was submitted ``older_than`` s ago)."""
+        if self._in_encoder is None or time.perf_counter() - self._in_encoder[2] < older_than:
+            return False
+        frame, info, _ = self._in_encoder
+        if self._encoded_here is None and self._encoder is not None:
+            if not self._encoder.reply_ready():
+                return False
+            try:
+                self._encoded_here = self._encoder.receive()
+                self.last_encode_ms = self._encoder.last_encode_seconds * 1000.0
+            except EncoderProcessError as error:
+                self._stop_offloading(error)
+                self._encoded_here = self._encode_here(frame)
+        (data, width, height), self._encoded_here, self._in_encoder = self._encoded_here, None, None
+        self._seq += 1
+        header = frame_header(
+            self._seq, self.image_format, width, height, info, self.replaced + self.skipped, self._acked
+        )
+        self._latest = (header, data)
+        self._send(header, [data])
+        self.sent += 1
+        self.bytes_sent += len(data)
+        self._send_times.append(time.perf_counter())
+        return True
+
+    def _resend_latest(self) -> None:
+        if self._latest is None:
+            self._resend = False
+        elif self.can_send() and self._budget.try_acquire():
+            self._resend = False
+            header, data = self._latest
+            self._send(header, [data])
+
+    def _stop_offloading(self, error: EncoderProcessError) -> None:
+        warnings.warn(f"{error}; gymview encodes frames in the calling thread from now on", stacklevel=3)
+        self._encoder.close()
+        self._encoder = None
+
+    def _encode_here(self, frame: Frame) -> tuple[bytes, int, int]:
+        started = time.perf_counter()
+        small = downsample(frame if isinstance(frame, np.ndarray) else frame.draw(), self.max_size)
+        data = encode_frame(small, self.image_format, self.quality)
+        self.last_encode_ms = (time.perf_counter() - started) * 1000.0
+        return data, small.shape[1], small.shape[0]
+
+    # -- the watcher thread ------------------------------------------------------------------
+    def _watch(self, stop: threading.Event) -> None:
+        idle_since = time.perf_counter()
+        while not stop.wait(PUMP_WAIT_SECONDS):
+            with self._lock:
+                self._collect(older_than=PUMP_WAIT_SECONDS)
+                self._advance()
+                if self._resend:
+                    self._resend_latest()
+                now = time.perf_counter()
+                if self.busy or self._resend:
+                    idle_since = now
+                elif now - idle_since >= IDLE_EXIT_SECONDS:
+                    self._retired = True
+                    if self._encoder is not None:
+                        self._encoder.close()
+                    return

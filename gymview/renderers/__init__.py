@@ -1,0 +1,32 @@
+"""Vectorized numpy renderers that draw env states without the env.
+
+A :class:`BatchRenderer` draws a whole batch of states at once from a cached static background,
+matching what ``env.render()`` returns for MountainCar(-Continuous), CartPole, Acrobot and
+Pendulum (gymnasium's pygame drawing: same geometry, colours, flips and antialiased edges) at a
+fraction of the cost. :meth:`BatchRenderer.state_of` snapshots (copies) what is needed to draw an
+env, so the cheap part runs where the env lives and the drawing can run elsewhere (a thread, a
+worker process, later from stored states).
+
+>>> import gymnasium as gym, numpy as np
+>>> env = gym.make("CartPole-v1")
+>>> _ = env.reset(seed=0)
+>>> renderer = renderer_for(env)
+>>> renderer.render(np.stack([renderer.state_of(env)] * 2)).shape
+(2, 400, 600, 3)
+>>> renderer_for("FrozenLake-v1") is None
+True
+"""
+
+from gymview._lazy import lazy_exports
+
+_EXPORTS = {
+    "BatchRenderer": ".base",
+    "Drawing": ".base",
+    "renderer_for": ".registry",
+    "AcrobotRenderer": ".classic_control",
+    "CartPoleRenderer": ".classic_control",
+    "MountainCarRenderer": ".classic_control",
+    "PendulumRenderer": ".classic_control",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

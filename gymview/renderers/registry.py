@@ -1,0 +1,56 @@
+"""renderer_for(): find the renderer that can draw an env, or None."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from gymview.renderers.base import BatchRenderer
+from gymview.renderers.classic_control import RENDERERS
+
+
+def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
+    """A :class:`BatchRenderer` for this env (or registered env id), or None if there is none.
+
+    An id that is not registered raises gymnasium's ``NameNotFound``/``VersionNotFound``.
+
+    Reads the env's render size and geometry (screen size, link lengths, ...) from the unwrapped
+    env, so a resized env renders at its own size. Envs whose class overrides ``render`` get None,
+    and so do envs inside a wrapper that overrides ``render`` (it may draw on the frames), except
+    gymnasium's checkers that pass frames through (``OrderEnforcing``, ``PassiveEnvChecker``).
+
+    >>> import numpy as np
+    >>> renderer_for("Acrobot-v1").render(np.zeros((1, 4))).shape
+    (1, 500, 500, 3)
+    """
+    if isinstance(env_or_id, str):
+        entry_point = gym.spec(env_or_id).entry_point  # raises gymnasium's error for unknown ids
+        if not any(entry_point == f"{cls.__module__}:{cls.__name__}" for cls, _ in RENDERERS):
+            return None
+        env = gym.make(env_or_id)
+        try:
+            return renderer_for(env)
+        finally:
+            env.close()
+    if not isinstance(env_or_id, gym.Env):
+        raise TypeError(f"renderer_for() takes a gymnasium env or an env id string; got {type(env_or_id).__name__}")
+    if not _wrappers_pass_frames_through(env_or_id):
+        return None
+    unwrapped = env_or_id.unwrapped
+    env_id = unwrapped.spec.id if unwrapped.spec is not None else type(unwrapped).__name__
+    for env_class, renderer_class in RENDERERS:
+        if type(unwrapped) is env_class or (
+            isinstance(unwrapped, env_class) and type(unwrapped).render is env_class.render
+        ):
+            return renderer_class(unwrapped, env_id)
+    return None
+
+
+def _wrappers_pass_frames_through(env: gym.Env) -> bool:
+    """False if a wrapper around the unwrapped env overrides ``render`` (it may change the frames)."""
+    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
+
+    while isinstance(env, gym.Wrapper):
+        if type(env).render is not gym.Wrapper.render and not isinstance(env, (OrderEnforcing, PassiveEnvChecker)):
+            return False
+        env = env.env
+    return True

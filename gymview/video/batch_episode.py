@@ -1,0 +1,272 @@
+"""The worker side of record_batch: simulate one episode, decide whether to keep it, render and
+encode it, and tile mosaics."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import random
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+
+from gymview.image.frames import downsample
+from gymview.image.tiling import tile
+from gymview.renderers import BatchRenderer, renderer_for
+
+if TYPE_CHECKING:
+    from gymview.video.recorder import VideoRecorder
+
+
+
+
+#: the columns of :attr:`BatchResult.table`
+COLUMNS = ("episode", "seed", "steps", "return", "terminated", "truncated", "file", "frames", "error")
+RENDER_CHUNK = 32  # states drawn at a time when encoding an episode
+MOSAIC_WIDTH = 1920  # a mosaic is at most this wide: tiles are downscaled by a whole factor
+
+
+@dataclasses.dataclass(frozen=True)
+class Episode:
+    """What ``keep`` sees about a finished episode (``error`` is None unless it failed)."""
+
+    index: int
+    seed: int
+    steps: int
+    episode_return: float
+    terminated: bool
+    truncated: bool
+    error: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """Settings shared by every episode of one :func:`record_batch` call (sent to workers)."""
+
+    payload: bytes  # cloudpickle of (make_env, policy, keep)
+    out: str
+    layout: str
+    max_steps: int | None
+    fps: float
+    crf: int
+    preset: str
+    threads: int
+    vectorized: bool
+    name_width: int
+    parts: str  # folder for intermediate files (concat parts, mosaic fallback frames)
+    tiles: int  # episodes per mosaic
+    columns: int  # tiles per mosaic row
+
+    def episode_path(self, index: int) -> Path:
+        folder = self.parts if self.layout == "concat" else self.out
+        return Path(folder) / f"episode-{index:0{self.name_width}d}.mp4"
+
+    def recorder(self, path: Path) -> VideoRecorder:
+        from gymview.video.recorder import (
+            VideoRecorder,  # imported when used: keeps `import gymview` light
+        )
+
+        return VideoRecorder(
+            path, fps=self.fps, codec="libx264", crf=self.crf, preset=self.preset, threads=self.threads, tune=None,
+            crash_safe=False,  # one ffmpeg process per video; a crashed episode is simply re-run
+        )
+
+
+
+
+class _Setup:
+    """A worker's env, policy, keep and renderer, made once per worker thread and job."""
+
+    def __init__(self, payload: bytes, vectorized: bool) -> None:
+        make_env, self.policy, self.keep = cloudpickle.loads(payload)
+        self.env: gym.Env = make_env()
+        self.renderer: BatchRenderer | None = renderer_for(self.env) if vectorized else None
+
+
+_setups = threading.local()
+
+
+def _setup_for(job: Job) -> _Setup:
+    key = hashlib.sha1(job.payload + bytes([job.vectorized])).digest()
+    cache = _setups.__dict__.setdefault("by_key", {})
+    if key not in cache:
+        for old in cache.values():  # one job at a time per worker: free the previous env
+            old.env.close()
+        cache.clear()
+        cache[key] = _Setup(job.payload, job.vectorized)
+    return cache[key]
+
+
+def error_text(error: BaseException) -> str:
+    """``Type: message (file:line in function)`` for the innermost frame of the traceback."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
+def run_episode(job: Job, index: int, seed: int) -> dict[str, Any]:
+    """Simulate one episode; render and encode it if kept. Never raises: failures go in the row."""
+    row: dict[str, Any] = dict(
+        episode=index, seed=seed, steps=0, total=0.0, terminated=False, truncated=False, file=None, frames=0, error=None
+    )
+    states: list[np.ndarray] = []
+    sink: _FrameSink | None = None
+    setup: _Setup | None = None
+    try:
+        setup = _setup_for(job)
+        env, renderer = setup.env, setup.renderer
+        random.seed(seed)
+        np.random.seed(seed % 2**32)
+        env.action_space.seed(seed)
+        if renderer is None:
+            sink = _FrameSink(job, index)
+        observation, _ = env.reset(seed=seed)
+        _record(env, renderer, states, sink)
+        while True:
+            action = env.action_space.sample() if setup.policy is None else setup.policy(observation)
+            observation, reward, terminated, truncated, _ = env.step(action)
+            row["steps"] += 1
+            row["total"] += float(reward)
+            _record(env, renderer, states, sink)
+            row["terminated"], row["truncated"] = bool(terminated), bool(truncated)
+            if terminated or truncated:
+                break
+            if job.max_steps is not None and row["steps"] >= job.max_steps:
+                row["truncated"] = True
+                break
+    except Exception as error:  # noqa: BLE001 - reported in the table
+        row["error"] = error_text(error)
+        if setup is None:  # no env: nothing to record
+            return finish_row(row)
+    kept = True
+    if setup.keep is not None:
+        episode = Episode(index, seed, row["steps"], row["total"], row["terminated"], row["truncated"], row["error"])
+        try:
+            kept = bool(setup.keep(episode))
+        except Exception as error:  # noqa: BLE001 - kept, so nothing is lost; the error is shown
+            note = f"keep() raised {error_text(error)}; the episode was kept"
+            row["error"] = f"{row['error']}; {note}" if row["error"] else note
+    try:
+        if sink is not None:
+            row.update(sink.finish(kept))
+        elif kept and states:
+            if job.layout == "mosaic":
+                row["states"] = np.stack(states)
+                row["frames"] = len(states)
+            else:
+                path = job.episode_path(index)
+                _encode_states(job, setup.renderer, np.stack(states), path)
+                row["file"], row["frames"] = str(path), len(states)
+    except Exception as error:  # noqa: BLE001 - reported in the table
+        row["error"] = (row["error"] + "; " if row["error"] else "") + f"recording failed: {error_text(error)}"
+    return finish_row(row)
+
+
+def finish_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its columns in table order (plus the worker's hand-over keys, removed later)."""
+    row["return"] = row.pop("total")
+    return {**{column: row.pop(column) for column in COLUMNS}, **row}
+
+
+def _record(env: gym.Env, renderer: BatchRenderer | None, states: list[np.ndarray], sink: _FrameSink | None) -> None:
+    if renderer is not None:
+        states.append(renderer.state_of(env))
+    else:
+        frame = env.render()
+        if frame is None:
+            raise ValueError(
+                "env.render() returned None: make the env with render_mode='rgb_array', "
+                "e.g. lambda: gym.make('MyEnv-v0', render_mode='rgb_array')"
+            )
+        sink.write(frame)  # type: ignore[union-attr]
+
+
+def _encode_states(job: Job, renderer: BatchRenderer, states: np.ndarray, path: Path) -> None:
+    buffer = np.empty((RENDER_CHUNK, renderer.height, renderer.width, 3), np.uint8)
+    with job.recorder(path) as recorder:
+        for start in range(0, len(states), RENDER_CHUNK):
+            chunk = states[start : start + RENDER_CHUNK]
+            frames = renderer.render(chunk, out=buffer[: len(chunk)] if len(chunk) < RENDER_CHUNK else buffer)
+            for frame in frames:
+                recorder.write(frame)
+
+
+class _FrameSink:
+    """Frames from ``env.render()`` (no vectorized renderer), streamed as they come.
+
+    per-episode / concat: encoded into a hidden file, renamed when kept, deleted when not.
+    mosaic: downscaled to tile size and appended to a raw file the mosaic step reads back.
+    """
+
+    def __init__(self, job: Job, index: int) -> None:
+        self.job = job
+        self.final = job.episode_path(index)
+        self.count = 0
+        if job.layout == "mosaic":
+            self.path = Path(job.parts) / f"frames-{index}.raw"
+            self.file = open(self.path, "wb")  # noqa: SIM115 - closed in finish()
+            self.tile_shape: tuple[int, ...] | None = None
+        else:
+            self.path = self.final.with_name(f".{self.final.stem}.gymview-partial.mp4")
+            self.recorder = job.recorder(self.path)
+
+    def write(self, frame: np.ndarray) -> None:
+        if self.job.layout == "mosaic":
+            small = np.ascontiguousarray(downsample(np.asarray(frame, np.uint8), _tile_max_size(frame.shape, self.job.columns)))
+            self.tile_shape = self.tile_shape or small.shape
+            self.file.write(small.tobytes())
+        else:
+            self.recorder.write(frame)
+        self.count += 1
+
+    def finish(self, kept: bool) -> dict[str, Any]:
+        if self.job.layout == "mosaic":
+            self.file.close()
+            if not kept or not self.count:
+                self.path.unlink()
+                return {}
+            return {"raw": (str(self.path), self.tile_shape), "frames": self.count}
+        self.recorder.close()
+        if not kept or not self.count:
+            self.path.unlink(missing_ok=True)
+            return {}
+        os.replace(self.path, self.final)
+        return {"file": str(self.final), "frames": self.count}
+
+
+def _tile_max_size(shape: Sequence[int], columns: int) -> int:
+    """Long side of a mosaic tile: the frame shrunk by the smallest whole factor that fits."""
+    long_side = max(shape[0], shape[1])
+    factor = max(1, -(-columns * long_side // MOSAIC_WIDTH))
+    return max(1, long_side // factor)
+
+
+def encode_mosaic(job: Job, members: list[dict[str, Any]], path: str) -> str:
+    """Encode one mosaic video: the kept episodes ``members`` side by side, labelled."""
+    labels = [f"ep {m['episode']} seed {m['seed']} R {m['return']:.4g}" for m in members]
+    length = max(m["frames"] for m in members)
+    if "states" in members[0]:
+        renderer = _setup_for(job).renderer
+        states = [m["states"] for m in members]
+        source: Callable[[int], list[np.ndarray]] = lambda t: [  # noqa: E731
+            downsample(frame, _tile_max_size(frame.shape, job.columns))
+            for frame in renderer.render(np.stack([s[min(t, len(s) - 1)] for s in states]))
+        ]
+    else:
+        arrays = [np.memmap(m["raw"][0], np.uint8, "r").reshape(-1, *m["raw"][1]) for m in members]
+        source = lambda t: [a[min(t, len(a) - 1)] for a in arrays]  # noqa: E731
+    with job.recorder(Path(path)) as recorder:
+        for t in range(length):
+            recorder.write(tile(source(t), labels, job.columns))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# the caller's side

@@ -1,0 +1,132 @@
+"""FFmpegFeed: one video being encoded, the bounded frame queue, the ffmpeg process and the
+thread between them."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from gymview._worker import Worker, WorkerError
+from gymview.image.yuv import I420Converter
+from gymview.video.ffmpeg import FFmpegError, FFmpegProcess, remux_command
+
+_QUEUE_BYTES = 64 * 2**20  # frames waiting for the encoder, at most (and at most 32 of them)
+_POLL_SECONDS = 0.25  # how often a blocked write() looks whether the encoder thread has failed
+_END = object()  # queued after the last frame
+
+
+class FFmpegFeed:
+    """One video being encoded: the queue, the ffmpeg process and the thread between them.
+
+    Kept apart from :class:`VideoRecorder` so the garbage-collection / exit finalizer can finish
+    the video without holding a reference to the recorder.
+    """
+
+    def __init__(
+        self, path: Path, command: list[str], ffmpeg: str, frame_bytes: int, max_queued_frames: int | None,
+        remux: bool, converter: I420Converter | None,
+    ) -> None:
+        self.path = path
+        self.ffmpeg = ffmpeg
+        self.remux = remux
+        self.converter = converter  # RGB -> I420 in this thread, or None: ffmpeg converts
+        depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // frame_bytes))
+        self.queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self.delivered = 0  # frames handed to ffmpeg; written by the encoder thread only
+        self.end_queued = False
+        self.failure: BaseException | None = None  # raised by every later call once seen
+        self.process = FFmpegProcess(command)
+        self.worker = Worker(f"recorder ({path.name})", self._feed_ffmpeg)
+        self.worker.start()
+
+    def _feed_ffmpeg(self, stop: threading.Event) -> None:
+        try:
+            while True:
+                try:
+                    item = self.queue.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    if stop.is_set():
+                        break
+                    continue
+                if item is _END:
+                    break
+                self.process.write(item.data if self.converter is None else self.converter.convert(item).data)
+                self.delivered += 1
+            if self.process.finish() != 0:
+                raise self.process.error(f"ffmpeg failed while encoding {str(self.path)!r}")
+        except BaseException:
+            self.process.kill()
+            raise
+        if self.remux:
+            self._make_plain_mp4()
+
+    def _make_plain_mp4(self) -> None:
+        """Copy the fragmented file into a faststart MP4, then swap it in atomically."""
+        temporary = self.path.with_name(f".{self.path.name}.gymview-remux.mp4")
+        remux = FFmpegProcess(remux_command(self.ffmpeg, self.path, temporary))
+        try:
+            if remux.finish() != 0:
+                raise remux.error(
+                    f"could not rewrite {str(self.path)!r} as a plain MP4; the fragmented MP4 "
+                    f"written while recording is still there, complete and playable"
+                )
+            os.replace(temporary, self.path)
+        finally:
+            if temporary.exists():
+                temporary.unlink()
+
+    def put(self, item: Any) -> None:
+        """Queue ``item``, waiting while the queue is full (back-pressure); raise if the thread died."""
+        while True:
+            self.check()
+            try:
+                self.queue.put(item, timeout=_POLL_SECONDS)
+                return
+            except queue.Full:
+                continue  # the next check() raises if the encoder thread has ended
+
+    def end(self) -> None:
+        if not self.end_queued:
+            self.put(_END)
+            self.end_queued = True
+
+    def check(self) -> None:
+        """Raise the encoder thread's failure (ffmpeg's own errors as FFmpegError), every time."""
+        if self.failure is None:
+            try:
+                self.worker.check()
+                if not self.worker.running and not self.end_queued:
+                    raise FFmpegError(f"the encoder thread for {str(self.path)!r} has stopped")
+            except WorkerError as failure:
+                self._keep(failure)
+            except FFmpegError as failure:
+                self.failure = failure
+        if self.failure is not None:
+            raise self.failure
+
+    def _keep(self, failure: WorkerError) -> None:
+        cause = failure.__cause__
+        self.failure = cause if isinstance(cause, (FFmpegError, OSError)) else failure
+        self.failure.__suppress_context__ = True
+
+    def wait(self, timeout: float) -> None:
+        try:
+            self.worker.stop(timeout)
+        except WorkerError as failure:
+            self._keep(failure)
+            raise self.failure from None
+
+    def finish_quietly(self) -> None:
+        """The finalizer: end the video and wait for it; report (never raise) a failure."""
+        if self.failure is not None:
+            return
+        try:
+            self.end()
+            self.wait(timeout=300.0)
+        except BaseException as error:  # at exit or in a GC pass nobody can catch it
+            print(f"gymview: could not finish the video {str(self.path)!r}: {error}", file=sys.stderr)
+            self.process.kill()

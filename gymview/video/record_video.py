@@ -1,0 +1,225 @@
+"""RecordVideo: a drop-in replacement for gymnasium's RecordVideo wrapper that streams to ffmpeg."""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import logger
+
+from gymview.renderers import renderer_for
+from gymview.video.ffmpeg import find_ffmpeg
+from gymview.video.recorder import VideoRecorder, check_writable_folder
+
+
+class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Drop-in replacement for :class:`gymnasium.wrappers.RecordVideo`, streaming to ffmpeg.
+
+    Same arguments, triggers, file names (``{name_prefix}-episode-{n}.mp4``,
+    ``{name_prefix}-step-{n}.mp4``) and ``video_length`` rule as gymnasium's wrapper, but each
+    frame is encoded as it comes instead of being kept until the episode ends, so memory stays
+    flat. Differences: ``disable_logger`` has nothing to silence (there is no progress bar);
+    ``gc_trigger`` defaults to ``None`` because no frames are kept to free; a finished video
+    is finalized in the background while the next episode runs (``close()`` waits for all);
+    ``crf``, ``preset``, ``tune`` and ``threads`` set the encoder (see :class:`VideoRecorder`).
+    With ``fast_render`` (the default), the classic-control envs (CartPole, MountainCar,
+    Acrobot, Pendulum) in ``rgb_array`` mode are recorded through :mod:`gymview.renderers`,
+    which draw the same picture from the env's state about 3x faster than pygame (within 36 dB
+    PSNR of it); ``env.render()`` itself is unchanged. A wrapper in between that overrides
+    ``render`` (it may draw on the frames) turns this off.
+
+    >>> import gymnasium as gym, tempfile
+    >>> env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), tempfile.mkdtemp())
+    >>> _ = env.reset(seed=0)
+    >>> _ = env.step(0)
+    >>> env.close()
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        video_folder: str,
+        episode_trigger: Callable[[int], bool] | None = None,
+        step_trigger: Callable[[int], bool] | None = None,
+        video_length: int = 0,
+        name_prefix: str = "rl-video",
+        fps: int | None = None,
+        disable_logger: bool = True,
+        gc_trigger: Callable[[int], bool] | None = None,
+        *,
+        crf: int | None = 23,
+        preset: str | None = "veryfast",
+        threads: int | None = None,
+        fast_render: bool = True,
+        tune: str | None = "zerolatency",
+    ) -> None:
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            video_folder=video_folder,
+            episode_trigger=episode_trigger,
+            step_trigger=step_trigger,
+            video_length=video_length,
+            name_prefix=name_prefix,
+            fps=fps,
+            disable_logger=disable_logger,
+            gc_trigger=gc_trigger,
+            crf=crf,
+            preset=preset,
+            threads=threads,
+            fast_render=fast_render,
+            tune=tune,
+        )
+        gym.Wrapper.__init__(self, env)
+        if env.render_mode in {None, "human", "ansi"}:
+            raise ValueError(
+                f"Render mode is {env.render_mode}, which is incompatible with RecordVideo. "
+                "Initialize your environment with a render_mode that returns an image, such as rgb_array."
+            )
+        if isinstance(video_length, bool) or not isinstance(video_length, int) or video_length < 0:
+            raise ValueError(f"video_length must be 0 (whole episodes) or a positive number of frames; got {video_length!r}")
+        if episode_trigger is None and step_trigger is None:
+            from gymnasium.utils.save_video import capped_cubic_video_schedule
+
+            episode_trigger = capped_cubic_video_schedule
+        self.episode_trigger = episode_trigger
+        self.step_trigger = step_trigger
+        self.disable_logger = disable_logger
+        self.gc_trigger = gc_trigger
+
+        self.video_folder = os.path.abspath(video_folder)
+        if os.path.isdir(self.video_folder):
+            logger.warn(
+                f"Overwriting existing videos at {self.video_folder} folder "
+                f"(try specifying a different `video_folder` for the `RecordVideo` wrapper if this is not desired)"
+            )
+        check_writable_folder(Path(self.video_folder))
+        find_ffmpeg()  # fail now, not at the first recorded episode
+
+        self.frames_per_sec: int = fps if fps is not None else self.metadata.get("render_fps", 30)
+        self.name_prefix = name_prefix
+        self.video_length: float = video_length if video_length != 0 else float("inf")
+        self.recording = False
+        self.render_history: list[Any] = []
+        self.step_id = -1
+        self.episode_id = -1
+        self._video_name: str | None = None
+        self._encoder_options = dict(crf=crf, preset=preset, threads=threads, tune=tune)
+        self._renderer = renderer_for(env) if fast_render and env.render_mode == "rgb_array" else None
+        self._recorder: VideoRecorder | None = None
+        self._finishing: list[VideoRecorder] = []  # closed, still finalizing in the background
+        self.last_frame: np.ndarray | None = None  # the frame recorded last; a live view reuses it
+
+    @property
+    def frames_recorded(self) -> int:
+        """Frames in the video being recorded now (0 when not recording)."""
+        return 0 if self._recorder is None else self._recorder.frames_written
+
+    def _capture_frame(self) -> None:
+        if not self.recording:
+            raise RuntimeError("Cannot capture a frame, recording wasn't started.")
+        if self._renderer is not None:  # a new array each time, never written again: no copy needed
+            self.last_frame = self._renderer.render(self._renderer.state_of(self.env)[None])[0]
+            self._recorder.write(self.last_frame, copy=False)  # type: ignore[union-attr]
+            return
+        frame = self.env.render()
+        if isinstance(frame, list):
+            if len(frame) == 0:
+                logger.warn(
+                    "Trying to capture render frame but 'env.render()' has just been called. The frame cannot be captured."
+                )
+                return
+            self.render_history += frame
+            frame = frame[-1]
+        if isinstance(frame, np.ndarray):
+            self._recorder.write(frame)  # type: ignore[union-attr]
+            self.last_frame = frame
+        else:
+            self.stop_recording()
+            logger.warn(
+                f"Recording stopped: expected type of frame returned by render to be a numpy array, got instead {type(frame)}."
+            )
+
+    def _capture_while_recording(self) -> None:
+        """Record the current frame if a recording runs; end it past ``video_length`` frames."""
+        if self.recording:
+            self._capture_frame()
+            if self.frames_recorded > self.video_length:
+                self.stop_recording()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset the environment and start a new recording if the episode trigger says so."""
+        obs, info = super().reset(seed=seed, options=options)
+        self.episode_id += 1
+        if self.recording and self.video_length == float("inf"):
+            self.stop_recording()
+        if self.episode_trigger and self.episode_trigger(self.episode_id):
+            self.start_recording(f"{self.name_prefix}-episode-{self.episode_id}")
+        self._capture_while_recording()
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Step the environment, recording the rendered frame while a recording runs."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.step_id += 1
+        if self.step_trigger and self.step_trigger(self.step_id):
+            self.start_recording(f"{self.name_prefix}-step-{self.step_id}")
+        self._capture_while_recording()
+        return obs, reward, terminated, truncated, info
+
+    def render(self) -> Any:
+        """Render the environment; frames from list render modes are recorded too."""
+        render_out = super().render()
+        if self.recording and isinstance(render_out, list):
+            for frame in render_out:
+                self._recorder.write(frame)  # type: ignore[union-attr]
+        if self.render_history:
+            history, self.render_history = self.render_history, []
+            return history + render_out
+        return render_out
+
+    def start_recording(self, video_name: str) -> None:
+        """Start recording ``{video_folder}/{video_name}.mp4``, ending a recording in progress."""
+        if self.recording:
+            self.stop_recording()
+        self._recorder = VideoRecorder(
+            os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options
+        )
+        self.recording = True
+        self._video_name = video_name
+
+    def stop_recording(self) -> None:
+        """Stop the current recording; its file is finished in the background."""
+        if not self.recording or self._recorder is None:
+            raise RuntimeError("stop_recording was called, but no recording was started")
+        recorder, self._recorder = self._recorder, None
+        self.recording = False
+        self._video_name = None
+        if recorder.frames_written == 0:
+            logger.warn("Ignored saving a video as there were zero frames to save.")
+        recorder.close(wait=False)
+        self._finishing.append(recorder)
+        while len(self._finishing) > 1:  # at most one video finishing behind the one recording
+            self._finishing.pop(0).close()
+        if self.gc_trigger and self.gc_trigger(self.episode_id):
+            gc.collect()
+
+    def close(self) -> None:
+        """Close the environment, then finish every video (raises the first failure, if any)."""
+        try:
+            super().close()
+        finally:
+            if self.recording:
+                self.stop_recording()
+            failures = []
+            while self._finishing:
+                try:
+                    self._finishing.pop(0).close()
+                except Exception as failure:  # finish the others before reporting
+                    failures.append(failure)
+            if failures:
+                raise failures[0]

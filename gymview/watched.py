@@ -1,0 +1,264 @@
+"""``watch(env)``: show any Gymnasium env, or vector env, live in the notebook while it steps.
+
+The wrapper calls ``env.render()`` only when the view wants a frame (about ``fps`` times a
+second, fewer if rendering is slow), never on the other steps, so the loop keeps nearly its full
+speed; rendering every step is what makes naive notebook loops two orders of magnitude slower.
+
+>>> import gymnasium as gym, gymview
+>>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+>>> obs, info = env.reset(seed=0)
+>>> obs, reward, terminated, truncated, info = env.step(0)
+>>> env.view.stats["frames_sent"]   # outside a notebook nothing is rendered or sent
+0
+>>> env.close()
+"""
+
+from __future__ import annotations
+
+import os
+from time import perf_counter
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import VectorEnv, VectorWrapper
+
+from gymview.image.frames import to_rgb_uint8
+from gymview.image.tiling import tile
+from gymview.live.widget import LiveView
+from gymview.renderers import BatchRenderer, Drawing, renderer_for
+from gymview.video.record_video import RecordVideo
+
+__all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
+
+# A vector env's frames are tiled into one picture; beyond this many sub-envs only the first are shown.
+MAX_TILED_ENVS = 16
+
+
+def _check_render_mode(env: gym.Env | VectorEnv) -> None:
+    mode = env.render_mode
+    if mode == "rgb_array":
+        return
+    env_id = getattr(getattr(env, "spec", None), "id", None) or "YourEnv-v0"
+    hint = f"create it with gym.make({env_id!r}, render_mode='rgb_array')"
+    if mode is None:
+        raise ValueError(f"watch() needs an env that renders frames, but this one has render_mode=None: {hint}")
+    raise ValueError(f"watch() needs render_mode='rgb_array'; got {mode!r}: {hint}")
+
+
+def watch(
+    env: gym.Env | VectorEnv,
+    fps: float | None = None,
+    max_size: int | None = None,
+    quality: int | None = None,
+    image_format: str | None = None,
+    title: str | None = None,
+    display: bool = True,
+    view: LiveView | None = None,
+    record: str | os.PathLike[str] | None = None,
+    fast_render: bool = True,
+) -> WatchedEnv | WatchedVectorEnv:
+    """Wrap ``env`` so its frames stream into an inline :class:`LiveView` while it steps.
+
+    ``fps`` (30), ``max_size`` (512), ``quality`` (80), ``image_format`` ("jpeg") and ``title``
+    (the env id) configure the new :class:`LiveView`; with ``view=`` an existing view is used and
+    these must be left out. The view is shown in the notebook right away (``display=False`` to show ``env.view``
+    yourself) and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in
+    one grid, each labelled with its index and running return; a vector env wrapped with
+    :func:`gymview.atari.wrap` also shows what the agent sees (env 0's preprocessed stack).
+
+    ``record="videos/"`` also records every episode at full resolution to
+    ``videos/{env id}-episode-{n}.mp4`` (see :class:`gymview.RecordVideo`); the view then shows
+    the frames being recorded, so recording costs it no extra render.
+
+    With ``fast_render`` (the default), classic-control envs (CartPole, MountainCar, Acrobot,
+    Pendulum) are drawn by :mod:`gymview.renderers` from their state, about 3x cheaper than
+    pygame and within 36 dB PSNR of it, for the view and the recording; the view's frames are
+    drawn in its encoder process, so the loop only reads the state. ``False`` always calls
+    ``env.render()``.
+
+    >>> import gymnasium as gym
+    >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
+    >>> _ = envs.reset(seed=0)
+    >>> envs.close()
+    """
+    _check_render_mode(env)
+    settings = {"fps": fps, "max_size": max_size, "quality": quality, "image_format": image_format, "title": title}
+    settings = {name: value for name, value in settings.items() if value is not None}
+    if view is not None and settings:
+        raise ValueError(
+            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, "
+            "quality, image_format and title on the LiveView instead (LiveView(fps=15, ...))"
+        )
+    spec = getattr(env, "spec", None)
+    if record is not None:
+        if isinstance(env, VectorEnv):
+            raise ValueError("watch(record=...) records single envs; record each sub-env, or use gymview.record_batch")
+        env = RecordVideo(
+            env, os.fspath(record), episode_trigger=lambda episode: True,
+            name_prefix=spec.id if spec is not None else "episode", fast_render=fast_render,
+        )
+    if view is None:
+        settings.setdefault("title", spec.id if spec is not None else "")
+        view = LiveView(**settings)
+    if isinstance(env, VectorEnv):
+        wrapped: WatchedEnv | WatchedVectorEnv = WatchedVectorEnv(env, view)
+    else:
+        wrapped = WatchedEnv(env, view, renderer=renderer_for(env) if fast_render else None)
+    if display and view.active:
+        from IPython.display import display as show
+
+        show(view)
+    return wrapped
+
+
+class _ShowsFrames:
+    """What both watched wrappers share: render only when due, time it, and a last frame on close.
+
+    A step costs one clock read until the next frame is due, or until the frame being encoded
+    may be back (then ``view.pump()`` has it sent): the loops users watch can run at 100,000
+    steps a second, where even a few method calls per step are a visible slowdown.
+    """
+
+    view: LiveView
+    _next_check = 0.0
+
+    def _frame(self) -> Any:
+        raise NotImplementedError
+
+    def _info(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _show(self, force: bool = False) -> None:
+        if self.view.frame_due() or (force and self.view.active):
+            started = perf_counter()
+            self.view.push(self._frame(), force=force, **self._info())
+            self.view.record_cost(perf_counter() - started)
+        self._next_check = perf_counter() + self.view.pump()
+
+    def _stop_view(self) -> None:
+        """Show the final state (the throttle may have skipped it), then stop the view's thread."""
+        try:
+            self._show(force=True)
+        finally:
+            self.view.stop()
+
+
+class WatchedEnv(_ShowsFrames, gym.Wrapper):
+    """A single env whose frames go to ``self.view``; made by :func:`watch`."""
+
+    def __init__(self, env: gym.Env, view: LiveView, renderer: BatchRenderer | None = None) -> None:
+        super().__init__(env)
+        self.view = view
+        self.total_steps = 0
+        self.episode = 0
+        self.episode_return = 0.0
+        self._renderer = renderer
+        self._closed = False
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        observation, info = self.env.reset(**kwargs)
+        self.episode += 1
+        self.episode_return = 0.0
+        # Gated like step(): short episodes reset thousands of times a second (CartPole with
+        # random actions: every ~20 steps), and a full check on each cost the loop 8%.
+        if perf_counter() >= self._next_check:
+            self._show()
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        # The hot path of every watched loop: kept to a few operations (see _ShowsFrames).
+        result = self.env.step(action)
+        self.total_steps += 1
+        self.episode_return += result[1]
+        if perf_counter() >= self._next_check:
+            self._show()
+        return result
+
+    def _frame(self) -> Any:
+        if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
+            return self.env.last_frame
+        if self._renderer is not None:  # drawn in the view's encoder process
+            return Drawing(self._renderer, self._renderer.state_of(self.env))
+        return self.env.render()
+
+    def _info(self) -> dict[str, Any]:
+        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
+
+    def close(self) -> None:
+        """Close the env (finishing its videos) and stop the view's thread; the view keeps its last frame."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.episode > 0:
+                self._stop_view()
+            else:
+                self.view.stop()
+        finally:
+            super().close()
+
+
+class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
+    """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
+
+    def __init__(self, env: VectorEnv, view: LiveView) -> None:
+        super().__init__(env)
+        self.view = view
+        self.total_steps = 0
+        self.episodes_done = 0
+        self.returns = np.zeros(self.num_envs)
+        self.last_return: float | None = None
+        self._started = False
+        self._closed = False
+        # gymview.atari.wrap(...) gives the env a pipeline whose preview shows what the agent sees.
+        pipeline = getattr(env, "pipeline", None)
+        self._pipeline = pipeline if hasattr(pipeline, "preview") else None
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
+        observations, infos = self.env.reset(**kwargs)
+        self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
+        self._started = True
+        self._show()
+        return observations, infos
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        self.total_steps += 1
+        self.returns += np.asarray(rewards, dtype=float)
+        done = np.logical_or(terminations, truncations)
+        if done.any():
+            self.episodes_done += int(done.sum())
+            self.last_return = float(self.returns[done][-1])
+            self.returns[done] = 0.0
+        if perf_counter() >= self._next_check:
+            self._show()
+        return observations, rewards, terminations, truncations, infos
+
+    def _frame(self) -> Any:
+        rendered = self.env.render()
+        if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
+            return rendered
+        frames = [to_rgb_uint8(frame) for frame in list(rendered)[:MAX_TILED_ENVS]]
+        labels = [f"env {i}  R {self.returns[i]:.0f}" for i in range(len(frames))]
+        if self._pipeline is not None:
+            frames.append(self._pipeline.preview(0))
+            labels.append("agent sees (env 0)")
+        return tile(frames, labels)
+
+    def _info(self) -> dict[str, Any]:
+        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
+
+    def close(self, **kwargs: Any) -> None:
+        """Close the envs and stop the view's thread; the view keeps showing its last frame."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._started:
+                self._stop_view()
+            else:
+                self.view.stop()
+        finally:
+            super().close(**kwargs)

@@ -1,0 +1,17 @@
+"""Test seams for the live view: a LiveView as a notebook shows it, and messages from a browser."""
+
+from gymview.live.widget import LiveView
+
+
+class ShownView(LiveView):
+    """A LiveView in a kernel, displayed, whose frame messages land in ``self.sent``."""
+
+    def __init__(self, **kwargs):
+        self.sent = []
+        super().__init__(send=lambda header, buffers: self.sent.append((header, buffers)), in_kernel=True, **kwargs)
+        self._repr_mimebundle_()  # what IPython's display() calls
+
+
+def browser_says(view, content):
+    """Deliver ``content`` as the front-end does: a custom message through the widget's comm."""
+    view.comm.handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})

@@ -1,0 +1,392 @@
+import io
+import os
+import sys
+import threading
+import time
+import warnings
+
+import numpy as np
+import psutil
+import pytest
+from PIL import Image
+
+from gymview._worker import WorkerError
+from gymview.image.codec import encode_frame
+from gymview.image.frames import downsample
+from gymview.live import streamer as stream
+from gymview.live.encoder_process import EncoderProcess, encoder_command
+from gymview.live.streamer import FrameStreamer
+from gymview.live.throttle import MessageBudget
+
+
+class Recorder:
+    def __init__(self):
+        self.messages = []
+        self.lock = threading.Lock()
+
+    def __call__(self, header, buffers):
+        with self.lock:
+            self.messages.append((header, buffers))
+
+    def steps(self):
+        with self.lock:
+            return [header["step"] for header, _ in self.messages]
+
+
+class Budget:
+    """A message budget the test opens and closes, counting how often it was asked."""
+
+    def __init__(self, open_=True):
+        self.open = open_
+        self.asked = 0
+
+    def try_acquire(self):
+        self.asked += 1
+        return self.open
+
+
+def make(**kwargs):
+    sent = Recorder()
+    kwargs.setdefault("budget", MessageBudget(10_000, 100))
+    return FrameStreamer(sent, **kwargs), sent
+
+
+def frame(value=0, h=400, w=600):
+    return np.full((h, w, 3), value, np.uint8)
+
+
+def wait_until(condition, timeout=30.0):
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.002)
+
+
+def encoder_children():
+    return [p for p in psutil.Process().children() if "gymview.live.encoder_child" in " ".join(p.cmdline())]
+
+
+@pytest.fixture
+def patient_watcher(monkeypatch):
+    """The watcher thread looks every 30 s instead of 50 ms: only pump, flush or stop send."""
+    monkeypatch.setattr(stream, "PUMP_WAIT_SECONDS", 30.0)
+
+
+def test_frames_are_downsampled_encoded_and_numbered_without_gaps():
+    streamer, sent = make(max_size=300)
+    for i in range(5):
+        streamer.offer(frame(i * 40), {"step": i, "episode": 1, "episode_return": float(i)})
+        assert streamer.flush()
+    streamer.stop()
+    headers = [h for h, _ in sent.messages]
+    assert [h["seq"] for h in headers] == [0, 1, 2, 3, 4]
+    assert all((h["width"], h["height"], h["format"], h["v"]) == (300, 200, "jpeg", 1) for h in headers)
+    assert headers[3]["step"] == 3 and headers[3]["episode_return"] == 3.0
+    image = Image.open(io.BytesIO(sent.messages[4][1][0]))
+    assert image.format == "JPEG" and image.size == (300, 200)
+    assert abs(np.asarray(image).mean() - 160) < 3
+    assert streamer.sent == 5 and streamer.bytes_sent == sum(len(b[0]) for _, b in sent.messages)
+
+
+def test_png_frames_are_lossless():
+    streamer, sent = make(image_format="png", max_size=64)
+    pattern = (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3)
+    streamer.offer(pattern, {})
+    streamer.stop()
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(sent.messages[0][1][0]))), pattern)
+
+
+def test_acks_bound_the_frames_in_flight_only_while_they_arrive(patient_watcher):
+    streamer, sent = make(max_in_flight=2)
+    for step in range(2):
+        streamer.offer(frame(h=20, w=20), {"step": step})
+        streamer.flush()
+    assert streamer.can_send(now=100.0)  # no ack ever: the time throttle alone rules
+    streamer.acknowledge(-1, now=100.0)
+    assert not streamer.can_send(now=100.1)  # frames 0 and 1 in flight, acks arriving
+    streamer.acknowledge(0, now=100.2)
+    assert streamer.can_send(now=100.3)
+    assert streamer.can_send(now=101.5)  # acks stopped arriving (blocked cell, closed tab): go on
+    streamer.acknowledge(-1)  # acks arrive now; frames 0 and 1 in flight
+    streamer.offer(frame(h=20, w=20), {"step": 2})
+    assert streamer.busy and not streamer.pump() and sent.steps() == [0, 1]  # waits for room
+    streamer.acknowledge(1)
+    wait_until(streamer.pump)
+    assert sent.steps() == [0, 1, 2] and streamer.skipped == 0
+    streamer.stop()
+
+
+def test_a_frame_that_gets_no_room_is_skipped_and_counted(monkeypatch, patient_watcher):
+    monkeypatch.setattr(stream, "ACK_WAIT_SECONDS", 0.0)
+    streamer, sent = make(max_in_flight=1)
+    streamer.offer(frame(h=20, w=20), {"step": 0})
+    streamer.flush()
+    streamer.acknowledge(-1)  # frame 0 unacknowledged while acks arrive
+    streamer.offer(frame(h=20, w=20), {"step": 1})
+    assert streamer.flush() and sent.steps() == [0] and streamer.skipped == 1
+    streamer.stop()
+
+
+def test_the_budget_skips_frames_and_counts_them():
+    budget = Budget()
+    streamer, sent = make(budget=budget)
+    for step in range(3):
+        budget.open = step == 0
+        streamer.offer(frame(h=20, w=20), {"step": step})
+        streamer.flush()
+    streamer.stop()
+    assert sent.steps() == [0] and streamer.skipped == 2 and budget.asked == 3
+
+
+def test_a_resend_repeats_the_last_frame_within_the_budget_and_the_ack_bound():
+    budget = Budget()
+    streamer, sent = make(budget=budget, max_in_flight=1)
+    streamer.resend_latest()  # nothing sent yet: nothing to repeat, no thread started
+    assert not streamer.running
+    streamer.offer(frame(h=20, w=20), {"step": 7})
+    streamer.flush()
+    budget.open, asked = False, budget.asked
+    streamer.resend_latest()
+    wait_until(lambda: budget.asked >= asked + 2)  # the watcher asked twice and was refused
+    assert len(sent.messages) == 1
+    streamer.acknowledge(-1)  # frame 0 unacknowledged while acks arrive: no room either
+    budget.open = True
+    time.sleep(3 * stream.PUMP_WAIT_SECONDS)
+    assert len(sent.messages) == 1
+    streamer.acknowledge(0)
+    wait_until(lambda: len(sent.messages) == 2)
+    streamer.stop()
+    assert [h["seq"] for h, _ in sent.messages] == [0, 0]
+    assert sent.messages[0][1] == sent.messages[1][1]
+
+
+def test_send_errors_reach_the_user(patient_watcher):
+    def broken(header, buffers):
+        raise ConnectionError("iopub closed")
+
+    streamer = FrameStreamer(broken, budget=MessageBudget(100, 10))
+    streamer.offer(frame(h=20, w=20), {})
+    with pytest.raises(ConnectionError, match="iopub closed"):  # sent by the caller's own flush
+        streamer.flush()
+    streamer.stop()
+
+
+def test_errors_in_the_watcher_reach_the_user_on_the_next_offer():
+    failed = threading.Event()
+
+    def broken(header, buffers):
+        failed.set()
+        raise ConnectionError("iopub closed")
+
+    streamer = FrameStreamer(broken, budget=MessageBudget(100, 10))
+    streamer.offer(frame(h=20, w=20), {})  # nobody pumps: the watcher sends it, and fails
+    wait_until(lambda: failed.is_set() and not streamer.running)
+    with pytest.raises(WorkerError, match="iopub closed"):
+        streamer.offer(frame(h=20, w=20), {})
+    streamer.stop()
+
+
+def test_bad_settings_are_rejected():
+    with pytest.raises(ValueError, match="max_size"):
+        FrameStreamer(print, max_size=8)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="max_in_flight"):
+            FrameStreamer(print, max_in_flight=bad)
+    with pytest.raises(ValueError, match="format"):
+        FrameStreamer(print, image_format="bmp")
+    with pytest.raises(ValueError, match="quality"):
+        FrameStreamer(print, quality=0)
+
+
+def test_no_thread_or_process_left_after_stop():
+    streamer, _ = make()
+    streamer.offer(frame(h=20, w=20), {})
+    streamer.flush()
+    children = encoder_children()
+    assert len(children) == 1 and streamer.running
+    streamer.stop()
+    assert not streamer.running and not children[0].is_running()
+    streamer.stop()  # idempotent
+
+
+def test_encoder_process_and_in_thread_paths_give_the_same_picture():
+    pattern = (np.indices((90, 130)).sum(axis=0) % 7 * 30).astype(np.uint8)
+    picture = np.repeat(pattern[:, :, None], 3, axis=2)
+    results = []
+    for offload in (True, False):
+        streamer, sent = make(max_size=64, image_format="png", offload=offload)
+        streamer.offer(picture, {})
+        streamer.stop()
+        header, buffers = sent.messages[0]
+        results.append(((header["width"], header["height"]), buffers[0]))
+    assert results[0] == results[1] and results[0][0] == (64, 44)
+
+
+def test_a_killed_encoder_process_is_replaced():
+    streamer, sent = make()
+    streamer.offer(frame(h=20, w=20), {"step": 0})
+    streamer.flush()
+    (first,) = encoder_children()
+    first.kill()
+    first.wait()
+    streamer.offer(frame(h=20, w=20), {"step": 1})
+    streamer.flush()
+    (second,) = encoder_children()
+    streamer.stop()
+    assert sent.steps() == [0, 1] and second.pid != first.pid
+
+
+def test_an_encoder_process_that_cannot_start_falls_back_to_the_calling_thread(monkeypatch):
+    import gymview.live.encoder_process
+
+    monkeypatch.setattr(gymview.live.encoder_process.sys, "executable", "/nonexistent/python")
+    streamer, sent = make()
+    with pytest.warns(UserWarning, match="calling thread from now on"):
+        streamer.offer(frame(h=20, w=20), {})
+    streamer.flush()
+    streamer.stop()
+    assert len(sent.messages) == 1 and encoder_children() == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are a Linux feature")
+def test_the_encoder_pipe_holds_a_whole_frame():
+    import fcntl
+
+    encoder = EncoderProcess()
+    encoder.encode(frame(h=400, w=600), 512, "jpeg", 80)
+    (child,) = encoder_children()
+    with open(f"/proc/{child.pid}/fd/0", "wb") as pipe:
+        size = fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ)
+    encoder.close()
+    assert size >= 400 * 600 * 3 + 20  # one write that does not wait for the child
+
+
+def test_an_encoded_frame_is_sent_when_the_producer_pumps(patient_watcher):
+    streamer, sent = make()
+    streamer.offer(frame(h=20, w=20), {"step": 1})
+    assert streamer.busy and sent.messages == []  # offer never waits for the encoder
+    wait_until(streamer.pump)
+    assert sent.steps() == [1] and not streamer.busy
+    streamer.stop()
+
+
+def test_a_frame_nobody_pumps_for_goes_out_by_itself():
+    streamer, sent = make()
+    streamer.offer(frame(h=20, w=20), {"step": 1})
+    wait_until(lambda: sent.steps() == [1])
+    streamer.stop()
+
+
+def test_flush_and_stop_do_not_wait_for_the_watcher(patient_watcher):
+    streamer, sent = make()
+    streamer.offer(frame(h=20, w=20), {"step": 1})
+    assert streamer.flush() and sent.steps() == [1]
+    streamer.offer(frame(h=20, w=20), {"step": 2})
+    streamer.stop()
+    assert sent.steps() == [1, 2]
+
+
+def test_frames_offered_while_one_is_encoded_wait_and_only_the_newest_is_kept(patient_watcher):
+    streamer, sent = make()
+    for step in (1, 2, 3):  # 1 goes to the encoder; 2 waits and is replaced by 3
+        streamer.offer(frame(h=20, w=20), {"step": step})
+    wait_until(lambda: streamer.pump() and len(sent.messages) == 2 or not streamer.busy)
+    assert sent.steps() == [1, 3] and streamer.replaced == 1
+    assert sent.messages[1][0]["dropped"] == 1
+    streamer.stop()
+
+
+def test_the_encoder_process_keeps_a_submitted_frame_until_received():
+    encoder = EncoderProcess()
+    with pytest.raises(RuntimeError, match="submit"):
+        encoder.receive()
+    encoder.encode(frame(h=20, w=20), 64, "png", 80)  # the child is up
+    encoder.submit(frame(value=200, h=40, w=60), 30, "png", 80)
+    with pytest.raises(RuntimeError, match="receive"):
+        encoder.submit(frame(h=20, w=20), 64, "png", 80)
+    (child,) = encoder_children()
+    child.kill()  # it dies holding the frame
+    child.wait()
+    data, width, height = encoder.receive()  # a fresh child is asked again
+    encoder.close()
+    assert (width, height) == (30, 20) and encoder.last_encode_seconds > 0
+    assert np.asarray(Image.open(io.BytesIO(data)))[0, 0].tolist() == [200, 200, 200]
+
+
+def test_drawings_are_drawn_in_the_encoder_process_like_in_the_thread():
+    import gymnasium as gym
+
+    from gymview.renderers import Drawing, renderer_for
+
+    env = gym.make("MountainCar-v0")
+    env.reset(seed=3)
+    renderer = renderer_for(env)
+    encoder = EncoderProcess()
+    pictures = []
+    for _ in range(3):  # the child draws each into its previous frame
+        drawing = Drawing(renderer, renderer.state_of(env))
+        expected = encode_frame(downsample(drawing.draw(), 300), "png", 80)
+        assert encoder.encode(drawing, 300, "png", 80) == (expected, 300, 200)
+        pictures.append(expected)
+        for _ in range(20):
+            env.step(2)
+    assert len(set(pictures)) == 3  # the car moved: three different pictures
+    (child,) = encoder_children()
+    child.kill()  # a fresh child gets the renderer again
+    child.wait()
+    drawing = Drawing(renderer, renderer.state_of(env))
+    assert encoder.encode(drawing, 300, "png", 80)[0] == encode_frame(downsample(drawing.draw(), 300), "png", 80)
+    encoder.close()
+
+
+class Stripes:
+    """A painter that is not a renderer: any picklable object with paint(state, canvas)."""
+
+    def paint(self, state, canvas):
+        picture = np.zeros((40, 60, 3), np.uint8)
+        picture[:, : int(state[0])] = 255
+        return picture
+
+
+class StripeFrame:
+    painter = Stripes()
+
+    def __init__(self, width):
+        self.state = np.array([width], np.float64)
+
+    def draw(self):
+        return self.painter.paint(self.state, None)
+
+    def checked(self):
+        return self
+
+
+def test_any_deferred_frame_is_drawn_in_the_encoder_process():
+    import cloudpickle
+
+    # The child cannot import this test module; a notebook's own classes travel by value like this.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    streamer, sent = make(image_format="png", max_size=60)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # falling back to drawing here would warn
+            for width in (10, 20, 30):
+                streamer.offer(StripeFrame(width), {})
+            streamer.stop()
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    pictures = [np.asarray(Image.open(io.BytesIO(buffers[0]))) for _, buffers in sent.messages]
+    assert [int((p[0, :, 0] == 255).sum()) for p in pictures] == [10, 30]  # 20 was replaced by 30
+
+
+def test_the_encoder_process_finds_the_standard_library_before_gymview_s_folder(tmp_path):
+    # A module named like a standard one beside gymview (site-packages, a checkout) must not win.
+    (tmp_path / "struct.py").write_text("raise ImportError('the shadowing struct.py was imported')\n")
+    (tmp_path / "gymview").symlink_to(os.path.dirname(os.path.dirname(stream.__file__)))
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(encoder_command(str(tmp_path)), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # it imported, read end-of-input and ended

@@ -1,0 +1,219 @@
+import threading
+import time
+
+import numpy as np
+import pytest
+from live_helpers import ShownView, browser_says
+
+from gymview.live import streamer
+from gymview.live.widget import HIDDEN_FPS, LiveView, live_views
+
+
+@pytest.fixture
+def shown():
+    views = []
+
+    def make(**kwargs):
+        views.append(ShownView(**kwargs))
+        return views[-1]
+
+    yield make
+    for view in views:
+        view.close()
+
+
+def frame(size=8):
+    return np.zeros((size, size, 3), np.uint8)
+
+
+def test_nothing_is_sent_outside_a_notebook():
+    sent = []
+    view = LiveView(send=lambda header, buffers: sent.append(header))
+    for _ in range(100):
+        assert view.push(frame()) is False
+    assert not view.frame_due()
+    assert view.flush() and sent == []
+    assert view.stats["frames_throttled"] == 100 and view.stats["frames_rendered"] == 0
+    view.close()
+
+
+def test_views_not_known_to_be_displayed_get_one_frame_a_second():
+    # Shown inside a container, a view is confirmed only by the browser, maybe only when the cell
+    # ends: until then it gets HIDDEN_FPS, never a frozen picture, never the full rate.
+    view = LiveView(fps=30, send=lambda header, buffers: None, in_kernel=True)
+    assert view.push(frame()) is True
+    assert view.stats["fps_limit"] == HIDDEN_FPS and view.stats["visible"] is False
+    assert view.push(frame()) is False
+    view._repr_mimebundle_()
+    assert view.stats["fps_limit"] == 30 and view.stats["visible"] is True
+    view.close()
+
+
+def test_push_sends_binary_frames_never_traits(shown):
+    view = shown(max_size=32)
+    assert view.push(np.zeros((64, 64), bool), step=3, episode=1, episode_return=2.5)
+    assert view.flush()
+    (header, buffers), = view.sent
+    assert header["type"] == "frame" and (header["width"], header["height"]) == (32, 32)
+    assert (header["step"], header["episode"], header["episode_return"]) == (3, 1, 2.5)
+    assert isinstance(buffers[0], bytes) and buffers[0][:2] == b"\xff\xd8"
+    assert not any(isinstance(v, (bytes, memoryview)) for v in view.get_state().values())
+
+
+def test_push_throttles_and_counts_skipped_frames(shown):
+    view = shown(fps=5)
+    results = [view.push(frame()) for _ in range(50)]
+    assert results[0] and sum(results) == 1
+    assert view.stats["frames_throttled"] == 49 and view.stats["frames_dropped"] == 0
+
+
+def test_bad_frames_raise_even_when_skipped(shown):
+    view = shown()
+    view.push(frame())
+    with pytest.raises(ValueError, match="shape"):
+        view.push(np.zeros((8, 8, 2), np.uint8))  # not due, still checked
+    with pytest.raises(ValueError, match="render_mode"):
+        view.push(None)
+
+
+def test_ready_resends_the_latest_frame_and_acks_reach_the_next_header(shown):
+    view = shown(fps=120)
+    view.push(frame())
+    view.flush()
+    browser_says(view, {"type": "ready", "v": 1, "client": "A"})
+    for _ in range(500):  # the watcher resends within a few of its 50 ms ticks
+        if len(view.sent) == 2:
+            break
+        time.sleep(0.01)
+    assert [h["seq"] for h, _ in view.sent] == [0, 0]  # the new view got the latest frame again
+    browser_says(view, {"type": "ack", "seq": 0})
+    browser_says(view, "garbage")
+    browser_says(view, {"type": "ack", "seq": "x"})
+    view.push(frame(), force=True)
+    view.flush()
+    assert view.sent[-1][0]["seq"] == 1 and view.sent[-1][0]["acked"] == 0
+
+
+def test_visibility_is_tracked_per_browser_page(shown):
+    view = shown(fps=30)
+    browser_says(view, {"type": "ready", "v": 1, "client": "A"})
+    browser_says(view, {"type": "ready", "v": 1, "client": "B"})
+    browser_says(view, {"type": "visibility", "visible": False, "client": "B"})
+    assert view.visible and view.stats["fps_limit"] == 30  # page A still shows it
+    browser_says(view, {"type": "visibility", "visible": False, "client": "A"})
+    assert not view.visible and view.stats["fps_limit"] == HIDDEN_FPS
+    browser_says(view, {"type": "visibility", "visible": True, "client": "B"})
+    assert view.visible and view.stats["fps_limit"] == 30
+
+
+def test_a_protocol_mismatch_is_reported(shown):
+    view = shown()
+    with pytest.warns(UserWarning, match="reload the browser page"):
+        browser_says(view, {"type": "ready", "v": 99, "client": "A"})
+
+
+def test_trait_changes_reconfigure_the_stream(shown):
+    view = shown()
+    view.fps = 12
+    view.max_size = 100
+    view.quality = 50
+    view.image_format = "png"
+    view.push(np.zeros((200, 400, 3), np.uint8))
+    view.flush()
+    header, buffers = view.sent[0]
+    assert view.stats["fps_limit"] == 12 and (header["width"], header["format"]) == (100, "png")
+    assert buffers[0][:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="fps"):
+        view.fps = 0
+    with pytest.raises(ValueError):
+        LiveView(quality=0)
+
+
+def test_bad_trait_values_are_refused_before_they_are_stored(shown):
+    view = shown()
+    for name, bad in (("quality", 500), ("image_format", "gif"), ("max_size", 5), ("fps", 0)):
+        before = getattr(view, name)
+        with pytest.raises(ValueError):
+            setattr(view, name, bad)
+        assert getattr(view, name) == before
+    view.push(np.zeros((600, 600, 3), np.uint8))
+    view.flush()
+    assert view.sent[0][0]["width"] == 512
+
+
+def test_stop_keeps_the_widget_and_close_is_final(shown):
+    view = shown()
+    view.push(frame())
+    view.stop()
+    assert len(view.sent) == 1 and view in live_views() and not view.stats["streaming"]
+    view.close()
+    view.close()
+    assert view not in live_views()
+    with pytest.raises(RuntimeError, match="closed"):
+        view.push(frame())
+
+
+def test_a_view_that_appears_after_stop_still_gets_the_last_frame(shown):
+    view = shown()
+    view.push(frame())
+    view.stop()
+    browser_says(view, {"type": "ready", "v": 1, "client": "tab"})
+    for _ in range(500):
+        if len(view.sent) == 2:
+            break
+        time.sleep(0.01)
+    assert [h["seq"] for h, _ in view.sent] == [0, 0]
+
+
+def test_idle_watchers_end_and_restart_on_the_next_push(shown, monkeypatch):
+    monkeypatch.setattr(streamer, "IDLE_EXIT_SECONDS", 0.05)
+    view = shown(fps=120)
+    view.push(frame())
+    view.flush()
+    for _ in range(500):
+        if not view.stats["streaming"]:
+            break
+        threading.Event().wait(0.01)
+    assert not view.stats["streaming"]  # a re-run cell that never closed its env leaves no thread
+    for _ in range(3):
+        assert view.push(frame(), force=True)
+        assert view.flush()
+    assert len(view.sent) == 4
+
+
+def test_seconds_until_due_lets_loops_skip_checks(shown):
+    view = shown(fps=10)
+    assert view.seconds_until_due() <= 0  # nothing sent yet: due now
+    before = time.perf_counter()
+    view.push(frame())
+    remaining = view.seconds_until_due()
+    elapsed = time.perf_counter() - before
+    assert 0.1 - elapsed <= remaining <= 0.1  # one frame interval from the push, however slow the machine
+    outside = LiveView()
+    assert outside.seconds_until_due() == 0.5  # no front-end: recheck twice a second
+    outside.close()
+
+
+def test_pushing_every_step_pumps_frames_out(shown, monkeypatch):
+    # Only the pushing loop sends here: the watcher would wait 30 s.
+    monkeypatch.setattr(streamer, "PUMP_WAIT_SECONDS", 30.0)
+    view = shown(fps=120)
+    pushed = 0
+    while len(view.sent) < 5 and pushed < 10_000_000:
+        pushed += view.push(frame(60))
+    assert len(view.sent) == 5 and view.stats["frames_rendered"] >= 5
+
+
+def test_a_bad_drawing_is_refused_when_pushed_not_in_the_encoder_process():
+    from gymview.renderers import Drawing, renderer_for
+
+    view = LiveView()  # outside a notebook too: the error comes at once
+    renderer = renderer_for("CartPole-v1")
+    with pytest.raises(ValueError, match=r"shape \(N, 4\)"):
+        view.push(Drawing(renderer, np.zeros(3)))
+    with pytest.raises(ValueError, match="finite"):
+        view.push(Drawing(renderer, np.array([np.nan, 0.0, 0.0, 0.0])))
+    with pytest.raises(TypeError, match="BatchRenderer"):
+        view.push(Drawing("CartPole-v1", np.zeros(4)))
+    assert view.push(Drawing(renderer, np.zeros(4))) is False  # a good one, with no front-end
+    view.close()

@@ -1,0 +1,51 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gymview.cli import main
+from gymview.doctor import Check, format_report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def doctor(**env: str) -> subprocess.CompletedProcess:
+    merged = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    return subprocess.run(
+        [sys.executable, "-m", "gymview", "doctor"], capture_output=True, text=True, env=merged, timeout=120
+    )
+
+
+def test_doctor_passes_on_this_machine_and_checks_everything(capsys):
+    assert main(["doctor"]) == 0
+    printed = capsys.readouterr().out
+    for name in ("display", "xvfb", "ffmpeg", "gymnasium", "widgets", "ipykernel", "jupyterlab", "gpu", "torch"):
+        assert f" {name} " in printed
+    assert printed.rstrip().endswith("everything essential works")
+
+
+def test_python_m_gymview_doctor_names_problems_and_fails_only_for_essential_ones(tmp_path):
+    # one run (the torch probe is slow): broken ffmpeg (essential), no Xvfb and a dead DISPLAY (warnings)
+    done = doctor(
+        IMAGEIO_FFMPEG_EXE="/nonexistent/ffmpeg",
+        PATH=f"{tmp_path}{os.pathsep}{Path(sys.executable).parent}",
+        DISPLAY=":4242",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "FAIL  ffmpeg" in done.stdout and "fix: pip install -U imageio-ffmpeg" in done.stdout
+    assert "warn  xvfb" in done.stdout and "fix: apt-get install -y xvfb" in done.stdout
+    assert "warn  display      DISPLAY=:4242 but no X server answers there" in done.stdout
+    assert done.stdout.rstrip().endswith("broken: ffmpeg")
+
+
+def test_checks_report_fixes_only_for_problems():
+    text = format_report([Check("a", "ok", "fine", "never shown"), Check("b", "FAIL", "broken", "do this")])
+    assert "never shown" not in text and "fix: do this" in text and text.endswith("broken: b")
+
+
+def test_a_subcommand_is_required():
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2

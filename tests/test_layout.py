@@ -1,0 +1,130 @@
+"""The package layout: imports flow one way between rooms, and ``import gymview`` stays light."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "gymview"
+
+LEAVES = {"image", "renderers", "private"}
+# Which rooms a room's modules may import from (their own room always).
+ALLOWED = {
+    "private": {"private"},
+    "image": {"private"},
+    "renderers": {"private"},
+    "live": LEAVES,
+    "video": LEAVES,
+    "headless": set(),
+    "atari": {"image", "private"},
+}
+
+
+def room_of_module(name: str, root: pathlib.Path) -> str:
+    """The room of a dotted module name inside gymview: a subpackage, 'private' or 'face'."""
+    parts = name.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and (root / parts[1]).is_dir()):
+        return parts[1]
+    if len(parts) == 2 and parts[1].startswith("_") and parts[1] not in ("__init__", "__main__"):
+        return "private"
+    return "face"
+
+
+def module_name(path: pathlib.Path, root: pathlib.Path) -> str:
+    relative = path.relative_to(root.parent).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def gymview_imports(path: pathlib.Path, root: pathlib.Path) -> list[tuple[int, str]]:
+    """(line, module) of every import of a gymview module in ``path``, at any depth (functions,
+    TYPE_CHECKING blocks) and including relative imports and lazy-export tables."""
+    tree = ast.parse(path.read_text(), str(path))
+    here = module_name(path, root)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module is None or target == "gymview":  # `from gymview import x`: x may be a module
+                found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, target))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(("gymview.", ".")):
+            # lazy_exports tables name modules as strings
+            value = node.value
+            if value.startswith(".") and value[1:].isidentifier():
+                found.append((node.lineno, f"{package}{value}"))
+            elif all(part.isidentifier() for part in value.split(".")):
+                found.append((node.lineno, value))
+    return [(line, name) for line, name in found if name == "gymview" or name.startswith("gymview.")]
+
+
+def violations(root: pathlib.Path = PACKAGE) -> list[str]:
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        room = room_of_module(module_name(path, root), root)
+        if room == "face":
+            continue
+        for line, target in gymview_imports(path, root):
+            if target == "gymview" or target.startswith("gymview._lazy"):
+                continue  # the package root holds only lazy names; _lazy is the helper for them
+            target_room = room_of_module(target, root)
+            if target_room != room and target_room not in ALLOWED[room]:
+                source = path.read_text().splitlines()[line - 1].strip()
+                problems.append(f"{path.relative_to(root.parent)}:{line}: {room} imports {target_room}: {source}")
+    return problems
+
+
+def test_imports_flow_one_way_between_rooms():
+    assert violations() == [], "\n".join(["imports that break the rule in docs/architecture.md:", *violations()])
+
+
+def test_the_rule_catches_a_leaf_importing_a_room_above_it(tmp_path):
+    fake = tmp_path / "gymview"
+    (fake / "image").mkdir(parents=True)
+    (fake / "live").mkdir()
+    (fake / "image" / "codec.py").write_text("def f():\n    from gymview.live.widget import LiveView\n")
+    (fake / "live" / "widget.py").write_text("from gymview.image.codec import f\nfrom ..headless import setup\n")
+    (fake / "headless").mkdir()
+    assert violations(fake) == [
+        "gymview/image/codec.py:2: image imports live: from gymview.live.widget import LiveView",
+        "gymview/live/widget.py:2: live imports headless: from ..headless import setup",
+    ]
+
+
+def imported_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+@pytest.mark.parametrize("heavy", ["IPython", "ipywidgets", "anywidget", "torch", "gymnasium", "PIL", "cloudpickle"])
+def test_import_gymview_loads_no_heavy_library(heavy):
+    assert heavy not in imported_after("import gymview")
+
+
+def test_public_names_load_on_first_use():
+    import gymview
+
+    for name in gymview.__all__:
+        assert getattr(gymview, name) is not None
+    assert "watch" in dir(gymview)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        gymview.nothing_here  # noqa: B018
+
+
+def test_the_encoder_process_imports_no_widget_or_env_library():
+    modules = imported_after("import gymview.live.encoder_child")
+    assert not {"IPython", "ipywidgets", "anywidget", "gymnasium", "torch", "traitlets"} & modules

@@ -1,0 +1,182 @@
+"""record_batch: layouts, reproducibility, failures, executors and the command line."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import imageio_ffmpeg
+import numpy as np
+import pytest
+
+from gymview.video.batch import COLUMNS, BatchResult, Episode, record_batch
+from gymview.cli import main
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def balance(observation: np.ndarray) -> int:
+    """Push the cart towards where the pole leans."""
+    return int(observation[2] > 0)
+
+
+def frame_count(path: str | Path) -> int:
+    return imageio_ffmpeg.count_frames_and_secs(str(path))[0]
+
+
+def frame_size(path: str | Path) -> tuple[int, int]:
+    reader = imageio_ffmpeg.read_frames(str(path))
+    try:
+        return next(reader)["size"]
+    finally:
+        reader.close()
+
+
+@pytest.fixture(scope="module")
+def per_episode(tmp_path_factory: pytest.TempPathFactory) -> BatchResult:
+    out = tmp_path_factory.mktemp("per-episode")
+    return record_batch("CartPole-v1", balance, episodes=20, out=out, max_steps=12, workers=2, seed=5, progress=False)
+
+
+def test_per_episode_files_hold_every_step(per_episode: BatchResult) -> None:
+    table = per_episode.table
+    assert [row["episode"] for row in table] == list(range(20))
+    assert [row["seed"] for row in table] == list(range(5, 25))
+    assert all(list(row) == list(COLUMNS) for row in table)
+    assert [Path(path).name for path in per_episode.files] == [f"episode-{i:04d}.mp4" for i in range(20)]
+    for row in table:
+        assert row["error"] is None
+        assert row["terminated"] or (row["truncated"] and row["steps"] == 12)
+        assert row["frames"] == row["steps"] + 1 == frame_count(row["file"])
+    assert "20 episodes" in repr(per_episode) and "<table>" in per_episode._repr_html_()
+
+
+def test_same_seed_gives_same_episodes(tmp_path: Path) -> None:
+    def noisy_policy(observation: np.ndarray) -> int:  # random numbers from the global RNG are seeded too
+        return int(np.random.random() < 0.5)
+
+    runs = [
+        record_batch("CartPole-v1", noisy_policy, episodes=8, out=tmp_path / str(run), keep=lambda ep: False,
+                     workers=2, seed=11, progress=False).table  # fmt: skip
+        for run in range(2)
+    ]
+    assert runs[0] == runs[1]
+    assert len({row["steps"] for row in runs[0]}) > 1  # the episodes do differ from one another
+    assert all(row["file"] is None and row["frames"] == 0 for row in runs[0])
+    assert not list((tmp_path / "0").iterdir())  # nothing was encoded
+
+
+def test_keep_chooses_the_videos(tmp_path: Path) -> None:
+    seen: list[Episode] = []
+    result = record_batch("MountainCar-v0", None, episodes=6, out=tmp_path, max_steps=10, workers=2, progress=False,
+                          keep=lambda ep: seen.append(ep) or ep.index % 2 == 0)  # fmt: skip
+    assert [row["file"] is not None for row in result.table] == [True, False] * 3
+    assert [row["frames"] for row in result.table] == [11, 0] * 3
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["episode-0000.mp4", "episode-0002.mp4", "episode-0004.mp4"]
+
+
+def test_mosaic_tiles_episodes_with_labels(tmp_path: Path) -> None:
+    result = record_batch("CartPole-v1", balance, episodes=20, out=tmp_path, layout="mosaic", tiles=9,
+                          max_steps=10, workers=2, progress=False)  # fmt: skip
+    assert [path.name for path in result.files] == ["mosaic-0000.mp4", "mosaic-0001.mp4", "mosaic-0002.mp4"]
+    for number, path in enumerate(result.files):
+        members = result.table[number * 9 : number * 9 + 9]
+        assert {row["file"] for row in members} == {str(path)}
+        assert frame_count(path) == max(row["frames"] for row in members)
+    assert frame_size(result.files[0]) == (3 * 600, 3 * 400)  # 3 x 3 tiles at full size (fits 1920)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name for path in result.files]  # no leftovers
+
+
+def test_concat_joins_episodes_without_leftovers(tmp_path: Path) -> None:
+    result = record_batch("CartPole-v1", balance, episodes=20, out=tmp_path, layout="concat", max_steps=8,
+                          workers=2, progress=False)  # fmt: skip
+    assert [path.name for path in result.files] == ["episodes.mp4"]
+    assert frame_count(result.files[0]) == sum(row["frames"] for row in result.table)
+    assert {row["file"] for row in result.table} == {str(result.files[0])}
+    assert [p.name for p in tmp_path.iterdir()] == ["episodes.mp4"]
+
+
+def test_an_episode_that_raises_is_a_row_with_its_error(tmp_path: Path) -> None:
+    doomed = gym.make("CartPole-v1").reset(seed=3)[0]
+
+    def fragile(observation: np.ndarray) -> int:
+        if np.allclose(observation, doomed):
+            raise ValueError("boom")
+        return balance(observation)
+
+    result = record_batch("CartPole-v1", fragile, episodes=5, out=tmp_path, max_steps=6, workers=2, progress=False)
+    errors = [row["error"] for row in result.table]
+    assert errors[:3] == [None] * 3 and errors[4] is None
+    assert errors[3].startswith("ValueError: boom (test_batch.py:")
+    assert result.failed == [result.table[3]]
+    assert result.table[3]["frames"] == 1 == frame_count(result.table[3]["file"])  # what there was is kept
+
+
+def test_env_render_is_used_without_a_vectorized_renderer(tmp_path: Path) -> None:
+    result = record_batch("CartPole-v1", balance, episodes=3, out=tmp_path / "a", max_steps=5, workers=1,
+                          vectorized=False, progress=False)  # fmt: skip
+    assert [frame_count(path) for path in result.files] == [row["frames"] for row in result.table] == [6, 6, 6]
+    mosaic = record_batch("CartPole-v1", balance, episodes=3, out=tmp_path / "b", max_steps=5, workers=1,
+                          vectorized=False, layout="mosaic", tiles=4, progress=False)  # fmt: skip
+    assert frame_count(mosaic.files[0]) == 6 and frame_size(mosaic.files[0]) == (1200, 800)
+    no_rgb = record_batch(lambda: gym.make("CartPole-v1"), balance, episodes=1, out=tmp_path / "c", workers=1,
+                          vectorized=False, progress=False)  # fmt: skip
+    assert "render_mode='rgb_array'" in no_rgb.table[0]["error"]
+
+
+def test_spawned_workers_get_closures(tmp_path: Path) -> None:
+    threshold = 0.0  # a closure: plain pickle cannot send it, cloudpickle can
+
+    def lean(observation: np.ndarray) -> int:
+        return int(observation[2] > threshold)
+
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as executor:
+        result = record_batch(lambda: gym.make("CartPole-v1", render_mode="rgb_array"), lean, episodes=2, out=tmp_path,
+                              max_steps=4, executor=executor, progress=False)  # fmt: skip
+    assert [row["frames"] for row in result.table] == [5, 5] and not result.failed
+
+
+def test_dask_local_cluster(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            result = record_batch("CartPole-v1", balance, episodes=4, out=tmp_path, max_steps=5,
+                                  executor=client.get_executor(), progress=False)  # fmt: skip
+    assert [frame_count(path) for path in result.files] == [6, 6, 6, 6] and not result.failed
+
+
+def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "my_policies.py").write_text("def push(observation):\n    return 2 if observation[1] >= 0 else 0\n")
+    monkeypatch.chdir(tmp_path)
+    code = main(["record", "MountainCar-v0", "--episodes", "3", "--out", "videos", "--policy", "my_policies:push",
+                 "--keep", "terminated", "--workers", "1", "--no-progress"])  # fmt: skip
+    assert code == 0
+    assert "3 episodes" in capsys.readouterr().out
+    assert len(list((tmp_path / "videos").glob("episode-*.mp4"))) == 3
+    with pytest.raises(SystemExit, match="module:function"):
+        main(["record", "MountainCar-v0", "--policy", "push"])
+    completed = subprocess.run(
+        [sys.executable, "-m", "gymview", "record", "CartPole-v1", "--episodes", "1", "--max-steps", "3",
+         "--out", str(tmp_path / "cli"), "--workers", "1", "--no-progress"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + str(Path(__file__).parents[2])},
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert (tmp_path / "cli" / "episode-0000.mp4").exists()
+
+
+def test_bad_arguments_say_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="layout must be one of"):
+        record_batch("CartPole-v1", balance, out=tmp_path, layout="grid")
+    with pytest.raises(ValueError, match="episodes must be a positive integer"):
+        record_batch("CartPole-v1", balance, episodes=0, out=tmp_path)
+    with pytest.raises(TypeError, match="policy must be a function"):
+        record_batch("CartPole-v1", "greedy", out=tmp_path)
+    with pytest.raises(TypeError, match="env must be an env id"):
+        record_batch(42, balance, out=tmp_path)
+    with pytest.raises(gym.error.Error):
+        record_batch("NoSuchEnv-v0", balance, out=tmp_path)

@@ -1,0 +1,344 @@
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+
+from gymview import VideoRecorder
+from gymview.video import ffmpeg
+from gymview.video.ffmpeg import FFmpegError, FFmpegNotFoundError
+from video_checks import decode, ffmpeg_processes_writing, pattern, psnr, top_level_boxes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def record(path, frames, **options):
+    with VideoRecorder(path, **options) as recorder:
+        for frame in frames:
+            recorder.write(frame)
+    return recorder
+
+
+def assert_plain_web_mp4(path):
+    boxes = top_level_boxes(path)
+    assert "moof" not in boxes, boxes  # not fragmented any more
+    assert boxes.index("moov") < boxes.index("mdat"), boxes  # index first: plays while loading
+
+
+def test_round_trip_keeps_count_size_and_content(tmp_path):
+    path = tmp_path / "v.mp4"
+    expected = [pattern(i) for i in range(45)]
+    recorder = record(path, expected, fps=15, crf=18)
+    assert recorder.frames_written == 45 and recorder.closed and recorder.path == path
+    decoded = decode(path)
+    assert decoded.shape == (45, 96, 128, 3)
+    for index, frame in enumerate(decoded):
+        assert psnr(frame, expected[index]) > 30, index
+        assert psnr(frame, expected[(index + 1) % 45]) < psnr(frame, expected[index]) - 5  # frames in order
+    assert_plain_web_mp4(path)
+    assert not ffmpeg_processes_writing(path)
+
+
+@pytest.mark.parametrize(("size", "fed_as"), [((96, 128), "yuv420p"), ((37, 51), "rgb24")])
+def test_even_frames_reach_ffmpeg_as_i420_odd_ones_as_rgb(tmp_path, size, fed_as):
+    path = tmp_path / "v.mp4"
+    with VideoRecorder(path) as recorder:
+        recorder.write(np.zeros((*size, 3), np.uint8))
+        (process,) = ffmpeg_processes_writing(path)
+        command = process.cmdline()
+    assert command[command.index("-pix_fmt") + 1] == fed_as  # the first -pix_fmt is the input's
+    assert command[command.index("-threads") + 1] == str(max(1, os.cpu_count() - 1))  # a core left for the loop
+    assert command[command.index("-tune") + 1] == "zerolatency"
+
+
+def test_tune_none_leaves_x264_tuning_alone_and_bad_tunes_are_refused(tmp_path):
+    path = tmp_path / "v.mp4"
+    with VideoRecorder(path, tune=None) as recorder:
+        recorder.write(pattern(0))
+        (process,) = ffmpeg_processes_writing(path)
+        assert "-tune" not in process.cmdline()
+    with pytest.raises(TypeError, match="tune must be an x264 tuning name"):
+        VideoRecorder(tmp_path / "w.mp4", tune=3)
+    with pytest.raises(FFmpegError, match="tune"):  # ffmpeg's own words name the bad value
+        record(tmp_path / "x.mp4", [pattern(0)], tune="no-such-tune")
+
+
+def test_copy_false_records_the_callers_arrays_and_converts_other_frames(tmp_path):
+    path = tmp_path / "v.mp4"
+    frames = [pattern(i) for i in range(10)]
+    with VideoRecorder(path, crf=12) as recorder:
+        for frame in frames:
+            recorder.write(frame, copy=False)
+        recorder.write(frames[0][:, :, 0], copy=False)  # gray: still converted to RGB
+    decoded = decode(path)
+    assert len(decoded) == 11
+    for index, frame in enumerate(frames):
+        assert psnr(decoded[index], frame) > 30, index
+    assert psnr(decoded[10], np.repeat(frames[0][:, :, :1], 3, axis=2)) > 30
+
+
+def test_still_frames_with_a_small_moving_part_survive_the_changed_box_conversion(tmp_path):
+    # Only the changed boxes are converted to I420 between frames: a stale box would show here.
+    path = tmp_path / "v.mp4"
+    background = pattern(0, 120, 160)
+    expected = []
+    for index in range(20):
+        frame = background.copy()
+        frame[40 + index : 50 + index, 10 + 5 * index : 20 + 5 * index] = (255, 0, 0)
+        expected.append(frame)
+    record(path, expected, crf=12)
+    for index, frame in enumerate(decode(path)):
+        assert psnr(frame, expected[index]) > 30, index
+        if index:  # a box left over from the previous frame would look like that frame
+            assert psnr(frame, expected[index - 1]) < psnr(frame, expected[index]) - 5, index
+
+
+def test_web_playable_format(tmp_path):
+    import imageio_ffmpeg
+
+    path = tmp_path / "v.mp4"
+    record(path, [pattern(i) for i in range(3)], fps=30)
+    reader = imageio_ffmpeg.read_frames(str(path))
+    meta = next(reader)
+    reader.close()
+    assert meta["codec"] == "h264" and meta["pix_fmt"].startswith("yuv420p") and meta["fps"] == 30
+
+
+def test_odd_sizes_gain_a_black_column_and_row(tmp_path):
+    path = tmp_path / "odd.mp4"
+    frame = np.full((37, 51, 3), 200, np.uint8)
+    record(path, [frame] * 5, crf=10)
+    decoded = decode(path)
+    assert decoded.shape == (5, 38, 52, 3)
+    assert psnr(decoded[0, :37, :51], frame) > 35  # every recorded pixel in place, not scaled
+    assert decoded[0, :, 51].max() < 40 and decoded[0, 37, :].max() < 40  # the padding is black
+
+
+def test_any_frame_format_to_rgb(tmp_path):
+    path = tmp_path / "v.mp4"
+    gray = np.full((32, 32), 100, np.uint8)
+    rgba = np.dstack([np.full((32, 32, 3), 100, np.uint8), np.zeros((32, 32), np.uint8)])
+    floats = np.full((32, 32, 3), 100 / 255)
+    record(path, [gray, rgba, floats], crf=10)
+    decoded = decode(path)
+    assert decoded.shape == (3, 32, 32, 3) and np.abs(decoded.astype(int) - 100).max() <= 3
+
+
+def test_frame_size_change_names_both_sizes_and_keeps_earlier_frames(tmp_path):
+    path = tmp_path / "v.mp4"
+    with VideoRecorder(path) as recorder:
+        recorder.write(pattern(0, 96, 128))
+        with pytest.raises(ValueError, match=r"from 128x96 to 64x48"):
+            recorder.write(pattern(1, 48, 64))
+        recorder.write(pattern(2, 96, 128))
+    assert decode(path).shape == (2, 96, 128, 3)
+
+
+def test_write_after_close_and_double_close(tmp_path):
+    recorder = record(tmp_path / "v.mp4", [pattern(0)])
+    recorder.close()
+    with pytest.raises(ValueError, match="closed"):
+        recorder.write(pattern(1))
+
+
+def test_no_frames_no_file(tmp_path):
+    recorder = record(tmp_path / "v.mp4", [])
+    assert recorder.frames_written == 0 and not (tmp_path / "v.mp4").exists()
+
+
+def test_exception_inside_with_still_finishes_the_video(tmp_path):
+    path = tmp_path / "v.mp4"
+    with pytest.raises(KeyboardInterrupt):
+        with VideoRecorder(path) as recorder:
+            for i in range(20):
+                recorder.write(pattern(i))
+            raise KeyboardInterrupt
+    assert decode(path).shape[0] == 20
+    assert_plain_web_mp4(path)
+
+
+def test_unwritable_folder_fails_at_construction(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(PermissionError, match="cannot write videos into"):
+        VideoRecorder(blocker / "videos" / "v.mp4")
+
+
+def test_missing_parent_folders_are_created(tmp_path):
+    path = tmp_path / "deep" / "er" / "v.mp4"
+    VideoRecorder(path).close()
+    assert path.parent.is_dir()
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(path="v.avi"), "ending in .mp4"),
+        (dict(path="v.mp4", fps=0), "fps"),
+        (dict(path="v.mp4", crf=60), "crf"),
+        (dict(path="v.mp4", crf=2.5), "crf"),
+        (dict(path="v.mp4", threads=0), "threads"),
+        (dict(path="v.mp4", max_queued_frames=0), "max_queued_frames"),
+    ],
+)
+def test_bad_arguments(tmp_path, monkeypatch, arguments, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        VideoRecorder(**arguments)
+
+
+def test_a_folder_is_not_a_video_path(tmp_path):
+    (tmp_path / "dir.mp4").mkdir()
+    with pytest.raises(ValueError, match="is a folder"):
+        VideoRecorder(tmp_path / "dir.mp4")
+
+
+def test_missing_ffmpeg_fails_at_construction(tmp_path, monkeypatch):
+    monkeypatch.setenv(ffmpeg.ENV_VAR, str(tmp_path / "no-ffmpeg"))
+    with pytest.raises(FFmpegNotFoundError):
+        VideoRecorder(tmp_path / "v.mp4")
+
+
+def test_ffmpeg_dying_is_reported_with_its_exit_code(tmp_path):
+    path = tmp_path / "v.mp4"
+    recorder = VideoRecorder(path, max_queued_frames=2)
+    recorder.write(pattern(0))
+    os.kill(recorder._encoding.process.pid, signal.SIGKILL)
+    with pytest.raises(FFmpegError, match=r"exit code -9"):
+        for i in range(1, 500):
+            recorder.write(pattern(i))
+    with pytest.raises(ValueError, match="closed"):
+        recorder.close()
+        recorder.write(pattern(0))
+    assert not ffmpeg_processes_writing(path)
+
+
+def test_bad_codec_error_shows_ffmpegs_stderr(tmp_path):
+    with pytest.raises(FFmpegError, match="no-such-codec") as info:
+        record(tmp_path / "v.mp4", [pattern(i) for i in range(300)], codec="no-such-codec")
+    assert "ffmpeg's output" in str(info.value)
+
+
+def test_write_blocks_while_the_encoder_is_stopped_and_nothing_is_dropped(tmp_path):
+    """Back-pressure: with ffmpeg frozen, write() stops accepting frames after a bounded number."""
+    path = tmp_path / "v.mp4"
+    big = [pattern(i, 256, 320) for i in range(8)]  # 245 KB each: more than a pipe buffer
+    recorder = VideoRecorder(path, max_queued_frames=3, preset="ultrafast")
+    recorder.write(big[0])
+    pid = recorder._encoding.process.pid
+    os.kill(pid, signal.SIGSTOP)
+    accepted = []
+
+    def producer():
+        for i in range(1, 60):
+            recorder.write(big[i % 8])
+            accepted.append(i)
+
+    thread = threading.Thread(target=producer)
+    try:
+        thread.start()
+        # Wait (as a guard, not a timing) for the queue to fill up behind the frozen encoder.
+        for _ in range(400):
+            if recorder._encoding.queue.full():
+                break
+            threading.Event().wait(0.02)
+        assert recorder._encoding.queue.full()
+        stalled_at = len(accepted)
+        assert stalled_at <= 3 + 2  # queue + the frame in the thread's hands + the pipe's share
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        thread.join()
+    recorder.close()
+    assert recorder.frames_written == 60 and decode(path).shape[0] == 60
+
+
+def test_close_without_waiting_then_waiting(tmp_path):
+    path = tmp_path / "v.mp4"
+    recorder = VideoRecorder(path)
+    for i in range(10):
+        recorder.write(pattern(i))
+    recorder.close(wait=False)
+    with pytest.raises(ValueError, match="closed"):
+        recorder.write(pattern(0))
+    recorder.close()
+    assert recorder.frames_written == 10 and decode(path).shape[0] == 10
+    assert_plain_web_mp4(path)
+
+
+def test_garbage_collection_finishes_the_video(tmp_path):
+    path = tmp_path / "v.mp4"
+    recorder = VideoRecorder(path)
+    for i in range(12):
+        recorder.write(pattern(i))
+    del recorder
+    gc.collect()
+    assert decode(path).shape[0] == 12
+    assert_plain_web_mp4(path)
+    assert not ffmpeg_processes_writing(path)
+
+
+SCRIPT_WITHOUT_CLOSE = """
+import sys, numpy as np
+sys.path.insert(0, {tests!r})
+from gymview import VideoRecorder
+from video_checks import pattern
+recorder = VideoRecorder({path!r})
+for i in range(50):
+    recorder.write(pattern(i))
+{ending}
+"""
+
+
+@pytest.mark.parametrize("ending", ["", "raise RuntimeError('the user code failed')"])
+def test_interpreter_exit_finishes_an_unclosed_video(tmp_path, ending):
+    path = tmp_path / "v.mp4"
+    script = SCRIPT_WITHOUT_CLOSE.format(tests=str(ROOT / "tests" / "helpers"), path=str(path), ending=ending)
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == (1 if ending else 0), result.stderr
+    assert decode(path).shape[0] == 50
+    assert_plain_web_mp4(path)
+    assert not ffmpeg_processes_writing(path)
+
+
+MEMORY_SCRIPT = """
+import sys, resource, numpy as np
+sys.path.insert(0, {tests!r})
+from gymview import VideoRecorder
+frames = [np.full((400, 600, 3), 30 * i, np.uint8) for i in range(8)]  # cheap to encode; size is what counts
+with VideoRecorder({path!r}, preset="ultrafast", crf=35, max_queued_frames=8) as recorder:
+    recorder.write(frames[0])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for i in range(1, {count}):
+        recorder.write(frames[i % 8])
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(before, after, recorder.frames_written)
+"""
+
+
+@pytest.mark.slow
+def test_memory_stays_flat_for_a_5000_frame_episode(tmp_path):
+    """5000 frames of 600x400 are 3.6 GB raw; peak RSS may grow by no more than 100 MB."""
+    path = tmp_path / "long.mp4"
+    script = MEMORY_SCRIPT.format(tests=str(ROOT / "tests" / "helpers"), path=str(path), count=5000)
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    before_kb, after_kb, written = map(int, result.stdout.split())
+    assert written == 5000
+    assert (after_kb - before_kb) / 1024 < 100, f"peak RSS grew by {(after_kb - before_kb) / 1024:.0f} MB"
+
+
+def test_crash_safe_false_writes_a_plain_faststart_mp4_in_one_pass(tmp_path):
+    path = tmp_path / "plain.mp4"
+    with VideoRecorder(path, fps=10, crash_safe=False) as recorder:
+        for index in range(12):
+            recorder.write(pattern(index))
+    assert len(decode(path)) == 12
+    boxes = top_level_boxes(path)
+    assert "moof" not in boxes and boxes.index("moov") < boxes.index("mdat")
