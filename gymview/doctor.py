@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-import shutil
 import subprocess
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from gymview.headless import virtual_display as virtual
@@ -32,18 +32,23 @@ class Check:
     fix: str = ""
 
 
-def run_checks() -> list[Check]:
-    """Run every check; none raises (a crashing check reports FAIL with the error).
+def run_checks(names: Collection[str] | None = None) -> list[Check]:
+    """Run every check, or those in ``names``; none raises (a crashing check reports FAIL with the error).
 
+    >>> [check.name for check in run_checks(["ffmpeg", "gymnasium"])]
+    ['ffmpeg', 'gymnasium']
     >>> all(check.status in ("ok", "warn", "FAIL") for check in run_checks())
     True
     """
     checks = []
     for check in (_display, _xvfb, _ffmpeg, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _torch):
+        name = check.__name__.lstrip("_")
+        if names is not None and name not in names:
+            continue
         try:
             checks.append(check())
         except Exception as error:  # the doctor reports, it does not crash
-            checks.append(Check(check.__name__.lstrip("_"), FAIL, f"the check itself failed: {error!r}"))
+            checks.append(Check(name, FAIL, f"the check itself failed: {error!r}"))
     return checks
 
 
@@ -108,18 +113,19 @@ def _xvfb() -> Check:
 
 
 def _ffmpeg() -> Check:
-    fix = 'pip install -U imageio-ffmpeg (or install ffmpeg and set IMAGEIO_FFMPEG_EXE to its path)'
+    """The binary recording will use (find_ffmpeg's choice), and whether it runs."""
+    from gymview.video.ffmpeg import ENV_VAR, FFmpegNotFoundError, find_ffmpeg
+
+    fix = f'pip install -U imageio-ffmpeg, or set {ENV_VAR} to the path of an ffmpeg binary'
     try:
-        import imageio_ffmpeg
-    except ImportError:
-        return Check("ffmpeg", FAIL, "imageio-ffmpeg is not installed: no video recording", fix)
-    try:
-        path = imageio_ffmpeg.get_ffmpeg_exe()
-    except RuntimeError as error:
-        return Check("ffmpeg", FAIL, f"no ffmpeg: {error}", fix)
-    if shutil.which(path) is None:  # IMAGEIO_FFMPEG_EXE is returned unchecked
-        return Check("ffmpeg", FAIL, f"{path} is not an executable program", fix)
-    return Check("ffmpeg", OK, path)
+        path = find_ffmpeg()
+    except FFmpegNotFoundError as error:
+        return Check("ffmpeg", FAIL, f"no video recording: {error}", fix)
+    done = _run([path, "-hide_banner", "-version"])
+    if done is None or done.returncode != 0:
+        return Check("ffmpeg", FAIL, f"{path} does not run: {(done.stderr if done else 'timed out').strip()[-200:]}", fix)
+    version = done.stdout.splitlines()[0] if done.stdout else "version unknown"
+    return Check("ffmpeg", OK, f"{path} ({version})")
 
 
 def _gymnasium() -> Check:

@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gymview.cli import main
@@ -29,12 +30,13 @@ def test_doctor_passes_on_this_machine_and_checks_everything(capsys):
 def test_python_m_gymview_doctor_names_problems_and_fails_only_for_essential_ones(tmp_path):
     # one run (the torch probe is slow): broken ffmpeg (essential), no Xvfb and a dead DISPLAY (warnings)
     done = doctor(
-        IMAGEIO_FFMPEG_EXE="/nonexistent/ffmpeg",
+        GYMVIEW_FFMPEG="/nonexistent/ffmpeg",
         PATH=f"{tmp_path}{os.pathsep}{Path(sys.executable).parent}",
         DISPLAY=":4242",
     )
     assert done.returncode == 1, done.stderr
-    assert "FAIL  ffmpeg" in done.stdout and "fix: pip install -U imageio-ffmpeg" in done.stdout
+    assert "FAIL  ffmpeg" in done.stdout and "GYMVIEW_FFMPEG='/nonexistent/ffmpeg' is not an executable" in done.stdout
+    assert "set GYMVIEW_FFMPEG to the path of an ffmpeg binary" in done.stdout
     assert "warn  xvfb" in done.stdout and "fix: apt-get install -y xvfb" in done.stdout
     assert "warn  display      DISPLAY=:4242 but no X server answers there" in done.stdout
     assert done.stdout.rstrip().endswith("broken: ffmpeg")
@@ -49,3 +51,17 @@ def test_a_subcommand_is_required():
     with pytest.raises(SystemExit) as exit_info:
         main([])
     assert exit_info.value.code == 2
+
+
+def test_doctor_and_recording_agree_on_a_broken_imageio_ffmpeg_variable(monkeypatch, tmp_path):
+    from gymview.doctor import run_checks
+    from gymview.video import FFmpegNotFoundError, VideoRecorder
+
+    monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", "/nonexistent/ffmpeg")
+    (check,) = run_checks(["ffmpeg"])
+    assert check.status == "FAIL" and "IMAGEIO_FFMPEG_EXE='/nonexistent/ffmpeg'" in check.detail
+    with pytest.raises(FFmpegNotFoundError, match="IMAGEIO_FFMPEG_EXE"):
+        VideoRecorder(tmp_path / "v.mp4").write(np.zeros((8, 8, 3), np.uint8))
+    monkeypatch.delenv("IMAGEIO_FFMPEG_EXE")
+    (check,) = run_checks(["ffmpeg"])
+    assert check.status == "ok" and "ffmpeg version" in check.detail

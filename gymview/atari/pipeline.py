@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gymview._checks import check_int
 from gymview._worker import Worker
 from gymview.image.tiling import tile
 
@@ -82,8 +83,7 @@ class AtariPipeline:
         backend: str = "auto",
     ) -> None:
         for name, value in (("num_envs", num_envs), ("size", size), ("stack", stack)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive int; got {value!r}")
+            check_int(name, value)
         torch = self._torch = import_torch()
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -190,8 +190,7 @@ class AtariPipeline:
         """
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in 0..{self.num_envs - 1}; got {env_index}")
-        if zoom < 1:
-            raise ValueError(f"zoom must be a positive int; got {zoom}")
+        check_int("zoom", zoom)
         latest = self._latest
         if latest is None:
             return np.zeros((self.size * zoom, self.size * zoom * self.stack, 3), np.uint8)

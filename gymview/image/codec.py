@@ -16,6 +16,8 @@ import io
 import numpy as np
 from PIL import Image
 
+from gymview._checks import check_int
+
 try:
     import simplejpeg
 except ImportError:  # optional speed-up; Pillow does the same job
@@ -37,9 +39,7 @@ def check_format(image_format: str) -> str:
 
 def check_quality(quality: int) -> int:
     """Return ``quality`` if it is an int in 1..100, else raise ValueError."""
-    if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)) or not 1 <= quality <= 100:
-        raise ValueError(f"JPEG quality must be an integer from 1 to 100; got {quality!r}")
-    return int(quality)
+    return check_int("quality", quality, minimum=1, maximum=100, hint=" (JPEG quality)")
 
 
 def encode_frame(frame: np.ndarray, image_format: str = "jpeg", quality: int = 80) -> bytes:

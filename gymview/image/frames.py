@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
+from gymview._checks import check_int
+
 __all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size"]
 
 _EXPECTED = (
@@ -93,8 +95,7 @@ def fit_size(height: int, width: int, max_size: int) -> tuple[int, int]:
     >>> fit_size(400, 600, 512)
     (341, 512)
     """
-    if max_size < 1:
-        raise ValueError(f"max_size must be a positive number of pixels; got {max_size}")
+    check_int("max_size", max_size, hint=" (pixels)")
     scale = max_size / max(height, width)
     if scale >= 1.0:
         return height, width

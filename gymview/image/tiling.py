@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from gymview._checks import check_int
+
 
 def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int | None = None) -> np.ndarray:
     """Arrange (H, W, 3) uint8 frames in a grid, each with an optional label in its corner.
@@ -20,9 +22,7 @@ def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int
     if labels is not None and len(labels) != len(frames):
         raise ValueError(f"got {len(labels)} labels for {len(frames)} frames")
     count = len(frames)
-    columns = columns or int(np.ceil(np.sqrt(count)))
-    if columns < 1:
-        raise ValueError(f"columns must be at least 1; got {columns}")
+    columns = check_int("columns", columns) if columns is not None else max(1, int(np.ceil(np.sqrt(count))))
     rows = -(-count // columns)
     cell_h = max(f.shape[0] for f in frames)
     cell_w = max(f.shape[1] for f in frames)

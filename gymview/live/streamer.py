@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from gymview._checks import check_int
 from gymview._worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample
@@ -72,9 +73,7 @@ IDLE_EXIT_SECONDS = 10.0
 
 def check_max_size(max_size: int) -> int:
     """Return ``max_size`` if it is an integer of at least 16 pixels, else raise ValueError."""
-    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 16:
-        raise ValueError(f"max_size must be an integer of at least 16 pixels; got {max_size!r}")
-    return int(max_size)
+    return check_int("max_size", max_size, minimum=16, hint=" (pixels)")
 
 
 class FrameStreamer:
@@ -90,8 +89,7 @@ class FrameStreamer:
         budget: MessageBudget = PROCESS_BUDGET,
         offload: bool = True,
     ) -> None:
-        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
-            raise ValueError(f"max_in_flight must be an integer of at least 1; got {max_in_flight!r}")
+        check_int("max_in_flight", max_in_flight)
         self.max_size = check_max_size(max_size)
         self.image_format = check_format(image_format)
         self.quality = check_quality(quality)

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     pass
 
 
-
 __all__ = ["BatchResult", "Episode", "record_batch"]
+from gymview._checks import check_int, check_optional_int
 from gymview.video.batch_episode import (
     COLUMNS,
     Episode,
@@ -95,12 +95,6 @@ def _cell(value: object) -> str:
     if value is None:
         return ""
     return f"{value:.4g}" if isinstance(value, float) else str(value)
-
-
-# ---------------------------------------------------------------------------------------------
-# worker side
-
-
 
 
 def record_batch(
@@ -183,23 +177,18 @@ def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, qu
         raise TypeError(f"policy must be a function observation -> action, or None for random actions; got {type(policy).__name__}")
     if keep is not None and not callable(keep):
         raise TypeError(f"keep must be a function Episode -> bool, or None to keep every episode; got {type(keep).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer (episode i uses seed + i); got {seed!r}")
+    check_int("seed", seed, minimum=0, hint=" (episode i uses seed + i)")
     from gymview.video.ffmpeg import fps_text
 
     fps_text(fps)  # a clear error now rather than one per episode
-    if not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be a positive integer; got {episodes!r}")
+    check_int("episodes", episodes)
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(map(repr, LAYOUTS))}; got {layout!r}")
-    if max_steps is not None and (not isinstance(max_steps, int) or max_steps < 1):
-        raise ValueError(f"max_steps must be a positive integer or None; got {max_steps!r}")
+    check_optional_int("max_steps", max_steps, meaning_of_none="episodes end by themselves")
     if quality not in QUALITIES:
         raise ValueError(f"quality must be one of {', '.join(map(repr, QUALITIES))}; got {quality!r}")
-    if not isinstance(tiles, int) or tiles < 1:
-        raise ValueError(f"tiles must be a positive integer (episodes per mosaic video); got {tiles!r}")
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be a positive integer or None (one per core); got {workers!r}")
+    check_int("tiles", tiles, hint=" (episodes per mosaic video)")
+    check_optional_int("workers", workers, meaning_of_none="one per core")
     if executor is not None and not isinstance(executor, concurrent.futures.Executor):
         raise TypeError(f"executor must be a concurrent.futures.Executor (e.g. client.get_executor()); got {type(executor).__name__}")
     try:
@@ -310,7 +299,7 @@ def _concat(job: Job, kept: list[dict[str, Any]]) -> list[Path]:
 
     target = Path(job.out) / "episodes.mp4"
     listing = Path(job.parts) / "concat.txt"
-    listing.write_text("".join(f"file '{Path(row['file']).as_posix()}'\n" for row in kept))
+    listing.write_text("".join(f"file {_concat_quoted(Path(row['file']).as_posix())}\n" for row in kept))
     command = [find_ffmpeg(), "-hide_banner", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0",
                "-i", str(listing), "-c", "copy", "-movflags", "+faststart", str(target)]  # fmt: skip
     process = FFmpegProcess(command)
@@ -325,3 +314,12 @@ def _concat(job: Job, kept: list[dict[str, Any]]) -> list[Path]:
     listing.unlink()
     shutil.rmtree(job.parts, ignore_errors=True)
     return [target]
+
+
+def _concat_quoted(path: str) -> str:
+    """``path`` quoted for an ffmpeg concat list: in single quotes, each ' written as '\\''.
+
+    >>> print(_concat_quoted("/tmp/it's here/a.mp4"))
+    '/tmp/it'\\''s here/a.mp4'
+    """
+    return "'" + path.replace("'", "'\\''") + "'"

@@ -17,7 +17,7 @@ import cloudpickle
 import gymnasium as gym
 import numpy as np
 
-from gymview.image.frames import downsample
+from gymview.image.frames import downsample, to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
 
@@ -219,7 +219,8 @@ class _FrameSink:
 
     def write(self, frame: np.ndarray) -> None:
         if self.job.layout == "mosaic":
-            small = np.ascontiguousarray(downsample(np.asarray(frame, np.uint8), _tile_max_size(frame.shape, self.job.columns)))
+            frame = to_rgb_uint8(frame, copy=False)  # as the other layouts do: floats, gray, RGBA
+            small = np.ascontiguousarray(downsample(frame, _tile_max_size(frame.shape, self.job.columns)))
             self.tile_shape = self.tile_shape or small.shape
             self.file.write(small.tobytes())
         else:
@@ -266,7 +267,3 @@ def encode_mosaic(job: Job, members: list[dict[str, Any]], path: str) -> str:
         for t in range(length):
             recorder.write(tile(source(t), labels, job.columns))
     return path
-
-
-# ---------------------------------------------------------------------------------------------
-# the caller's side

@@ -67,11 +67,11 @@ def find_ffmpeg() -> str:
     >>> os.path.basename(find_ffmpeg()).startswith("ffmpeg")
     True
     """
-    return _find_ffmpeg(os.environ.get(ENV_VAR, ""), os.environ.get("PATH", ""))
+    return _find_ffmpeg(os.environ.get(ENV_VAR, ""), os.environ.get("IMAGEIO_FFMPEG_EXE", ""), os.environ.get("PATH", ""))
 
 
 @functools.lru_cache(maxsize=8)
-def _find_ffmpeg(explicit: str, search_path: str) -> str:
+def _find_ffmpeg(explicit: str, imageio_explicit: str, search_path: str) -> str:
     if explicit:
         found = shutil.which(explicit)
         if found is None:
@@ -86,9 +86,16 @@ def _find_ffmpeg(explicit: str, search_path: str) -> str:
         pass
     else:
         try:
-            return imageio_ffmpeg.get_ffmpeg_exe()
+            shipped = imageio_ffmpeg.get_ffmpeg_exe()
         except RuntimeError:
-            pass
+            shipped = None
+        if shipped is not None and shutil.which(shipped) is not None:
+            return shipped
+        if imageio_explicit:  # imageio-ffmpeg returns this variable's value unchecked
+            raise FFmpegNotFoundError(
+                f"IMAGEIO_FFMPEG_EXE={imageio_explicit!r} is not an executable file. "
+                f"Point it at an ffmpeg binary, or unset it to use the one imageio-ffmpeg ships."
+            )
     found = shutil.which("ffmpeg", path=search_path)
     if found is None:
         raise FFmpegNotFoundError(

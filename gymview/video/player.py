@@ -26,6 +26,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from gymview._checks import check_int
+
 __all__ = ["VideoGrid", "show_video"]
 
 _MIME_TYPES = {".mp4": "video/mp4", ".m4v": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg"}
@@ -84,11 +86,9 @@ def show_video(
     elif isinstance(captions, str) or len(captions) != len(paths):
         count = 1 if isinstance(captions, str) else len(captions)
         raise ValueError(f"got {count} caption(s) for {len(paths)} video(s); give one caption per video")
-    if isinstance(width, bool) or not isinstance(width, int) or width < 1:
-        raise ValueError(f"width must be a positive number of pixels; got {width!r}")
+    check_int("width", width, hint=" (pixels)")
     columns = min(len(paths), 4) if columns is None else columns
-    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
-        raise ValueError(f"columns must be a positive integer; got {columns!r}")
+    check_int("columns", columns)
     links_work = _linked_files_are_served()
     cells, embedded = [], []
     for path, caption in zip(paths, captions):

@@ -12,6 +12,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import logger
 
+from gymview._checks import check_int
 from gymview.renderers import renderer_for
 from gymview.video.ffmpeg import find_ffmpeg
 from gymview.video.recorder import VideoRecorder, check_writable_folder
@@ -80,8 +81,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f"Render mode is {env.render_mode}, which is incompatible with RecordVideo. "
                 "Initialize your environment with a render_mode that returns an image, such as rgb_array."
             )
-        if isinstance(video_length, bool) or not isinstance(video_length, int) or video_length < 0:
-            raise ValueError(f"video_length must be 0 (whole episodes) or a positive number of frames; got {video_length!r}")
+        check_int("video_length", video_length, minimum=0, hint=" (frames; 0 records whole episodes)")
         if episode_trigger is None and step_trigger is None:
             from gymnasium.utils.save_video import capped_cubic_video_schedule
 

@@ -32,6 +32,7 @@ import weakref
 from fractions import Fraction
 from pathlib import Path
 
+from gymview._checks import check_int, check_optional_int
 from gymview.image.frames import to_rgb_uint8
 from gymview.image.yuv import I420Converter
 from gymview.video.ffmpeg import encode_command, find_ffmpeg, fps_text
@@ -93,12 +94,10 @@ class VideoRecorder:
         if self._path.is_dir():
             raise ValueError(f"{str(path)!r} is a folder; give the path of the .mp4 file to write")
         fps_text(fps)  # validates
-        if crf is not None and (isinstance(crf, bool) or not isinstance(crf, int) or not 0 <= crf <= 51):
-            raise ValueError(f"crf must be an integer from 0 (lossless) to 51 (worst), or None; got {crf!r}")
-        if threads is not None and (not isinstance(threads, int) or threads < 1):
-            raise ValueError(f"threads must be a positive integer or None (one per core but one); got {threads!r}")
-        if max_queued_frames is not None and (not isinstance(max_queued_frames, int) or max_queued_frames < 1):
-            raise ValueError(f"max_queued_frames must be a positive integer or None; got {max_queued_frames!r}")
+        if crf is not None:
+            check_int("crf", crf, minimum=0, maximum=51, hint=" (0 lossless, 51 worst), or None")
+        check_optional_int("threads", threads, meaning_of_none="one per core but one")
+        check_optional_int("max_queued_frames", max_queued_frames, meaning_of_none="up to 32 frames within 64 MiB")
         if tune is not None and not isinstance(tune, str):
             raise TypeError(f"tune must be an x264 tuning name such as 'zerolatency', or None; got {tune!r}")
         self._ffmpeg = find_ffmpeg()

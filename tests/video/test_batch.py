@@ -101,6 +101,46 @@ def test_concat_joins_episodes_without_leftovers(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["episodes.mp4"]
 
 
+def test_concat_works_in_a_folder_whose_path_has_quotes(tmp_path: Path) -> None:
+    out = tmp_path / "it's \"here\""
+    result = record_batch("CartPole-v1", balance, episodes=3, out=out, layout="concat", max_steps=4,
+                          workers=1, progress=False)  # fmt: skip
+    assert result.failed == [] and result.files == [out / "episodes.mp4"]
+    assert frame_count(result.files[0]) == 15 and sorted(p.name for p in out.iterdir()) == ["episodes.mp4"]
+
+
+def renders_as(kind: str):
+    """An env factory whose frames come as ``kind``: float in [0, 1], gray (H, W), or RGBA."""
+
+    def make() -> gym.Env:
+        class Converted(gym.Wrapper):
+            def render(self):
+                frame = self.env.render()
+                if kind == "float":
+                    return frame / 255.0
+                if kind == "gray":
+                    return frame.mean(axis=2).astype(np.uint8)
+                return np.dstack([frame, np.full(frame.shape[:2], 255, np.uint8)])
+
+        return Converted(gym.make("CartPole-v1", render_mode="rgb_array"))
+
+    return make
+
+
+@pytest.mark.parametrize("kind", ["float", "gray", "rgba"])
+def test_every_layout_takes_what_env_render_returns(tmp_path: Path, kind: str) -> None:
+    from video_checks import decode
+
+    brightness = {}
+    for layout in ("per-episode", "mosaic"):
+        result = record_batch(renders_as(kind), balance, episodes=1, out=tmp_path / layout, layout=layout, tiles=1,
+                              max_steps=3, workers=1, vectorized=False, progress=False)  # fmt: skip
+        assert result.failed == [], result.failed
+        brightness[layout] = decode(result.files[0])[0].mean()
+    # CartPole is mostly white: a float frame read as uint8 (0 or 1) would be black.
+    assert brightness["per-episode"] > 200 and brightness["mosaic"] > 200  # (the mosaic has a dark label)
+
+
 def test_an_episode_that_raises_is_a_row_with_its_error(tmp_path: Path) -> None:
     doomed = gym.make("CartPole-v1").reset(seed=3)[0]
 
@@ -172,8 +212,11 @@ def test_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
 def test_bad_arguments_say_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="layout must be one of"):
         record_batch("CartPole-v1", balance, out=tmp_path, layout="grid")
-    with pytest.raises(ValueError, match="episodes must be a positive integer"):
-        record_batch("CartPole-v1", balance, episodes=0, out=tmp_path)
+    for bad in (0, True, 2.0):
+        with pytest.raises(ValueError, match="episodes must be an integer of at least 1"):
+            record_batch("CartPole-v1", balance, episodes=bad, out=tmp_path)
+    with pytest.raises(ValueError, match=r"workers must be an integer of at least 1, or None \(one per core\)"):
+        record_batch("CartPole-v1", balance, workers=False, out=tmp_path)
     with pytest.raises(TypeError, match="policy must be a function"):
         record_batch("CartPole-v1", "greedy", out=tmp_path)
     with pytest.raises(TypeError, match="env must be an env id"):
