@@ -6,7 +6,11 @@ import gymview.doctor
 import gymview.notebook
 from gymview import live_views
 from gymview.human import enable_inline_human, inline_human_enabled
-from gymview.magic import gymview_magic, load_ipython_extension, unload_ipython_extension
+from gymview.magic import (
+    gymview_magic,
+    load_ipython_extension,
+    unload_ipython_extension,
+)
 
 
 class FakeShell:

@@ -179,6 +179,11 @@ class FrameStreamer:
                 if self._encoder is not None:
                     self._encoder.close()
 
+    @property
+    def acked(self) -> int:
+        """The newest frame number the browser acknowledged, -1 before the first ack."""
+        return self._acked
+
     def can_send(self, now: float | None = None) -> bool:
         """False while the browser acknowledges frames and ``max_in_flight`` are unacknowledged."""
         now = time.perf_counter() if now is None else now

@@ -244,7 +244,8 @@ class LiveView(anywidget.AnyWidget):
 
         ``frames_rendered`` were kept for sending, ``frames_sent`` went out, ``frames_dropped``
         were replaced by newer ones or skipped by flow control before they went out, and
-        ``frames_throttled`` were offered when none was due (``watch`` never renders those).
+        ``frames_throttled`` were offered when none was due (``watch`` never renders those);
+        ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet).
         """
         streamer, throttle = self._streamer, self._throttle
         return {
@@ -252,6 +253,7 @@ class LiveView(anywidget.AnyWidget):
             "frames_sent": streamer.sent,
             "frames_dropped": streamer.replaced + streamer.skipped,
             "frames_throttled": throttle.throttled,
+            "last_acked_seq": streamer.acked,
             "bytes_sent": streamer.bytes_sent,
             "messages_per_second": round(streamer.messages_per_second(), 2),
             "last_encode_ms": round(streamer.last_encode_ms, 3),

@@ -208,6 +208,12 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self.gc_trigger and self.gc_trigger(self.episode_id):
             gc.collect()
 
+    def __del__(self) -> None:
+        # The recorders' own finalizers finish every video; only say that close() was missed.
+        # getattr: __init__ may have raised before these existed (a bad render_mode, say).
+        if getattr(self, "recording", False) and not getattr(self, "disable_logger", True):
+            logger.warn(f"RecordVideo was not closed while recording {self._video_name}: finishing it; call env.close()")
+
     def close(self) -> None:
         """Close the environment, then finish every video (raises the first failure, if any)."""
         try:

@@ -111,7 +111,7 @@ class VideoRecorder:
         self._shape: tuple[int, ...] | None = None
         self._accepted = 0
         self._closed = False
-        self._encoding: FFmpegFeed | None = None
+        self._feed: FFmpegFeed | None = None
         self._finalizer: weakref.finalize | None = None
 
     @property
@@ -147,7 +147,7 @@ class VideoRecorder:
         if self._closed:
             raise ValueError(f"this VideoRecorder is closed ({str(self._path)!r}); create a new one to record more")
         rgb = to_rgb_uint8(frame, copy=copy)
-        if self._encoding is None:
+        if self._feed is None:
             self._start(rgb.shape)
         elif rgb.shape != self._shape:
             height, width = self._shape[:2]  # type: ignore[index]
@@ -156,7 +156,7 @@ class VideoRecorder:
                 f"(width x height) in {self._path.name}; a video has one size: resize the frame, "
                 f"or close this recorder and start another for the new size"
             )
-        self._encoding.put(rgb)  # type: ignore[union-attr]
+        self._feed.put(rgb)  # type: ignore[union-attr]
         self._accepted += 1
 
     def _start(self, shape: tuple[int, ...]) -> None:
@@ -169,12 +169,12 @@ class VideoRecorder:
             self._ffmpeg, self._path, width=width, height=height, fragmented=self._crash_safe,
             input_format="rgb24" if converter is None else "yuv420p", **self._settings,
         )
-        self._encoding = FFmpegFeed(
+        self._feed = FFmpegFeed(
             self._path, command, self._ffmpeg, height * width * 3, self._max_queued_frames, remux=self._crash_safe,
             converter=converter,
         )
         self._shape = shape
-        self._finalizer = weakref.finalize(self, self._encoding.finish_quietly)
+        self._finalizer = weakref.finalize(self, self._feed.finish_quietly)
 
     def close(self, wait: bool = True) -> None:
         """Finish the video: encode what is queued, stop ffmpeg, write the plain MP4.
@@ -183,17 +183,17 @@ class VideoRecorder:
         for it and raises its error, if any. Calling ``close`` again is harmless.
         """
         self._closed = True
-        encoding = self._encoding
-        if encoding is None:
+        feed = self._feed
+        if feed is None:
             return
-        if encoding.failure is not None:  # already raised to the user; ffmpeg is gone
+        if feed.failure is not None:  # already raised to the user; ffmpeg is gone
             self._finalizer.detach()  # type: ignore[union-attr]
             return
-        encoding.end()
+        feed.end()
         if wait:
             self._finalizer.detach()  # type: ignore[union-attr]
-            encoding.wait(timeout=300.0)
-            self._accepted = encoding.delivered
+            feed.wait(timeout=300.0)
+            self._accepted = feed.delivered
 
     def __enter__(self) -> VideoRecorder:
         return self

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from lab import chromium_page, open_notebook, running_server, widget_counters
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -23,8 +22,8 @@ def loop():
         time.sleep(0.002)
 threading.Thread(target=loop, daemon=True).start()
 """,
-    "print('ACKED', view._streamer._acked, 'SENT', view.stats['frames_sent'], 'VISIBLE', view.stats['visible'])",
-    "print('VISIBLE', view.stats['visible'], 'FPS', view._buffer.fps)",
+    "print('ACKED', view.stats['last_acked_seq'], 'SENT', view.stats['frames_sent'], 'VISIBLE', view.stats['visible'])",
+    "print('VISIBLE', view.stats['visible'], 'FPS', view.stats['fps_limit'])",
     "stop.set(); view.stop(); print('DONE')",
 ]
 

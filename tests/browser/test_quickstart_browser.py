@@ -7,8 +7,14 @@ import shutil
 import time
 
 import pytest
-
-from lab import canvas_luminance_spread, chromium_page, open_notebook, run_all_cells, running_server, widget_counters
+from lab import (
+    canvas_luminance_spread,
+    chromium_page,
+    open_notebook,
+    run_all_cells,
+    running_server,
+    widget_counters,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,11 +1,14 @@
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from gymview.headless import virtual_display as virtual
-from gymview.headless.environment import detect, display_reachable, ipykernel_breaks_thread_sends
+from gymview.headless.environment import (
+    detect,
+    display_reachable,
+    ipykernel_breaks_thread_sends,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ import sys
 
 SCRIPT = """
 import resource, gymnasium as gym, gymview
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fast_render=False)  # frames via env.render()
 renders = 0
 inner = env.env.render
 def counting_render():

@@ -3,10 +3,10 @@ import subprocess
 import gymnasium as gym
 import numpy as np
 import pytest
-
-from gymview.video.ffmpeg import encode_command, find_ffmpeg
-from gymview.image.yuv import I420Converter, changed_boxes
 from video_checks import pattern
+
+from gymview.image.yuv import I420Converter, changed_boxes
+from gymview.video.ffmpeg import encode_command, find_ffmpeg
 
 
 def ffmpeg_i420(frame: np.ndarray) -> np.ndarray:

@@ -7,12 +7,12 @@ pyproject.toml defines; every other cell runs unchanged against this checkout.
 
 import os
 import re
-import tomllib
 from pathlib import Path
 
 import nbformat
 import psutil
 import pytest
+import tomllib
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[2]

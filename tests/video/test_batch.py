@@ -14,8 +14,8 @@ import imageio_ffmpeg
 import numpy as np
 import pytest
 
-from gymview.video.batch import COLUMNS, BatchResult, Episode, record_batch
 from gymview.cli import main
+from gymview.video.batch import COLUMNS, BatchResult, Episode, record_batch
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -7,9 +7,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.wrappers import RenderCollection
+from video_checks import decode, psnr
 
 from gymview import RecordVideo
-from video_checks import decode, psnr
 
 
 @pytest.fixture(autouse=True)
@@ -124,6 +124,19 @@ def test_with_rgb_array_list(n_steps: int = 10):
         assert all(isinstance(render, np.ndarray) and render.ndim == 3 for render in render_out)
         assert env.render() == []
         env.close()
+
+
+def test_incompatible_render_mode():
+    """Construction with a render mode that yields no image fails with one clear message, and a
+    half-built wrapper cleans up without raising (gymnasium's test as of Farama-Foundation/Gymnasium@3f0476a)."""
+    env = gym.make("CartPole-v1")  # render_mode is None
+    with pytest.raises(ValueError) as exc_info:
+        RecordVideo(env, "videos")
+    assert len(exc_info.value.args) == 1
+    assert "rgb_array" in str(exc_info.value)
+    env.close()
+    # `__del__` on a wrapper whose `__init__` never ran.
+    RecordVideo.__new__(RecordVideo).__del__()
 
 
 def test_record_video_within_vector():
@@ -269,3 +282,16 @@ def test_fps_comes_from_the_env_metadata():
     env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos")
     assert env.frames_per_sec == 50
     env.close()
+
+
+def test_a_wrapper_dropped_while_recording_keeps_its_video_and_says_so():
+    import gc
+
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", disable_logger=False)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(0)
+    with pytest.warns(UserWarning, match="not closed while recording rl-video-episode-0"):
+        del env
+        gc.collect()
+    assert decode("videos/rl-video-episode-0.mp4").shape[0] == 6

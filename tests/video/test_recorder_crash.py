@@ -8,11 +8,15 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import psutil
 import pytest
-
-from video_checks import decode, ffmpeg_processes_writing, pattern, psnr, top_level_boxes
+from video_checks import (
+    decode,
+    ffmpeg_processes_writing,
+    pattern,
+    psnr,
+    top_level_boxes,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +27,7 @@ from gymview import VideoRecorder
 from video_checks import pattern
 recorder = VideoRecorder({path!r}, fps=30, crf=18)
 recorder.write(pattern(0))
-print(recorder._encoding.process.pid, flush=True)
+print(recorder._feed.process.pid, flush=True)
 i = 1
 while True:
     recorder.write(pattern(i))
@@ -81,9 +85,9 @@ from video_checks import pattern
 recorder = VideoRecorder({path!r}, fps=30, crf=18)
 for i in range(60):
     recorder.write(pattern(i))
-while recorder._encoding.delivered < 60:  # every frame is in ffmpeg's hands
+while recorder._feed.delivered < 60:  # every frame is in ffmpeg's hands
     threading.Event().wait(0.01)
-print(recorder._encoding.process.pid, flush=True)
+print(recorder._feed.process.pid, flush=True)
 threading.Event().wait()
 """
 
