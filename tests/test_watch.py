@@ -3,24 +3,10 @@ import io
 import gymnasium as gym
 import numpy as np
 import pytest
-from live_helpers import ShownView
 from PIL import Image
 
 import gymview
 from gymview.live import streamer
-
-
-@pytest.fixture
-def shown():
-    views = []
-
-    def make(**kwargs):
-        views.append(ShownView(**kwargs))
-        return views[-1]
-
-    yield make
-    for view in views:
-        view.close()
 
 
 def psnr(a, b):

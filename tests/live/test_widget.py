@@ -3,23 +3,10 @@ import time
 
 import numpy as np
 import pytest
-from live_helpers import ShownView, browser_says
+from live_helpers import browser_says
 
 from gymview.live import streamer
 from gymview.live.widget import HIDDEN_FPS, LiveView, live_views
-
-
-@pytest.fixture
-def shown():
-    views = []
-
-    def make(**kwargs):
-        views.append(ShownView(**kwargs))
-        return views[-1]
-
-    yield make
-    for view in views:
-        view.close()
 
 
 def frame(size=8):
