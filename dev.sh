@@ -2,15 +2,18 @@
 # gymview's two set-up commands. Each installs everything it needs on a fresh Debian machine.
 #   ./dev.sh quickstart   install, then open notebooks/quickstart.ipynb in JupyterLab
 #   ./dev.sh test         install, then run the whole test suite (what CI runs)
+#   GYMVIEW_TEST_LOAD=1 ./dev.sh test   the same with every core kept busy by stress-ng, to show that no
+#                                       test depends on timing
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-install_debian() {  # the browser, X server and JS runtime the tests use; ffmpeg comes from imageio-ffmpeg
+install_debian() {  # the browser, X server, JS runtime and CPU hog the tests use; ffmpeg comes from imageio-ffmpeg
   local missing=()
   command -v chromium >/dev/null || missing+=(chromium)
+  command -v stress-ng >/dev/null || missing+=(stress-ng)
   command -v Xvfb >/dev/null || missing+=(xvfb)
   command -v node >/dev/null || missing+=(nodejs)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -33,6 +36,10 @@ case "${1:-}" in
   test)
     install_debian
     install_python "test,torch"
+    if [ "${GYMVIEW_TEST_LOAD:-0}" = 1 ]; then
+      stress-ng --cpu "$(nproc)" --quiet & hog=$!
+      trap 'kill "$hog" 2>/dev/null' EXIT
+    fi
     node --test js/tests/
     "$PYTHON" -m pytest -q -p no:cacheprovider "${@:2}"
     ;;

@@ -51,6 +51,11 @@ class Worker:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
+    @property
+    def failed(self) -> bool:
+        """True when the thread ended with an error that :meth:`check` has not raised yet."""
+        return self._error is not None
+
     def start(self) -> None:
         """Start the thread unless it already runs; re-raise an earlier failure first."""
         with self._lock:

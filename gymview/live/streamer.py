@@ -178,6 +178,9 @@ class FrameStreamer:
                 self._retired = False
                 if self._encoder is not None:
                     self._encoder.close()
+                if self._in_encoder is not None:  # flush timed out: that frame is lost with the process
+                    self._in_encoder, self._encoded_here = None, None
+                    self.skipped += 1
 
     @property
     def acked(self) -> int:
@@ -200,7 +203,7 @@ class FrameStreamer:
         """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
         with self._lock:
             self._resend = self._latest is not None
-            if self._resend:
+            if self._resend and not self._watcher.failed:  # a failure is the user's, on their next push
                 self._keep_watching()
 
     def messages_per_second(self, window: float = 3.0, now: float | None = None) -> float:

@@ -390,3 +390,21 @@ def test_the_encoder_process_finds_the_standard_library_before_gymview_s_folder(
     done = subprocess.run(encoder_command(str(tmp_path)), stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr  # it imported, read end-of-input and ended
+
+
+def test_a_frame_stuck_in_a_hung_encoder_is_dropped_by_stop_and_streaming_goes_on():
+    streamer, sent = make()
+    streamer.offer(frame(h=20, w=20), {"step": 0})
+    streamer.flush()
+    (child,) = encoder_children()
+    child.suspend()  # it takes the next frame and never answers
+    try:
+        streamer.offer(frame(h=20, w=20), {"step": 1})
+        streamer.stop(timeout=0.2)  # closing the encoder ends the hung child (killed after 5 s)
+    finally:
+        if child.is_running():
+            child.resume()
+    assert streamer.skipped == 1 and not streamer.busy
+    streamer.offer(frame(h=20, w=20), {"step": 2})
+    streamer.stop()
+    assert sent.steps() == [0, 2]
