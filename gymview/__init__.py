@@ -7,7 +7,9 @@ torch nor ffmpeg helpers.
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))  # doctest: +SKIP
 """
 
-from gymview._lazy import lazy_exports
+import sys
+
+from gymview._lazy import MovedModules, lazy_exports
 
 __version__ = "0.1.0"
 
@@ -33,3 +35,8 @@ _EXPORTS = {
 
 __all__ = [*_EXPORTS, "__version__"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+# Import paths that earlier releases documented, now homes of their own.
+_MOVED = {"gymview.preprocess": "gymview.atari", "gymview.display": "gymview.headless.virtual_display"}
+if not any(isinstance(finder, MovedModules) and finder.moved == _MOVED for finder in sys.meta_path):
+    sys.meta_path.append(MovedModules(_MOVED))

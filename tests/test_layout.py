@@ -128,3 +128,13 @@ def test_public_names_load_on_first_use():
 def test_the_encoder_process_imports_no_widget_or_env_library():
     modules = imported_after("import gymview.live.encoder_child")
     assert not {"IPython", "ipywidgets", "anywidget", "gymnasium", "torch", "traitlets"} & modules
+
+
+def test_import_paths_earlier_releases_documented_still_work():
+    import gymview.atari
+    import gymview.headless.virtual_display
+    import gymview.preprocess as gp
+    from gymview.display import start_virtual_display
+
+    assert gp is gymview.atari and gp.wrap is gymview.atari.wrap
+    assert start_virtual_display is gymview.headless.virtual_display.start_virtual_display
