@@ -196,9 +196,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Stop the current recording; its file is finished in the background."""
         if not self.recording or self._recorder is None:
             raise RuntimeError("stop_recording was called, but no recording was started")
-        recorder, self._recorder = self._recorder, None
-        self.recording = False
-        self._video_name = None
+        # One statement with no call inside, so a Ctrl-C cannot land between the three.
+        recorder, self._recorder, self.recording, self._video_name = self._recorder, None, False, None
         if recorder.frames_written == 0:
             logger.warn("Ignored saving a video as there were zero frames to save.")
         recorder.close(wait=False)
