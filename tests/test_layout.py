@@ -131,10 +131,11 @@ def test_the_encoder_process_imports_no_widget_or_env_library():
 
 
 def test_import_paths_earlier_releases_documented_still_work():
-    import gymview.atari
-    import gymview.headless.virtual_display
     import gymview.preprocess as gp
     from gymview.display import start_virtual_display
+
+    import gymview.atari
+    import gymview.headless.virtual_display
 
     assert gp is gymview.atari and gp.wrap is gymview.atari.wrap
     assert start_virtual_display is gymview.headless.virtual_display.start_virtual_display

@@ -12,6 +12,7 @@ False
 
 from __future__ import annotations
 
+import os
 import pathlib
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import anywidget
 import traitlets
+from comm import DummyComm
 
 from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
@@ -46,6 +48,22 @@ IOPUB_HAND_OVER_SECONDS = 0.0002
 
 _views: list[LiveView] = []
 _views_lock = threading.Lock()
+_forked_child = False  # this process was forked from the one that imported this module
+
+
+def _silence_views_in_forked_child() -> None:
+    """In a child forked from the kernel (multiprocessing's fork, SB3's SubprocVecEnv, a NEAT pool):
+    it shares the kernel's sockets, so anything it sent would be dropped with a warning in the
+    kernel's log. Every view becomes inert: no render, no encoder, no message, not even on close."""
+    global _forked_child, _views_lock
+    _forked_child = True
+    _views_lock = threading.Lock()  # another thread may have held it at the fork
+    for view in _views:
+        view._go_inert()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_silence_views_in_forked_child)
 
 
 def live_views() -> list[LiveView]:
@@ -55,7 +73,10 @@ def live_views() -> list[LiveView]:
 
 
 def _in_kernel() -> bool:
-    """True inside an IPython kernel, where a notebook front-end can show widgets."""
+    """True inside an IPython kernel (not a process forked from one), where a notebook front-end
+    can show widgets."""
+    if _forked_child:
+        return False
     try:
         from IPython import get_ipython
     except ImportError:
@@ -118,6 +139,8 @@ class LiveView(anywidget.AnyWidget):
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
         self._next_pump = 0.0
+        if _forked_child:  # opening a real comm would send from the fork
+            kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(
             fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
             image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex, **kwargs,
@@ -126,6 +149,12 @@ class LiveView(anywidget.AnyWidget):
         self._closed = False
         with _views_lock:
             _views.append(self)
+
+    def _go_inert(self) -> None:
+        """Forget the parent's stream and channel (see _silence_views_in_forked_child)."""
+        self._in_kernel = False
+        self._streamer = FrameStreamer(lambda header, buffers: None, offload=False)
+        self.comm = DummyComm(target_name="jupyter.widget")
 
     # -- configuration changes from Python or the browser ---------------------------------------
     @traitlets.validate("fps")

@@ -34,9 +34,13 @@ class Execution:
 
 
 class Kernel:
-    def __init__(self, manager, client):
+    def __init__(self, manager, client, log_path):
         self.manager = manager
         self.client = client
+        self.log_path = log_path  # the kernel process's stderr: its own log lines land here
+
+    def log(self) -> str:
+        return self.log_path.read_text()
 
     def execute(self, code: str, timeout: float = 120, until_text: str | None = None, on_text=None) -> Execution:
         """Run ``code``; once ``until_text`` appears on stdout, call ``on_text()`` (once)."""
@@ -85,13 +89,15 @@ class Kernel:
 def kernel(repo_root, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(repo_root), MPLBACKEND="agg")
     manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(env=env, cwd=str(tmp_path))
+    log = open(tmp_path / "kernel-stderr.log", "w")  # noqa: SIM115 - closed below
+    manager.start_kernel(env=env, cwd=str(tmp_path), stderr=log)
     client = manager.client()
     client.start_channels()
     try:
         client.wait_for_ready(timeout=60)
-        yield Kernel(manager, client)
+        yield Kernel(manager, client, tmp_path / "kernel-stderr.log")
     finally:
         client.stop_channels()
         if manager.is_alive():
             manager.shutdown_kernel(now=True)
+        log.close()

@@ -70,3 +70,37 @@ view.flush()
     assert len(frames) == 1
     decoded = np.asarray(Image.open(io.BytesIO(frames[0][2][0])))
     assert np.array_equal(decoded, (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3))
+
+
+FORKED_WORKERS = """
+import multiprocessing, gymnasium as gym, gymview
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=120)
+env.reset(seed=0)
+
+def work(seed):
+    child = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=120)
+    for watched in (env, child):  # the kernel's own watched env, and one made in the worker
+        watched.reset(seed=seed)
+        for _ in range(3000):
+            *_, terminated, truncated, _ = watched.step(watched.action_space.sample())
+            if terminated or truncated:
+                watched.reset()
+    child.close()
+    return child.view.stats["frames_rendered"], env.view.active
+
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print("workers", pool.map(work, range(4)))
+for _ in range(2000):
+    env.step(env.action_space.sample()) if not env.step(0)[2] else env.reset()
+env.close()
+print("parent sent", env.view.stats["frames_sent"])
+"""
+
+
+def test_forked_workers_stepping_watched_envs_send_nothing_and_log_nothing(kernel):
+    result = kernel.run(FORKED_WORKERS)
+    assert "workers [(0, False), (0, False), (0, False), (0, False)]" in result.stdout
+    assert int(result.stdout.split("parent sent")[1]) >= 1  # the kernel's view still streams
+    displayed = result.of_type("display_data")
+    assert len(displayed) == 1  # only the kernel's own view was shown
+    assert "from fork" not in kernel.log(), kernel.log()[-2000:]

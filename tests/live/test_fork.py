@@ -1,0 +1,55 @@
+"""A view in a process forked from the kernel (multiprocessing's fork, SB3's SubprocVecEnv, NEAT's
+pool) must stay silent: the child shares the kernel's sockets."""
+
+import multiprocessing
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gymview
+from gymview.live.widget import LiveView
+
+fork = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
+
+
+PARENT_VIEWS = []  # inherited by the forked children
+
+
+def in_child(_):
+    """Run in a forked child: use the parent's view, step a watched env, make a new view."""
+    view = PARENT_VIEWS[0]
+    before = len(view.sent)
+    pushed = view.push(np.zeros((8, 8, 3), np.uint8), force=True)
+    view.flush()
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=120, display=False)
+    env.reset(seed=0)
+    for _ in range(2000):
+        *_, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    env.view.close()
+    view.close()
+    return pushed, len(view.sent) - before, view.active, env.view.active, env.view.stats["frames_rendered"]
+
+
+@fork
+def test_views_in_a_forked_child_are_inert_and_the_parent_streams_on(shown):
+    view = shown(fps=120)
+    view.push(np.zeros((8, 8, 3), np.uint8))
+    view.flush()
+    PARENT_VIEWS[:] = [view]
+    try:
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            results = pool.map(in_child, [0, 1])
+    finally:
+        PARENT_VIEWS.clear()
+    assert results == [(False, 0, False, False, 0)] * 2
+    assert view.active and view in gymview.live_views()
+    assert view.push(np.full((8, 8, 3), 200, np.uint8), force=True) and view.flush()
+    assert [header["seq"] for header, _ in view.sent] == [0, 1]
+
+
+def test_a_view_made_outside_a_fork_still_defaults_to_the_kernel_check():
+    assert LiveView().active is False  # no kernel here: inactive, as before
