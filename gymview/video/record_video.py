@@ -16,6 +16,7 @@ from gymview._checks import check_int
 from gymview.renderers import renderer_for
 from gymview.video.ffmpeg import find_ffmpeg
 from gymview.video.recorder import VideoRecorder, check_writable_folder
+from gymview.video.shared_folder import NameSlot
 
 
 class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -33,6 +34,11 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
     which draw the same picture from the env's state about 3x faster than pygame (within 36 dB
     PSNR of it); ``env.render()`` itself is unchanged. A wrapper in between that overrides
     ``render`` (it may draw on the frames) turns this off.
+
+    Recorders that share a folder and ``name_prefix`` at the same time (every sub-env of
+    ``make_vec_env(..., wrapper_class=RecordVideo)``, in threads or worker processes) never
+    overwrite each other: the first keeps the names above, the k-th adds ``-k`` to the prefix
+    (``rl-video-1-episode-0.mp4``). A number is free again once its recorder is closed.
 
     >>> import gymnasium as gym, tempfile
     >>> env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), tempfile.mkdtemp())
@@ -102,6 +108,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         self.frames_per_sec: int = fps if fps is not None else self.metadata.get("render_fps", 30)
         self.name_prefix = name_prefix
+        self._names = NameSlot.claim(self.video_folder, name_prefix)
         self.video_length: float = video_length if video_length != 0 else float("inf")
         self.recording = False
         self.render_history: list[Any] = []
@@ -158,7 +165,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self.recording and self.video_length == float("inf"):
             self.stop_recording()
         if self.episode_trigger and self.episode_trigger(self.episode_id):
-            self.start_recording(f"{self.name_prefix}-episode-{self.episode_id}")
+            self.start_recording(f"{self._names.prefix}-episode-{self.episode_id}")
         self._capture_while_recording()
         return obs, info
 
@@ -167,7 +174,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.step_id += 1
         if self.step_trigger and self.step_trigger(self.step_id):
-            self.start_recording(f"{self.name_prefix}-step-{self.step_id}")
+            self.start_recording(f"{self._names.prefix}-step-{self.step_id}")
         self._capture_while_recording()
         return obs, reward, terminated, truncated, info
 
@@ -212,6 +219,9 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # getattr: __init__ may have raised before these existed (a bad render_mode, say).
         if getattr(self, "recording", False) and not getattr(self, "disable_logger", True):
             logger.warn(f"RecordVideo was not closed while recording {self._video_name}: finishing it; call env.close()")
+        names = getattr(self, "_names", None)
+        if names is not None:
+            names.release()
 
     def close(self) -> None:
         """Close the environment, then finish every video (raises the first failure, if any)."""
@@ -220,6 +230,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         finally:
             if self.recording:
                 self.stop_recording()
+            self._names.release()
             failures = []
             while self._finishing:
                 try:

@@ -295,3 +295,42 @@ def test_a_wrapper_dropped_while_recording_keeps_its_video_and_says_so():
         del env
         gc.collect()
     assert decode("videos/rl-video-episode-0.mp4").shape[0] == 6
+
+
+def record_one_episode(folder, seed, barrier):
+    env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), folder, episode_trigger=lambda e: e == 0)
+    barrier.wait(timeout=120)  # both workers hold a recorder at once
+    env.reset(seed=seed)
+    done = False
+    while not done:
+        *_, terminated, truncated, _ = env.step(env.action_space.sample())
+        done = terminated or truncated
+    env.close()
+
+
+def test_recorders_sharing_a_folder_never_overwrite_each_other():
+    import concurrent.futures
+    import multiprocessing
+
+    envs = [RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "videos", episode_trigger=lambda e: e < 2)
+            for _ in range(4)]  # what make_vec_env(..., wrapper_class=RecordVideo) builds
+    for seed, env in enumerate(envs):
+        env.reset(seed=seed)
+    for _ in range(60):  # stepped in turn, as a DummyVecEnv does
+        for env in envs:
+            *_, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                env.reset()
+    for env in envs:
+        env.close()
+    prefixes = ["rl-video", "rl-video-1", "rl-video-2", "rl-video-3"]
+    assert mp4_files("videos") == {f"{p}-episode-{n}.mp4" for p in prefixes for n in (0, 1)}
+    assert all(decode(f"videos/{name}").shape[0] > 0 for name in mp4_files("videos"))
+    # Worker processes (spawned, like SubprocVecEnv's default) share it too, while this process holds a name.
+    holder = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), "shared")
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager, concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as pool:
+        barrier = manager.Barrier(2)
+        list(pool.map(record_one_episode, ["shared", "shared"], [1, 2], [barrier, barrier]))
+    holder.close()
+    assert mp4_files("shared") == {"rl-video-1-episode-0.mp4", "rl-video-2-episode-0.mp4"}
