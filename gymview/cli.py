@@ -44,7 +44,9 @@ def _doctor(arguments: argparse.Namespace) -> int:
 def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
     from gymview.video.batch import LAYOUTS, QUALITIES
 
-    parser.add_argument("env", help="registered env id, e.g. MountainCar-v0")
+    parser.add_argument("env", help="registered env id, e.g. MountainCar-v0, ALE/Breakout-v5 or module:MyEnv-v0")
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (in every worker too), for envs it registers; repeatable")
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--out", default="videos/", help="folder for the videos (default: videos/)")
     parser.add_argument("--policy", default="random", help="module:function taking an observation and returning an action, or 'random'")
@@ -76,12 +78,21 @@ def _load_function(spec: str, what: str) -> Callable:
 
 
 def _record(arguments: argparse.Namespace) -> int:
+    from gymnasium.error import Error as GymnasiumError
+
     from gymview.video.batch import record_batch
+    from gymview.video.env_ids import registered_env
 
     policy = None if arguments.policy == "random" else _load_function(arguments.policy, "policy")
     keep = KEEP_RULES[arguments.keep] if arguments.keep in KEEP_RULES else _load_function(arguments.keep, "keep")
+    if os.getcwd() not in sys.path:  # --import and module: ids may name modules in the current folder
+        sys.path.insert(0, os.getcwd())
+    try:
+        make_env = registered_env(arguments.env, arguments.imports)
+    except (ImportError, GymnasiumError) as error:
+        raise SystemExit(f"gymview: {error}") from error
     result = record_batch(
-        arguments.env, policy, episodes=arguments.episodes, out=arguments.out, keep=keep,
+        make_env, policy, episodes=arguments.episodes, out=arguments.out, keep=keep,
         workers=arguments.workers, layout=arguments.layout, tiles=arguments.tiles, seed=arguments.seed,
         fps=arguments.fps, max_steps=arguments.max_steps, quality=arguments.quality,
         progress=not arguments.no_progress,

@@ -65,3 +65,40 @@ def test_doctor_and_recording_agree_on_a_broken_imageio_ffmpeg_variable(monkeypa
     monkeypatch.delenv("IMAGEIO_FFMPEG_EXE")
     (check,) = run_checks(["ffmpeg"])
     assert check.status == "ok" and "ffmpeg version" in check.detail
+
+
+def record_command(tmp_path, *arguments):
+    return subprocess.run(
+        [sys.executable, "-m", "gymview", "record", *arguments, "--out", str(tmp_path / "out"), "--no-progress"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+@pytest.mark.parametrize("env_id", ["ALE/Breakout-v5", "ale_py:ALE/Breakout-v5"])
+def test_record_takes_plugin_envs_like_gym_make(tmp_path, env_id):
+    from video_checks import decode
+
+    done = record_command(tmp_path, env_id, "--episodes", "2", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    videos = sorted((tmp_path / "out").glob("*.mp4"))
+    assert [v.name for v in videos] == ["episode-0000.mp4", "episode-0001.mp4"]
+    assert all(decode(v).shape[1:] == (210, 160, 3) and len(decode(v)) > 10 for v in videos)
+
+
+def test_record_imports_the_module_that_registers_an_env_in_every_worker(tmp_path):
+    (tmp_path / "my_envs.py").write_text(
+        "import gymnasium as gym\n"
+        "gym.register('Tiny-v0', entry_point='gymnasium.envs.classic_control:CartPoleEnv', max_episode_steps=5)\n"
+    )
+    done = record_command(tmp_path, "Tiny-v0", "--import", "my_envs", "--episodes", "2", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "out").glob("*.mp4"))) == 2
+    done = record_command(tmp_path, "my_envs:Tiny-v0", "--episodes", "1", "--workers", "1")
+    assert done.returncode == 0, done.stderr
+
+
+def test_record_says_what_to_import_for_an_unknown_namespace(tmp_path):
+    done = record_command(tmp_path, "Foo/Bar-v0", "--episodes", "1")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "no package registered the env namespace 'Foo'" in done.stderr and "--import MODULE" in done.stderr

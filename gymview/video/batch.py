@@ -15,7 +15,6 @@ episode that fails is a row with its error, never a gap. Seeds make runs reprodu
 from __future__ import annotations
 
 import concurrent.futures
-import functools
 import html
 import os
 import shutil
@@ -44,6 +43,7 @@ from gymview.video.batch_episode import (
     finish_row,
     run_episode,
 )
+from gymview.video.env_ids import registered_env
 
 LAYOUTS = ("per-episode", "mosaic", "concat")
 #: encoder settings per ``quality``: (x264 preset, crf)
@@ -167,8 +167,7 @@ def record_batch(
 
 def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor) -> Job:  # noqa: ANN001, PLR0913
     if isinstance(env, str):
-        gym.spec(env)  # an unknown id fails here, once, with gymnasium's message
-        make_env: Callable[[], gym.Env] = functools.partial(gym.make, env, render_mode="rgb_array")
+        make_env: Callable[[], gym.Env] = registered_env(env)  # an unknown id fails here, once
     elif callable(env):
         make_env = env
     else:
