@@ -34,11 +34,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 import psutil  # noqa: E402
+from recording import mountain_car_episodes  # noqa: E402  (benchmarks/recording.py, beside this file)
 
 import gymview  # noqa: E402
-from gymview.renderers import renderer_for  # noqa: E402
 from gymview.image.yuv import I420Converter  # noqa: E402
-from recording import mountain_car_episodes  # noqa: E402  (benchmarks/recording.py, beside this file)
+from gymview.renderers import renderer_for  # noqa: E402
 
 ENV_ID = "MountainCar-v0"
 

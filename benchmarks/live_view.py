@@ -11,7 +11,9 @@ Variants, each run for a fixed wall time, interleaved ``--repeats`` times (media
 For c, d and e it also counts what the kernel publishes on IOPub: messages/s (jupyter_server
 drops output beyond 1000/s) and bytes/s. Then a and e again, in 0.25 s slices that alternate in
 one kernel (with a second plain env as the noise floor): the steadier ratio on a noisy machine. ``--browser`` also runs a watched loop in real JupyterLab
-with Chromium and prints the frames per second that reached the page.
+with Chromium and prints the frames per second that reached the page. ``--sb3`` times stable-baselines3
+PPO ``learn()`` on CartPole with 1 and 4 envs, watched (``gymview.watch(venv)``) and not, in
+alternating rounds in one kernel.
 """
 
 from __future__ import annotations
@@ -106,6 +108,53 @@ print("PAIRED", statistics.median(ratios), statistics.median(floor), fps)
 """
 
 
+SB3 = """
+import statistics, time, gymview
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+def model_for(n_envs, watched):
+    venv = make_vec_env("CartPole-v1", n_envs=n_envs, seed=0, env_kwargs={{"render_mode": "rgb_array"}})
+    venv = gymview.watch(venv) if watched else venv
+    return PPO("MlpPolicy", venv, n_steps=256, batch_size=256, n_epochs=4, seed=0, device="cpu"), venv
+for n_envs in (1, 4):
+    models = {{watched: model_for(n_envs, watched) for watched in (False, True)}}
+    for model, _ in models.values():
+        model.learn({steps})  # warm-up
+    ratios, watched_seconds, sent = [], 0.0, models[True][1].view.stats["frames_sent"]
+    for index in range({rounds}):
+        rates = {{}}
+        for watched in ((False, True) if index % 2 else (True, False)):
+            start = time.perf_counter()
+            models[watched][0].learn({steps}, reset_num_timesteps=False)
+            rates[watched] = {steps} / (time.perf_counter() - start)
+            watched_seconds += (time.perf_counter() - start) if watched else 0.0
+        ratios.append(rates[True] / rates[False])
+    fps = (models[True][1].view.stats["frames_sent"] - sent) / watched_seconds
+    for _, venv in models.values():
+        venv.close()
+    print("SB3", n_envs, statistics.median(ratios), fps)
+"""
+
+
+def run_sb3(rounds: int, steps: int) -> list[tuple[int, float, float]]:
+    """(n_envs, watched/unwatched learn() speed, median over alternating rounds, frames/s sent)."""
+    from conftest import Kernel
+    from jupyter_client import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        result = Kernel(manager, client).run(SB3.format(rounds=rounds, steps=steps), timeout=1800)
+        rows = [line.split()[1:] for line in result.stdout.splitlines() if line.startswith("SB3")]
+        return [(int(n), float(ratio), float(fps)) for n, ratio, fps in rows]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
 def run_paired(rounds: int, slice_s: float) -> tuple[float, float, float]:
     """(e)/(a) and (a')/(a) medians over alternating slices in one kernel, and (e)'s frames/s.
 
@@ -196,7 +245,14 @@ BROWSER_NOTEBOOK = {
 
 
 def run_browser(tmp: pathlib.Path) -> tuple[float, float]:
-    from lab import chromium_page, measure_fps, open_notebook, run_all_cells, running_server, widget_counters
+    from lab import (
+        chromium_page,
+        measure_fps,
+        open_notebook,
+        run_all_cells,
+        running_server,
+        widget_counters,
+    )
 
     root = tmp / "root"
     root.mkdir(parents=True)
@@ -220,6 +276,8 @@ def main() -> None:
     parser.add_argument("--browser", action="store_true", help="also measure frames/s reaching Chromium")
     parser.add_argument("--only", default="abcde", help="variant letters to run, e.g. 'ae' (a is always run)")
     parser.add_argument("--paired-rounds", type=int, default=40, help="alternating a/e slices (0: skip)")
+    parser.add_argument("--sb3", action="store_true", help="also time SB3 PPO learn(), watched vs not")
+    parser.add_argument("--sb3-rounds", type=int, default=8, help="alternating learn() rounds per env count")
     args = parser.parse_args()
     for name in list(VARIANTS):
         if name[0] not in args.only + "a":
@@ -227,7 +285,7 @@ def main() -> None:
     print(f"CartPole-v1, {args.seconds:g} s per run, median of {args.repeats}, {os.cpu_count()} cores")
     results = run_kernel_variants(args.seconds, args.repeats)
     base = results["a no render"]["steps_per_s"]
-    print(f"\n| variant | steps/s | vs no render | IOPub msg/s | IOPub KB/s |\n|---|---:|---:|---:|---:|")
+    print("\n| variant | steps/s | vs no render | IOPub msg/s | IOPub KB/s |\n|---|---:|---:|---:|---:|")
     for name, row in results.items():
         shows = not name.startswith(("a", "b"))
         print(
@@ -241,6 +299,10 @@ def main() -> None:
             f"\npaired slices ({args.paired_rounds} rounds of 0.25 s, alternating in one kernel): "
             f"e / a = {ratio:.3f}x at {fps:.1f} frames/s sent; a' / a (two plain envs) = {floor:.3f}x"
         )
+    if args.sb3:
+        print("\nSB3 PPO learn() on CartPole, 2048 steps a round, alternating watched / unwatched in one kernel:")
+        for n_envs, ratio, fps in run_sb3(args.sb3_rounds, 2048):
+            print(f"  {n_envs} env(s): watched / unwatched = {ratio:.3f}x (median of {args.sb3_rounds}), {fps:.1f} frames/s sent")
     if args.browser:
         import tempfile
 

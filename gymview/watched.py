@@ -16,6 +16,8 @@ speed; rendering every step is what makes naive notebook loops two orders of mag
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Sequence
 from time import perf_counter
 from typing import Any
 
@@ -35,12 +37,39 @@ __all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
 MAX_TILED_ENVS = 16
 
 
-def _check_render_mode(env: gym.Env | VectorEnv) -> None:
-    mode = env.render_mode
+def _is_sb3_vec_env(env: object) -> bool:
+    """A stable-baselines3 VecEnv, told without importing stable-baselines3."""
+    vec_env = sys.modules.get("stable_baselines3.common.vec_env")
+    return vec_env is not None and isinstance(env, vec_env.VecEnv)
+
+
+def _kind_of(env: object) -> str:
+    """'env', 'vector' or 'sb3'; a TypeError naming what works for anything else."""
+    if isinstance(env, gym.Env):
+        return "env"
+    if isinstance(env, VectorEnv):
+        return "vector"
+    if _is_sb3_vec_env(env):
+        return "sb3"
+    raise TypeError(
+        f"watch() takes a gymnasium env (gym.make(id, render_mode='rgb_array')), a gymnasium vector env "
+        f"(gym.make_vec(id, n, render_mode='rgb_array')) or a stable-baselines3 VecEnv "
+        f"(make_vec_env(id, n, env_kwargs={{'render_mode': 'rgb_array'}})); got {type(env).__name__}"
+    )
+
+
+def _check_render_mode(env: gym.Env | VectorEnv, kind: str) -> None:
+    # An SB3 VecEnv reports "rgb_array" whatever its envs do: ask them.
+    modes = set(env.get_attr("render_mode")) if kind == "sb3" else {env.render_mode}
+    mode = modes.pop() if len(modes) == 1 else modes
     if mode == "rgb_array":
         return
     env_id = getattr(getattr(env, "spec", None), "id", None) or "YourEnv-v0"
-    hint = f"create it with gym.make({env_id!r}, render_mode='rgb_array')"
+    hint = {
+        "env": f"create it with gym.make({env_id!r}, render_mode='rgb_array')",
+        "vector": f"create it with gym.make_vec({env_id!r}, num_envs, render_mode='rgb_array')",
+        "sb3": "create it with make_vec_env(env_id, n_envs, env_kwargs={'render_mode': 'rgb_array'})",
+    }[kind]
     if mode is None:
         raise ValueError(f"watch() needs an env that renders frames, but this one has render_mode=None: {hint}")
     raise ValueError(f"watch() needs render_mode='rgb_array'; got {mode!r}: {hint}")
@@ -57,14 +86,18 @@ def watch(
     view: LiveView | None = None,
     record: str | os.PathLike[str] | None = None,
     fast_render: bool = True,
-) -> WatchedEnv | WatchedVectorEnv:
+    max_overhead: float | None = None,
+) -> Any:
     """Wrap ``env`` so its frames stream into an inline :class:`LiveView` while it steps.
 
-    ``fps`` (30), ``max_size`` (512), ``quality`` (80), ``image_format`` ("jpeg") and ``title``
-    (the env id) configure the new :class:`LiveView`; with ``view=`` an existing view is used and
-    these must be left out. The view is shown in the notebook right away (``display=False`` to show ``env.view``
-    yourself) and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in
-    one grid, each labelled with its index and running return; a vector env wrapped with
+    ``env`` is a gymnasium env, a gymnasium vector env, or a stable-baselines3 ``VecEnv`` (the
+    result is still a ``VecEnv``: ``PPO("MlpPolicy", watch(venv))`` trains on it). ``fps`` (30),
+    ``max_size`` (512), ``quality`` (80), ``image_format`` ("jpeg"), ``title`` (the env id) and
+    ``max_overhead`` (0.1, the share of the loop's time frames may cost) configure the new
+    :class:`LiveView`; with ``view=`` an existing view is used and these must be left out. The
+    view is shown in the notebook right away (``display=False`` to show ``env.view`` yourself)
+    and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in one grid,
+    each labelled with its index and running return; a vector env wrapped with
     :func:`gymview.atari.wrap` also shows what the agent sees (env 0's preprocessed stack).
 
     ``record="videos/"`` also records every episode at full resolution to
@@ -82,34 +115,61 @@ def watch(
     >>> _ = envs.reset(seed=0)
     >>> envs.close()
     """
-    _check_render_mode(env)
-    settings = {"fps": fps, "max_size": max_size, "quality": quality, "image_format": image_format, "title": title}
+    kind = _kind_of(env)
+    _check_render_mode(env, kind)
+    settings = {"fps": fps, "max_size": max_size, "quality": quality, "image_format": image_format, "title": title,
+                "max_overhead": max_overhead}
     settings = {name: value for name, value in settings.items() if value is not None}
     if view is not None and settings:
         raise ValueError(
             "watch(view=...) shows frames in that view with its own settings; set fps, max_size, "
-            "quality, image_format and title on the LiveView instead (LiveView(fps=15, ...))"
+            "quality, image_format, title and max_overhead on the LiveView instead (LiveView(fps=15, ...))"
         )
     spec = getattr(env, "spec", None)
     if record is not None:
-        if isinstance(env, VectorEnv):
-            raise ValueError("watch(record=...) records single envs; record each sub-env, or use gymview.record_batch")
+        if kind != "env":
+            raise ValueError(
+                "watch(record=...) records single envs; wrap each sub-env in gymview.RecordVideo "
+                "(make_vec_env(..., wrapper_class=gymview.RecordVideo)), or use gymview.record_batch"
+            )
         env = RecordVideo(
             env, os.fspath(record), episode_trigger=lambda episode: True,
             name_prefix=spec.id if spec is not None else "episode", fast_render=fast_render,
         )
+    renderer = renderer_for(env) if kind == "env" and fast_render else None  # may raise: before a view exists
+    made_view = view is None
     if view is None:
         settings.setdefault("title", spec.id if spec is not None else "")
         view = LiveView(**settings)
-    if isinstance(env, VectorEnv):
-        wrapped: WatchedEnv | WatchedVectorEnv = WatchedVectorEnv(env, view)
-    else:
-        wrapped = WatchedEnv(env, view, renderer=renderer_for(env) if fast_render else None)
+    try:
+        if kind == "env":
+            wrapped: Any = WatchedEnv(env, view, renderer=renderer)
+        elif kind == "vector":
+            wrapped = WatchedVectorEnv(env, view)
+        else:
+            from gymview.integrations.sb3 import WatchedVecEnv
+
+            wrapped = WatchedVecEnv(env, view)
+    except BaseException:
+        if made_view:
+            view.close()
+        raise
     if display and view.active:
         from IPython.display import display as show
 
         show(view)
     return wrapped
+
+
+def tiled(frames: Any, returns: np.ndarray, extra: Sequence[tuple[np.ndarray, str]] = ()) -> np.ndarray:
+    """Sub-env frames (at most MAX_TILED_ENVS) in one grid, each labelled with its index and
+    running return, then the ``extra`` (frame, label) pairs."""
+    shown = [to_rgb_uint8(frame) for frame in list(frames)[:MAX_TILED_ENVS]]
+    labels = [f"env {i}  R {returns[i]:.0f}" for i in range(len(shown))]
+    for frame, label in extra:
+        shown.append(frame)
+        labels.append(label)
+    return tile(shown, labels)
 
 
 class _ShowsFrames:
@@ -240,12 +300,8 @@ class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
         rendered = self.env.render()
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
             return rendered
-        frames = [to_rgb_uint8(frame) for frame in list(rendered)[:MAX_TILED_ENVS]]
-        labels = [f"env {i}  R {self.returns[i]:.0f}" for i in range(len(frames))]
-        if self._pipeline is not None:
-            frames.append(self._pipeline.preview(0))
-            labels.append("agent sees (env 0)")
-        return tile(frames, labels)
+        extra = [(self._pipeline.preview(0), "agent sees (env 0)")] if self._pipeline is not None else []
+        return tiled(rendered, self.returns, extra)
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}

@@ -9,6 +9,7 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from video_checks import decode  # noqa: E402
 
 import gymview  # noqa: E402
+import gymview.integrations.sb3  # noqa: E402
 
 
 def test_record_video_as_make_vec_env_wrapper_class_gives_every_env_its_own_files(tmp_path):
@@ -23,3 +24,58 @@ def test_record_video_as_make_vec_env_wrapper_class_gives_every_env_its_own_file
     prefixes = ["rl-video", "rl-video-1", "rl-video-2", "rl-video-3"]
     assert names == sorted(f"{p}-episode-{n}.mp4" for p in prefixes for n in (0, 1))
     assert all(decode(path).shape[0] > 0 for path in folder.glob("*.mp4"))
+
+
+@pytest.fixture
+def venv():
+    made = []
+
+    def make(n_envs=4, vec_env_cls=None, **kwargs):
+        from stable_baselines3.common.vec_env import DummyVecEnv
+
+        made.append(make_vec_env("CartPole-v1", n_envs=n_envs, seed=0, env_kwargs={"render_mode": "rgb_array"},
+                                 vec_env_cls=vec_env_cls or DummyVecEnv, **kwargs))
+        return made[-1]
+
+    yield make
+    for env in made:
+        env.close()
+
+
+@pytest.mark.parametrize("start_method", [None, "fork", "forkserver"])
+def test_watch_takes_an_sb3_vec_env_and_ppo_trains_on_it(shown, venv, start_method):
+    from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv
+
+    kwargs = {} if start_method is None else {"vec_env_cls": SubprocVecEnv, "vec_env_kwargs": {"start_method": start_method}}
+    view = shown(fps=120, max_size=2000)
+    watched = gymview.watch(venv(**kwargs), view=view, display=False)
+    assert isinstance(watched, VecEnv)
+    model = PPO("MlpPolicy", watched, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=512)
+    watched.close()
+    header = view.sent[0][0]
+    assert (header["width"], header["height"]) == (1200, 800)  # 4 sub-envs, 2 x 2 tiles of 600 x 400
+    assert view.sent[-1][0]["step"] == watched.returns.total_steps == 128  # 512 steps over 4 envs
+    assert view.stats["frames_rendered"] < 128  # frames only when due, not every step
+
+
+def test_watch_callback_shows_the_training_env(shown, venv):
+    view = shown(fps=120, max_size=2000)
+    model = PPO("MlpPolicy", venv(2), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=256, callback=gymview.integrations.sb3.WatchCallback(view=view))
+    header = view.sent[-1][0]
+    assert (header["width"], header["height"]) == (1200, 400) and header["step"] == 128
+    assert not view.stats["streaming"]  # training ended: the view stopped
+
+
+def test_what_watch_cannot_take_is_refused_before_a_view_exists():
+    before = len(gymview.live_views())
+    with pytest.raises(TypeError, match="stable-baselines3 VecEnv"):
+        gymview.watch(object())
+    import gymnasium as gym
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    no_frames = DummyVecEnv([lambda: gym.make("CartPole-v1")] * 2)  # render_mode=None
+    with pytest.raises(ValueError, match="make_vec_env"):
+        gymview.watch(no_frames)
+    assert len(gymview.live_views()) == before

@@ -34,13 +34,13 @@ class Execution:
 
 
 class Kernel:
-    def __init__(self, manager, client, log_path):
+    def __init__(self, manager, client, log_path=None):
         self.manager = manager
         self.client = client
         self.log_path = log_path  # the kernel process's stderr: its own log lines land here
 
     def log(self) -> str:
-        return self.log_path.read_text()
+        return self.log_path.read_text() if self.log_path is not None else ""
 
     def execute(self, code: str, timeout: float = 120, until_text: str | None = None, on_text=None) -> Execution:
         """Run ``code``; once ``until_text`` appears on stdout, call ``on_text()`` (once)."""

@@ -104,3 +104,32 @@ def test_forked_workers_stepping_watched_envs_send_nothing_and_log_nothing(kerne
     displayed = result.of_type("display_data")
     assert len(displayed) == 1  # only the kernel's own view was shown
     assert "from fork" not in kernel.log(), kernel.log()[-2000:]
+
+
+SB3_TRAINING = """
+import gymview
+from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+for name, cls, kwargs in [("dummy", DummyVecEnv, {}), ("fork", SubprocVecEnv, {"start_method": "fork"}),
+                          ("forkserver", SubprocVecEnv, {"start_method": "forkserver"})]:
+    venv = gymview.watch(make_vec_env("CartPole-v1", n_envs=4, seed=0, vec_env_cls=cls, vec_env_kwargs=kwargs,
+                                      env_kwargs={"render_mode": "rgb_array"}), fps=30, max_size=2000, title=name)
+    PPO("MlpPolicy", venv, n_steps=128, batch_size=128, n_epochs=1, seed=0, device="cpu").learn(2048)
+    venv.close()
+    print(name, venv.view.stats["frames_sent"], venv.returns.total_steps)
+"""
+
+
+def test_sb3_trains_on_watched_vec_envs_in_a_kernel(kernel):
+    pytest.importorskip("stable_baselines3")
+    result = kernel.run(SB3_TRAINING, timeout=300)
+    lines = dict(line.split(maxsplit=1) for line in result.stdout.strip().splitlines())
+    assert set(lines) == {"dummy", "fork", "forkserver"}
+    for name, counts in lines.items():
+        sent, steps = map(int, counts.split())
+        assert sent >= 1 and steps == 512, (name, sent, steps)
+    frames = result.custom_frames()
+    assert {(f["width"], f["height"]) for _, f, _ in frames} == {(1200, 800)}  # 4 envs tiled 2 x 2
+    assert "from fork" not in kernel.log(), kernel.log()[-2000:]

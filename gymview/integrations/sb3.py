@@ -1,0 +1,150 @@
+"""stable-baselines3: watch a ``VecEnv`` while it trains, as a wrapper or as a callback.
+
+``gymview.watch(venv)`` returns :class:`WatchedVecEnv`, still the ``VecEnv`` SB3 expects; frames
+come from ``venv.get_images()`` (``env.render()`` in each sub-env, across processes for a
+``SubprocVecEnv``) only when one is due. :class:`WatchCallback` does the same from
+``model.learn(callback=...)`` without touching the env.
+
+>>> from stable_baselines3.common.env_util import make_vec_env   # doctest: +SKIP
+>>> venv = gymview.watch(make_vec_env("CartPole-v1", 4, env_kwargs={"render_mode": "rgb_array"}))  # doctest: +SKIP
+>>> PPO("MlpPolicy", venv).learn(20_000)                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+try:
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+except ImportError as error:  # pragma: no cover - the message is the point
+    raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
+
+from gymview.live.widget import LiveView
+from gymview.watched import _ShowsFrames, tiled
+
+__all__ = ["WatchCallback", "WatchedVecEnv"]
+
+
+class _Returns:
+    """Running episode returns of N sub-envs from SB3's (rewards, dones)."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.running = np.zeros(num_envs)
+        self.total_steps = 0
+        self.episodes_done = 0
+        self.last_return: float | None = None
+
+    def add(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        self.total_steps += 1
+        self.running += np.asarray(rewards, dtype=float)
+        dones = np.asarray(dones, dtype=bool)
+        if dones.any():
+            self.episodes_done += int(dones.sum())
+            self.last_return = float(self.running[dones][-1])
+            self.running[dones] = 0.0
+
+    def info(self) -> dict[str, Any]:
+        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
+
+
+class WatchedVecEnv(_ShowsFrames, VecEnvWrapper):
+    """An SB3 ``VecEnv`` whose sub-env frames are tiled into ``self.view``; made by :func:`gymview.watch`."""
+
+    def __init__(self, venv: VecEnv, view: LiveView) -> None:
+        VecEnvWrapper.__init__(self, venv)
+        self.view = view
+        self.returns = _Returns(venv.num_envs)
+        self._started = False
+        self._closed = False
+
+    def reset(self) -> Any:
+        observations = self.venv.reset()
+        self.returns.running[:] = 0.0
+        self._started = True
+        self._show()
+        return observations
+
+    def step_wait(self) -> Any:
+        observations, rewards, dones, infos = self.venv.step_wait()
+        self.returns.add(rewards, dones)
+        if perf_counter() >= self._next_check:
+            self._show()
+        return observations, rewards, dones, infos
+
+    def _frame(self) -> np.ndarray:
+        return tiled(self.venv.get_images(), self.returns.running)
+
+    def _info(self) -> dict[str, Any]:
+        return self.returns.info()
+
+    def close(self) -> None:
+        """Close the envs and stop the view's thread; the view keeps showing its last frame."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._started:
+                self._stop_view()
+            else:
+                self.view.stop()
+        finally:
+            self.venv.close()
+
+
+class WatchCallback(BaseCallback):
+    """Show the training env's sub-envs live while ``model.learn(callback=WatchCallback())`` runs.
+
+    The envs must render ``rgb_array`` frames (``make_vec_env(..., env_kwargs={"render_mode":
+    "rgb_array"})``). ``view`` is an existing :class:`LiveView`; otherwise one is made with
+    ``view_options`` (``fps``, ``max_size``, ...) and shown when training starts.
+    """
+
+    def __init__(self, view: LiveView | None = None, display: bool = True, verbose: int = 0, **view_options: Any) -> None:
+        super().__init__(verbose)
+        if view is not None and view_options:
+            raise ValueError("WatchCallback(view=...) uses that view's settings; set them on the LiveView instead")
+        self.view = view
+        self._display = display
+        self._view_options = view_options
+        self._returns: _Returns | None = None
+        self._next_check = 0.0
+
+    def _on_training_start(self) -> None:
+        env = self.training_env
+        if env.render_mode != "rgb_array":
+            raise ValueError(
+                "WatchCallback needs envs that render frames: make_vec_env(env_id, n_envs, "
+                f"env_kwargs={{'render_mode': 'rgb_array'}}); this one has render_mode={env.render_mode!r}"
+            )
+        if self.view is None:
+            self._view_options.setdefault("title", type(self.model).__name__)
+            self.view = LiveView(**self._view_options)
+            if self._display and self.view.active:
+                from IPython.display import display as show
+
+                show(self.view)
+        self._returns = _Returns(env.num_envs)
+
+    def _on_step(self) -> bool:
+        self._returns.add(self.locals["rewards"], self.locals["dones"])
+        if perf_counter() >= self._next_check:
+            self._show()
+        return True
+
+    def _show(self, force: bool = False) -> None:
+        view = self.view
+        if view.frame_due() or (force and view.active):
+            started = perf_counter()
+            view.push(tiled(self.training_env.get_images(), self._returns.running), force=force, **self._returns.info())
+            view.record_cost(perf_counter() - started)
+        self._next_check = perf_counter() + view.pump()
+
+    def _on_training_end(self) -> None:
+        try:
+            self._show(force=True)
+        finally:
+            self.view.stop()
