@@ -38,6 +38,18 @@ INSTALL_XVFB = "apt-get install -y xvfb"
 
 _lock = threading.Lock()
 _running = None  # the pyvirtualdisplay object of the one display, or None
+
+# Xvfb runs in its own session (Ctrl-C in the kernel must not reach it), so nothing would stop it
+# if the kernel were killed. This watchdog holds the read end of a pipe only the kernel writes to:
+# when the kernel dies, even by SIGKILL, the pipe reports end-of-file and the watchdog stops Xvfb.
+_WATCHDOG = """\
+import os, signal, sys
+sys.stdin.buffer.read()
+try:
+    os.kill(int(sys.argv[1]), signal.SIGTERM)
+except ProcessLookupError:
+    pass
+"""
 _atexit_registered = False
 
 
@@ -188,6 +200,10 @@ def _xvfb_display_class():
                 stderr=self._log,
                 start_new_session=True,
             )
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-c", _WATCHDOG, str(self._subproc.pid)],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
 
         def log_tail(self) -> str:
             log = getattr(self, "_log", None)
@@ -197,6 +213,12 @@ def _xvfb_display_class():
             return log.read()[-2000:].decode("utf-8", "replace").strip()
 
         def stop(self) -> SessionXvfbDisplay:
+            watchdog = getattr(self, "_watchdog", None)
+            if watchdog is not None:  # first, so it never signals a pid that Xvfb no longer owns
+                watchdog.kill()
+                watchdog.wait()
+                watchdog.stdin.close()
+                self._watchdog = None
             if self.is_alive():
                 self._subproc.terminate()
                 try:

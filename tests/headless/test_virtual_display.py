@@ -121,3 +121,26 @@ def test_renderer_variables_never_override_the_users(monkeypatch):
     set_now, kept = virtual.set_renderer_variables(virtual.renderer_variables(gpu=False))
     assert kept == {"MUJOCO_GL": "glfw"} and set_now == {"PYOPENGL_PLATFORM": "osmesa"}
     assert os.environ["MUJOCO_GL"] == "glfw" and os.environ["PYOPENGL_PLATFORM"] == "osmesa"
+
+
+def test_xvfb_dies_with_a_python_that_is_killed(tmp_path):
+    # A kernel that started the display and is then killed (SIGKILL: no atexit, no cleanup).
+    code = "from gymview.headless import start_virtual_display; print(start_virtual_display().pid, flush=True); input()"
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        xvfb = psutil.Process(int(child.stdout.readline()))
+        assert xvfb.name() == "Xvfb"
+    finally:
+        child.kill()
+        child.wait()
+    xvfb.wait(timeout=60)  # stopped by the watchdog, not left behind
+    assert gone(xvfb.pid)
+
+
+def test_stopping_the_display_ends_its_watchdog_too(no_display):
+    shown = virtual.start_virtual_display()
+    watchdogs = [p for p in psutil.Process().children() if "os.kill(int(sys.argv[1])" in " ".join(p.cmdline())]
+    assert len(watchdogs) == 1 and watchdogs[0].cmdline()[-1] == str(shown.pid)
+    virtual.stop_virtual_display()
+    assert gone(shown.pid) and gone(watchdogs[0].pid)
