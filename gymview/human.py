@@ -91,7 +91,7 @@ def _make_inline(
     if not isinstance(id, EnvSpec) or kwargs.get("render_mode", id.kwargs.get("render_mode")) != "human":
         return make(id, *args, **kwargs)
     modes = _render_modes(id)
-    watch = watch or gymview_watch
+    watch = watch or _watch_at_render_fps
     if "rgb_array" in modes:
         env = make(id, *args, **{**kwargs, "render_mode": "rgb_array"})
         return InlineHuman(watch(env), fps=env.metadata.get("render_fps"))
@@ -100,6 +100,15 @@ def _make_inline(
         env = make(id, *args, **{**kwargs, "render_mode": "human"})
         return InlineHuman(watch(PygameScreen(env)), fps=None)  # the env paces itself
     return make(id, *args, **kwargs)
+
+
+def _watch_at_render_fps(env: gymnasium.Env) -> Any:
+    """gymview.watch for a human-mode env: a frame every step, up to the env's render_fps. The loop
+    sleeps to keep real time, so the overhead budget (made for loops that run flat out) would
+    only drop frames that cost the loop nothing."""
+    fps = env.metadata.get("render_fps")
+    settings = {"fps": min(float(fps), 120.0)} if fps else {}
+    return gymview_watch(env, max_overhead=1.0, **settings)
 
 
 def _render_modes(spec: EnvSpec) -> list[str]:

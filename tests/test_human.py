@@ -144,3 +144,52 @@ def test_the_real_watch_is_the_default():
         env.close()
     finally:
         human.disable_inline_human()
+
+
+class SlowRenderEnv(gym.Env):
+    """Renders in ~10 ms at render_fps 20: a cheap MuJoCo stand-in."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+    observation_space = gym.spaces.Discrete(2)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action):
+        return 0, 0.0, False, False, {}
+
+    def render(self):
+        import time
+
+        time.sleep(0.01)
+        return np.zeros((40, 60, 3), np.uint8)
+
+
+gym.register("GymviewTest/SlowRender-v0", entry_point=SlowRenderEnv)
+
+
+def test_human_mode_shows_every_step_up_to_render_fps_however_costly_the_render(monkeypatch):
+    from live_helpers import ShownView
+
+    import gymview.watched
+
+    views = []
+    monkeypatch.setattr(gymview.watched, "LiveView", lambda **settings: views.append(ShownView(**settings)) or views[-1])
+    human.enable_inline_human()
+    try:
+        env = gym.make("GymviewTest/SlowRender-v0", render_mode="human")
+        env.reset(seed=0)
+        for _ in range(5):
+            env.step(0)
+        # 10 ms renders would cap a flat-out loop at 10 fps (a 10% budget); this loop sleeps anyway.
+        assert env.view.stats["fps_limit"] == 20.0
+        env.close()
+    finally:
+        human.disable_inline_human()
+        for view in views:
+            view.close()
