@@ -25,10 +25,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
-from gymview.image.frames import to_rgb_uint8
-from gymview.image.tiling import tile
 from gymview.live.widget import LiveView
 from gymview.renderers import BatchRenderer, Drawing, renderer_for
+from gymview.renderers.grid import TiledDrawing, TiledPainter, tiled
 from gymview.video.record_video import RecordVideo
 
 __all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
@@ -145,7 +144,7 @@ def watch(
         if kind == "env":
             wrapped: Any = WatchedEnv(env, view, renderer=renderer)
         elif kind == "vector":
-            wrapped = WatchedVectorEnv(env, view)
+            wrapped = WatchedVectorEnv(env, view, fast_render=fast_render)
         else:
             from gymview.integrations.sb3 import WatchedVecEnv
 
@@ -161,15 +160,26 @@ def watch(
     return wrapped
 
 
-def tiled(frames: Any, returns: np.ndarray, extra: Sequence[tuple[np.ndarray, str]] = ()) -> np.ndarray:
-    """Sub-env frames (at most MAX_TILED_ENVS) in one grid, each labelled with its index and
-    running return, then the ``extra`` (frame, label) pairs."""
-    shown = [to_rgb_uint8(frame) for frame in list(frames)[:MAX_TILED_ENVS]]
-    labels = [f"env {i}  R {returns[i]:.0f}" for i in range(len(shown))]
-    for frame, label in extra:
-        shown.append(frame)
-        labels.append(label)
-    return tile(shown, labels)
+def frames_of_sub_envs(rendered: Any) -> list[Any]:
+    """The first MAX_TILED_ENVS of a vector env's rendered frames."""
+    return list(rendered)[:MAX_TILED_ENVS]
+
+
+def state_painter(envs: Sequence[gym.Env] | None) -> TiledPainter | None:
+    """A painter that draws these sub-envs from their states in the view's encoder process, or None
+    when their states cannot be read here (sub-envs in other processes) or drawn (no renderer)."""
+    if not envs or len(envs) > MAX_TILED_ENVS:
+        return None
+    renderers = [renderer_for(env) for env in envs]
+    first = renderers[0]
+    if any(r is None or (type(r), r.width, r.height) != (type(first), first.width, first.height) for r in renderers):
+        return None
+    return TiledPainter(first, len(envs))
+
+
+def drawing_of(painter: TiledPainter, envs: Sequence[gym.Env], returns: Sequence[float]) -> TiledDrawing:
+    """The sub-envs' grid as it is now, to be drawn elsewhere: their states and returns only."""
+    return TiledDrawing.of(painter, [painter.renderer.state_of(env) for env in envs], returns)
 
 
 class _ShowsFrames:
@@ -262,7 +272,7 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
 class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
     """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
 
-    def __init__(self, env: VectorEnv, view: LiveView) -> None:
+    def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True) -> None:
         super().__init__(env)
         self.view = view
         self.total_steps = 0
@@ -274,6 +284,9 @@ class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
         # gymview.atari.wrap(...) gives the env a pipeline whose preview shows what the agent sees.
         pipeline = getattr(env, "pipeline", None)
         self._pipeline = pipeline if hasattr(pipeline, "preview") else None
+        # A SyncVectorEnv's sub-envs live here: their states can be drawn in the encoder process.
+        self._sub_envs = getattr(env, "envs", None) if fast_render and self._pipeline is None else None
+        self._painter = state_painter(self._sub_envs)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
@@ -297,11 +310,13 @@ class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
         return observations, rewards, terminations, truncations, infos
 
     def _frame(self) -> Any:
+        if self._painter is not None:
+            return drawing_of(self._painter, self._sub_envs, self.returns)
         rendered = self.env.render()
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
             return rendered
         extra = [(self._pipeline.preview(0), "agent sees (env 0)")] if self._pipeline is not None else []
-        return tiled(rendered, self.returns, extra)
+        return tiled(frames_of_sub_envs(rendered), self.returns, extra)
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}

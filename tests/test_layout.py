@@ -14,7 +14,7 @@ LEAVES = {"image", "renderers", "private"}
 ALLOWED = {
     "private": {"private"},
     "image": {"private"},
-    "renderers": {"private"},
+    "renderers": {"image", "private"},  # image is the lower leaf: pure array functions
     "live": LEAVES,
     "video": LEAVES,
     "headless": set(),
@@ -139,3 +139,13 @@ def test_import_paths_earlier_releases_documented_still_work():
 
     assert gp is gymview.atari and gp.wrap is gymview.atari.wrap
     assert start_virtual_display is gymview.headless.virtual_display.start_virtual_display
+
+
+def test_no_module_shadows_a_lazy_name_of_its_package():
+    # `import gymview.renderers.tiled` would replace the function gymview.renderers.tiled by the module.
+    import importlib
+
+    for init in PACKAGE.rglob("__init__.py"):
+        package = importlib.import_module(module_name(init, PACKAGE))
+        modules = {path.stem for path in init.parent.glob("*.py")} | {path.name for path in init.parent.iterdir() if path.is_dir()}
+        assert not set(getattr(package, "__all__", ())) & modules, f"{init}: a public name is also a module"

@@ -199,3 +199,35 @@ def test_watch_pumps_each_encoded_frame_out_while_the_loop_runs(shown, monkeypat
             env.reset()
     assert len(view.sent) == 5
     env.close()
+
+
+def test_sync_vector_env_sub_envs_are_drawn_from_their_states_in_the_encoder_process(shown, monkeypatch):
+    from gymview.renderers import tiled
+
+    view = shown(fps=120, max_size=2000, image_format="png")
+    sync = gym.vector.SyncVectorEnv([lambda: gym.make("MountainCar-v0", render_mode="rgb_array")] * 2)
+    envs = gymview.watch(sync, view=view, display=False)
+    for env in sync.envs:
+        monkeypatch.setattr(env, "render", lambda: pytest.fail("a sub-env was rendered in the loop"))
+    envs.reset(seed=0)
+    view.flush()
+    monkeypatch.undo()
+    header, buffers = view.sent[0]
+    shown_frame = np.asarray(Image.open(io.BytesIO(buffers[0])).convert("RGB"))
+    reference = tiled([env.render() for env in sync.envs], [0.0, 0.0])
+    assert (header["width"], header["height"]) == (1200, 400) and psnr(shown_frame, reference) > 30
+    envs.close()
+
+
+def test_a_bad_tiled_drawing_is_refused_when_pushed():
+    from gymview.renderers import TiledDrawing, TiledPainter, renderer_for
+
+    painter = TiledPainter(renderer_for("CartPole-v1"), 2)
+    view = gymview.LiveView()
+    with pytest.raises(ValueError, match="needs 10 numbers"):
+        view.push(TiledDrawing(painter, np.zeros(9)))
+    with pytest.raises(ValueError, match="finite"):
+        view.push(TiledDrawing(painter, np.array([np.nan] + [0.0] * 9)))
+    with pytest.raises(TypeError, match="TiledPainter"):
+        view.push(TiledDrawing("painter", np.zeros(10)))
+    view.close()

@@ -27,6 +27,9 @@ _EXPORTS = {
     "CartPoleRenderer": ".classic_control",
     "MountainCarRenderer": ".classic_control",
     "PendulumRenderer": ".classic_control",
+    "TiledDrawing": ".grid",
+    "TiledPainter": ".grid",
+    "tiled": ".grid",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
