@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, SupportsFloat
@@ -109,6 +110,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.frames_per_sec: int = fps if fps is not None else self.metadata.get("render_fps", 30)
         self.name_prefix = name_prefix
         self._names = NameSlot.claim(self.video_folder, name_prefix)
+        weakref.finalize(self, self._names.release)  # a wrapper dropped without close() frees its names too
         self.video_length: float = video_length if video_length != 0 else float("inf")
         self.recording = False
         self.render_history: list[Any] = []
@@ -219,9 +221,6 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # getattr: __init__ may have raised before these existed (a bad render_mode, say).
         if getattr(self, "recording", False) and not getattr(self, "disable_logger", True):
             logger.warn(f"RecordVideo was not closed while recording {self._video_name}: finishing it; call env.close()")
-        names = getattr(self, "_names", None)
-        if names is not None:
-            names.release()
 
     def close(self) -> None:
         """Close the environment, then finish every video (raises the first failure, if any)."""

@@ -334,3 +334,17 @@ def test_recorders_sharing_a_folder_never_overwrite_each_other():
         list(pool.map(record_one_episode, ["shared", "shared"], [1, 2], [barrier, barrier]))
     holder.close()
     assert mp4_files("shared") == {"rl-video-1-episode-0.mp4", "rl-video-2-episode-0.mp4"}
+
+
+def test_a_wrapper_left_open_at_exit_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym, gymview\n"
+        f"env = gymview.RecordVideo(gym.make('CartPole-v1', render_mode='rgb_array'), {str(tmp_path)!r})\n"
+        "env.reset(seed=0); env.step(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Exception ignored" not in done.stderr, done.stderr
+    assert decode(tmp_path / "rl-video-episode-0.mp4").shape[0] == 2  # finished by the recorder's finalizer
