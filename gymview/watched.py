@@ -182,7 +182,7 @@ def drawing_of(painter: TiledPainter, envs: Sequence[gym.Env], returns: Sequence
     return TiledDrawing.of(painter, [painter.renderer.state_of(env) for env in envs], returns)
 
 
-class _ShowsFrames:
+class ShowsFrames:
     """What both watched wrappers share: render only when due, time it, and a last frame on close.
 
     A step costs one clock read until the next frame is due, or until the frame being encoded
@@ -214,7 +214,7 @@ class _ShowsFrames:
             self.view.stop()
 
 
-class WatchedEnv(_ShowsFrames, gym.Wrapper):
+class WatchedEnv(ShowsFrames, gym.Wrapper):
     """A single env whose frames go to ``self.view``; made by :func:`watch`."""
 
     def __init__(self, env: gym.Env, view: LiveView, renderer: BatchRenderer | None = None) -> None:
@@ -237,7 +237,7 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        # The hot path of every watched loop: kept to a few operations (see _ShowsFrames).
+        # The hot path of every watched loop: kept to a few operations (see ShowsFrames).
         result = self.env.step(action)
         self.total_steps += 1
         self.episode_return += result[1]
@@ -269,7 +269,7 @@ class WatchedEnv(_ShowsFrames, gym.Wrapper):
             super().close()
 
 
-class WatchedVectorEnv(_ShowsFrames, VectorWrapper):
+class WatchedVectorEnv(ShowsFrames, VectorWrapper):
     """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
 
     def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True) -> None:

@@ -25,7 +25,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import tiled
-from gymview.watched import _ShowsFrames, frames_of_sub_envs
+from gymview.watched import ShowsFrames, frames_of_sub_envs
 
 __all__ = ["WatchCallback", "WatchedVecEnv"]
 
@@ -52,7 +52,7 @@ class _Returns:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
 
 
-class WatchedVecEnv(_ShowsFrames, VecEnvWrapper):
+class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
     """An SB3 ``VecEnv`` whose sub-env frames are tiled into ``self.view``; made by :func:`gymview.watch`."""
 
     def __init__(self, venv: VecEnv, view: LiveView) -> None:
