@@ -183,7 +183,7 @@ def drawing_of(painter: TiledPainter, envs: Sequence[gym.Env], returns: Sequence
 
 
 class ShowsFrames:
-    """What both watched wrappers share: render only when due, time it, and a last frame on close.
+    """What the watched wrappers share: render only when due, time it, and a last frame on close.
 
     A step costs one clock read until the next frame is due, or until the frame being encoded
     may be back (then ``view.pump()`` has it sent): the loops users watch can run at 100,000
