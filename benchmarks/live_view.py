@@ -138,21 +138,12 @@ for n_envs in (1, 4):
 
 def run_sb3(rounds: int, steps: int) -> list[tuple[int, float, float]]:
     """(n_envs, watched/unwatched learn() speed, median over alternating rounds, frames/s sent)."""
-    from conftest import Kernel
-    from jupyter_client import KernelManager
+    from conftest import running_kernel
 
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
-        result = Kernel(manager, client).run(SB3.format(rounds=rounds, steps=steps), timeout=1800)
-        rows = [line.split()[1:] for line in result.stdout.splitlines() if line.startswith("SB3")]
-        return [(int(n), float(ratio), float(fps)) for n, ratio, fps in rows]
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    with running_kernel(str(REPO)) as kernel:
+        result = kernel.run(SB3.format(rounds=rounds, steps=steps), timeout=1800)
+    rows = [line.split()[1:] for line in result.stdout.splitlines() if line.startswith("SB3")]
+    return [(int(n), float(ratio), float(fps)) for n, ratio, fps in rows]
 
 
 def run_paired(rounds: int, slice_s: float) -> tuple[float, float, float]:
@@ -162,23 +153,13 @@ def run_paired(rounds: int, slice_s: float) -> tuple[float, float, float]:
     no-render runs here differed by 30%); short slices that alternate see the same machine, and
     the ratio of two identical plain envs shows how much noise is left.
     """
-    from conftest import Kernel
-    from jupyter_client import KernelManager
+    from conftest import running_kernel
 
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
-        kernel = Kernel(manager, client)
+    with running_kernel(str(REPO)) as kernel:
         kernel.run(SETUP + "import gymview")
         result = kernel.run(PAIRED.format(rounds=rounds, slice_s=slice_s), timeout=rounds * slice_s * 10 + 60)
-        ratio, floor, fps = map(float, result.stdout.split("PAIRED")[-1].split())
-        return ratio, floor, fps
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    ratio, floor, fps = map(float, result.stdout.split("PAIRED")[-1].split())
+    return ratio, floor, fps
 
 
 def _published(result) -> tuple[int, int]:
@@ -193,17 +174,10 @@ def _published(result) -> tuple[int, int]:
 
 
 def run_kernel_variants(seconds: float, repeats: int) -> dict[str, dict[str, float]]:
-    from conftest import Kernel
-    from jupyter_client import KernelManager
+    from conftest import running_kernel
 
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
-    client = manager.client()
-    client.start_channels()
     samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in VARIANTS}
-    try:
-        client.wait_for_ready(timeout=60)
-        kernel = Kernel(manager, client)
+    with running_kernel(str(REPO)) as kernel:
         kernel.run(SETUP)
         for name, code in VARIANTS.items():  # warm-up: imports, pygame init, first widget
             kernel.run(code.format(seconds=0.3))
@@ -213,9 +187,6 @@ def run_kernel_variants(seconds: float, repeats: int) -> dict[str, dict[str, flo
                 rate = float(result.stdout.split("RATE")[-1].split()[0])
                 count, size = _published(result)
                 samples[name].append((rate, count / seconds, size / seconds))
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
     return {
         name: {
             "steps_per_s": statistics.median(s[0] for s in rows),

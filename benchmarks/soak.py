@@ -10,7 +10,6 @@ and child processes; at the end the script prints the table and the RSS growth a
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import sys
 import tempfile
@@ -44,21 +43,11 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--every", type=float, default=10.0, help="seconds between reports")
     args = parser.parse_args()
-    from conftest import Kernel
-    from jupyter_client import KernelManager
+    from conftest import running_kernel
 
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(env=dict(os.environ, PYTHONPATH=str(REPO)))
-    client = manager.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
-        with tempfile.TemporaryDirectory() as folder:
-            code = LOOP.format(folder=folder, seconds=args.minutes * 60, every=args.every)
-            result = Kernel(manager, client).run(code, timeout=args.minutes * 60 + 300)
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    with tempfile.TemporaryDirectory() as folder, running_kernel(str(REPO)) as kernel:
+        code = LOOP.format(folder=folder, seconds=args.minutes * 60, every=args.every)
+        result = kernel.run(code, timeout=args.minutes * 60 + 300)
     rows = [list(map(int, line.split()[1:])) for line in result.stdout.splitlines() if line.startswith("SOAK")]
     print("| s | RSS MiB | threads | fds | children | steps | frames sent |\n|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
 
@@ -192,6 +192,7 @@ class ShowsFrames:
 
     view: LiveView
     _next_check = 0.0
+    _closed = False
 
     def _frame(self) -> Any:
         raise NotImplementedError
@@ -205,6 +206,22 @@ class ShowsFrames:
             self.view.push(self._frame(), force=force, **self._info())
             self.view.record_cost(perf_counter() - started)
         self._next_check = perf_counter() + self.view.pump()
+
+    def _close_watching(self, started: bool, close_env: Callable[[], None]) -> None:
+        """Once: show the final state (if anything ran), stop the view's thread, then close the env.
+
+        The view stays on the page with its last frame.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if started:
+                self._stop_view()
+            else:
+                self.view.stop()
+        finally:
+            close_env()
 
     def _stop_view(self) -> None:
         """Show the final state (the throttle may have skipped it), then stop the view's thread."""
@@ -224,7 +241,6 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
         self.episode = 0
         self.episode_return = 0.0
         self._renderer = renderer
-        self._closed = False
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)
@@ -257,16 +273,7 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
 
     def close(self) -> None:
         """Close the env (finishing its videos) and stop the view's thread; the view keeps its last frame."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self.episode > 0:
-                self._stop_view()
-            else:
-                self.view.stop()
-        finally:
-            super().close()
+        self._close_watching(self.episode > 0, super().close)
 
 
 class WatchedVectorEnv(ShowsFrames, VectorWrapper):
@@ -280,7 +287,6 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         self.returns = np.zeros(self.num_envs)
         self.last_return: float | None = None
         self._started = False
-        self._closed = False
         # gymview.atari.wrap(...) gives the env a pipeline whose preview shows what the agent sees.
         pipeline = getattr(env, "pipeline", None)
         self._pipeline = pipeline if hasattr(pipeline, "preview") else None
@@ -323,13 +329,4 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
 
     def close(self, **kwargs: Any) -> None:
         """Close the envs and stop the view's thread; the view keeps showing its last frame."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._started:
-                self._stop_view()
-            else:
-                self.view.stop()
-        finally:
-            super().close(**kwargs)
+        self._close_watching(self._started, lambda: super(WatchedVectorEnv, self).close(**kwargs))

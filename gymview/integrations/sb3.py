@@ -60,7 +60,6 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
         self.view = view
         self.returns = _Returns(venv.num_envs)
         self._started = False
-        self._closed = False
 
     def reset(self) -> Any:
         observations = self.venv.reset()
@@ -88,16 +87,7 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
 
     def close(self) -> None:
         """Close the envs and stop the view's thread; the view keeps showing its last frame."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._started:
-                self._stop_view()
-            else:
-                self.view.stop()
-        finally:
-            self.venv.close()
+        self._close_watching(self._started, self.venv.close)
 
 
 class WatchCallback(BaseCallback):

@@ -1,5 +1,6 @@
 """A real IPython kernel (jupyter_client) and a reader of everything it publishes on IOPub."""
 
+import contextlib
 import os
 import queue
 import time
@@ -85,19 +86,30 @@ class Kernel:
         return result
 
 
-@pytest.fixture
-def kernel(repo_root, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(repo_root), MPLBACKEND="agg")
+@contextlib.contextmanager
+def running_kernel(pythonpath: str, cwd: str | None = None, log_path=None, **variables: str):
+    """A real IPython kernel importing gymview from ``pythonpath`` (and with ``variables`` set),
+    shut down on exit; its stderr goes to ``log_path`` when given. Tests and benchmarks both
+    start kernels through this."""
+    env = dict(os.environ, PYTHONPATH=pythonpath, **variables)
+    log = open(log_path, "w") if log_path is not None else None  # noqa: SIM115 - closed below
     manager = KernelManager(kernel_name="python3")
-    log = open(tmp_path / "kernel-stderr.log", "w")  # noqa: SIM115 - closed below
-    manager.start_kernel(env=env, cwd=str(tmp_path), stderr=log)
+    manager.start_kernel(env=env, cwd=cwd, **({"stderr": log} if log is not None else {}))
     client = manager.client()
     client.start_channels()
     try:
         client.wait_for_ready(timeout=60)
-        yield Kernel(manager, client, tmp_path / "kernel-stderr.log")
+        yield Kernel(manager, client, log_path)
     finally:
         client.stop_channels()
         if manager.is_alive():
             manager.shutdown_kernel(now=True)
-        log.close()
+        if log is not None:
+            log.close()
+
+
+@pytest.fixture
+def kernel(repo_root, tmp_path):
+    log_path = tmp_path / "kernel-stderr.log"
+    with running_kernel(str(repo_root), cwd=str(tmp_path), log_path=log_path, MPLBACKEND="agg") as started:
+        yield started
