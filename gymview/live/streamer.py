@@ -88,6 +88,7 @@ class FrameStreamer:
         max_in_flight: int = 2,
         budget: MessageBudget = PROCESS_BUDGET,
         offload: bool = True,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         check_int("max_in_flight", max_in_flight)
         self.max_size = check_max_size(max_size)
@@ -96,6 +97,7 @@ class FrameStreamer:
         self.max_in_flight = max_in_flight
         self._send = send
         self._budget = budget
+        self._clock = clock  # flow control's time: ack freshness, waits for room, message rate
         # Downsampling and compressing in a helper process keeps that work clear of the GIL,
         # which a busy loop holds (see encoder_process); encoding here is the fallback.
         self._encoder: EncoderProcess | None = EncoderProcess() if offload else None
@@ -137,7 +139,7 @@ class FrameStreamer:
         with self._lock:
             if self._waiting is not None:
                 self.replaced += 1
-            self._waiting = (frame, info, time.perf_counter())
+            self._waiting = (frame, info, self._clock())
             self._advance()
             self._keep_watching()
 
@@ -187,17 +189,16 @@ class FrameStreamer:
         """The newest frame number the browser acknowledged, -1 before the first ack."""
         return self._acked
 
-    def can_send(self, now: float | None = None) -> bool:
+    def can_send(self) -> bool:
         """False while the browser acknowledges frames and ``max_in_flight`` are unacknowledged."""
-        now = time.perf_counter() if now is None else now
-        acks_arriving = now - self._last_ack < ACK_FRESH_SECONDS
+        acks_arriving = self._clock() - self._last_ack < ACK_FRESH_SECONDS
         return not acks_arriving or self._seq - self._acked < self.max_in_flight
 
-    def acknowledge(self, seq: int, now: float | None = None) -> None:
+    def acknowledge(self, seq: int) -> None:
         """Record that the browser drew frame ``seq`` (from any thread)."""
         with self._lock:
             self._acked = max(self._acked, int(seq))
-            self._last_ack = time.perf_counter() if now is None else now
+            self._last_ack = self._clock()
 
     def resend_latest(self) -> None:
         """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
@@ -206,9 +207,9 @@ class FrameStreamer:
             if self._resend and not self._watcher.failed:  # a failure is the user's, on their next push
                 self._keep_watching()
 
-    def messages_per_second(self, window: float = 3.0, now: float | None = None) -> float:
+    def messages_per_second(self, window: float = 3.0) -> float:
         """Frame messages sent over the last ``window`` seconds, per second."""
-        now = time.perf_counter() if now is None else now
+        now = self._clock()
         return sum(1 for t in list(self._send_times) if now - t <= window) / window
 
     # -- with the lock held --------------------------------------------------------------------
@@ -224,7 +225,7 @@ class FrameStreamer:
             return
         frame, info, since = self._waiting
         if not self.can_send():
-            if time.perf_counter() - since >= ACK_WAIT_SECONDS:
+            if self._clock() - since >= ACK_WAIT_SECONDS:
                 self._waiting = None
                 self.skipped += 1
             return
@@ -264,7 +265,7 @@ class FrameStreamer:
         self._send(header, [data])
         self.sent += 1
         self.bytes_sent += len(data)
-        self._send_times.append(time.perf_counter())
+        self._send_times.append(self._clock())
         return True
 
     def _resend_latest(self) -> None:

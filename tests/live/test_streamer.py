@@ -45,10 +45,34 @@ class Budget:
         return self.open
 
 
-def make(**kwargs):
-    sent = Recorder()
+class Clock:
+    """Flow control's time, which moves only when the test says: load on the machine cannot age an ack."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+STARTED = []
+
+
+@pytest.fixture(autouse=True)
+def stop_streamers():
+    """Stop every streamer a test made, even one that failed: no encoder process outlives its test."""
+    yield
+    while STARTED:
+        STARTED.pop().stop()
+
+
+def make(send=None, **kwargs):
+    sent = Recorder() if send is None else send
     kwargs.setdefault("budget", MessageBudget(10_000, 100))
-    return FrameStreamer(sent, **kwargs), sent
+    kwargs.setdefault("clock", Clock())
+    streamer = FrameStreamer(sent, **kwargs)
+    STARTED.append(streamer)
+    return streamer, sent
 
 
 def frame(value=0, h=400, w=600):
@@ -98,34 +122,34 @@ def test_png_frames_are_lossless():
 
 
 def test_acks_bound_the_frames_in_flight_only_while_they_arrive(patient_watcher):
-    streamer, sent = make(max_in_flight=2)
+    clock = Clock()
+    streamer, sent = make(max_in_flight=2, clock=clock)
     for step in range(2):
         streamer.offer(frame(h=20, w=20), {"step": step})
         streamer.flush()
-    assert streamer.can_send(now=100.0)  # no ack ever: the time throttle alone rules
-    streamer.acknowledge(-1, now=100.0)
-    assert not streamer.can_send(now=100.1)  # frames 0 and 1 in flight, acks arriving
-    streamer.acknowledge(0, now=100.2)
-    assert streamer.can_send(now=100.3)
-    assert streamer.can_send(now=101.5)  # acks stopped arriving (blocked cell, closed tab): go on
-    streamer.acknowledge(-1)  # acks arrive now; frames 0 and 1 in flight
+    assert streamer.can_send()  # no ack ever: the time throttle alone rules
+    streamer.acknowledge(-1)
+    assert not streamer.can_send()  # frames 0 and 1 in flight while acks arrive
+    clock.now += stream.ACK_FRESH_SECONDS
+    assert streamer.can_send()  # acks stopped arriving (blocked cell, closed tab): go on
+    streamer.acknowledge(-1)  # acks arrive again; frames 0 and 1 still in flight
     streamer.offer(frame(h=20, w=20), {"step": 2})
     assert streamer.busy and not streamer.pump() and sent.steps() == [0, 1]  # waits for room
-    streamer.acknowledge(1)
+    streamer.acknowledge(0)
     wait_until(streamer.pump)
     assert sent.steps() == [0, 1, 2] and streamer.skipped == 0
-    streamer.stop()
 
 
-def test_a_frame_that_gets_no_room_is_skipped_and_counted(monkeypatch, patient_watcher):
-    monkeypatch.setattr(stream, "ACK_WAIT_SECONDS", 0.0)
-    streamer, sent = make(max_in_flight=1)
+def test_a_frame_that_gets_no_room_is_skipped_and_counted(patient_watcher):
+    clock = Clock()
+    streamer, sent = make(max_in_flight=1, clock=clock)
     streamer.offer(frame(h=20, w=20), {"step": 0})
     streamer.flush()
     streamer.acknowledge(-1)  # frame 0 unacknowledged while acks arrive
     streamer.offer(frame(h=20, w=20), {"step": 1})
+    assert streamer.busy and not streamer.pump()
+    clock.now += stream.ACK_WAIT_SECONDS
     assert streamer.flush() and sent.steps() == [0] and streamer.skipped == 1
-    streamer.stop()
 
 
 def test_the_budget_skips_frames_and_counts_them():
@@ -165,7 +189,7 @@ def test_send_errors_reach_the_user(patient_watcher):
     def broken(header, buffers):
         raise ConnectionError("iopub closed")
 
-    streamer = FrameStreamer(broken, budget=MessageBudget(100, 10))
+    streamer, _ = make(broken, budget=MessageBudget(100, 10))
     streamer.offer(frame(h=20, w=20), {})
     with pytest.raises(ConnectionError, match="iopub closed"):  # sent by the caller's own flush
         streamer.flush()
@@ -179,7 +203,7 @@ def test_errors_in_the_watcher_reach_the_user_on_the_next_offer():
         failed.set()
         raise ConnectionError("iopub closed")
 
-    streamer = FrameStreamer(broken, budget=MessageBudget(100, 10))
+    streamer, _ = make(broken, budget=MessageBudget(100, 10))
     streamer.offer(frame(h=20, w=20), {})  # nobody pumps: the watcher sends it, and fails
     wait_until(lambda: failed.is_set() and not streamer.running)
     with pytest.raises(WorkerError, match="iopub closed"):
