@@ -10,8 +10,11 @@ PYTHON=${PYTHON:-python3}
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-install_debian() {  # the browser, X server, JS runtime and CPU hog the tests use; ffmpeg comes from imageio-ffmpeg
+install_debian() {  # the browser, X server, OpenGL libraries, JS runtime and CPU hog the tests use; ffmpeg comes from imageio-ffmpeg
   local missing=()
+  for package in libosmesa6 libegl1 libgl1; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+  done
   command -v chromium >/dev/null || missing+=(chromium)
   command -v stress-ng >/dev/null || missing+=(stress-ng)
   command -v Xvfb >/dev/null || missing+=(xvfb)

@@ -8,12 +8,14 @@ True
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import subprocess
 import sys
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from gymview.headless import opengl
 from gymview.headless import virtual_display as virtual
 from gymview.headless.environment import detect, ipykernel_breaks_thread_sends
 
@@ -41,7 +43,7 @@ def run_checks(names: Collection[str] | None = None) -> list[Check]:
     True
     """
     checks = []
-    for check in (_display, _xvfb, _ffmpeg, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _torch):
+    for check in (_display, _xvfb, _ffmpeg, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _opengl, _torch):
         name = check.__name__.lstrip("_")
         if names is not None and name not in names:
             continue
@@ -199,8 +201,28 @@ def _torch() -> Check:
 
 def _gpu() -> Check:
     if detect().gpu:
-        return Check("gpu", OK, "NVIDIA GPU present: headless MuJoCo/OpenGL render with MUJOCO_GL=egl")
-    return Check("gpu", OK, "none: OpenGL renders through GLX on the (virtual) display; with no display at all, MUJOCO_GL=osmesa (Debian: libosmesa6)")
+        return Check("gpu", OK, "NVIDIA GPU present")
+    return Check("gpu", OK, "none (OpenGL renders in software)")
+
+
+def _opengl() -> Check:
+    """Each OpenGL backend really tried with MuJoCo, and the one the current settings pick."""
+    if not opengl.mujoco_installed():
+        found = [backend for backend in ("osmesa", "egl") if opengl.library_present(backend)]
+        return Check("opengl", OK, f"not checked: mujoco is not installed (MuJoCo envs: pip install \"gymnasium[mujoco]\"); "
+                     f"OpenGL libraries found: {', '.join(found) or 'none'}")
+    where = detect()
+    probes = [opengl.probe(backend) for backend in opengl.backends_to_try(where.gpu, where.has_display)]
+    summary = "; ".join(map(str, probes)) + ("" if where.has_display else "; glfw not tried: no X display")
+    current = opengl.probe(None)
+    settings = f"MUJOCO_GL={current.backend}" if "MUJOCO_GL" in os.environ else "MUJOCO_GL unset (gymnasium tries glfw first)"
+    working = [probe.backend for probe in probes if probe.works]
+    if current.works:
+        return Check("opengl", OK, f"MuJoCo renders with {settings} ({current.detail}); {summary}")
+    if working:
+        return Check("opengl", WARN, f"MuJoCo cannot render with {settings}: {current.detail}; {summary}",
+                     f"run gymview.setup() first (it picks {working[0]}), or set MUJOCO_GL={working[0]}")
+    return Check("opengl", WARN, f"no OpenGL backend renders MuJoCo: {summary}", opengl.what_to_install(probes))
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess | None:

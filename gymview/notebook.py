@@ -29,8 +29,10 @@ def setup(
     * on Colab, turns on the custom widget manager the live view needs;
     * with ``display=True`` and no X display, starts a virtual one (Xvfb) so that code that opens an X
       window works; it is stopped when Python exits;
-    * without a display, sets ``MUJOCO_GL``/``PYOPENGL_PLATFORM`` (``egl`` with a GPU, else ``osmesa``)
-      and, with no display at all, ``SDL_VIDEODRIVER=dummy``; variables you set are kept;
+    * without a display, finds the OpenGL backend MuJoCo renders with by trying them in a child
+      process (EGL first with a GPU, GLX on the virtual display, OSMesa) and sets ``MUJOCO_GL``/
+      ``PYOPENGL_PLATFORM`` to it, or says what to install when none works; with no display at
+      all, sets ``SDL_VIDEODRIVER=dummy``; variables you set are kept (and checked);
     * with ``install`` (default: only on Colab) and root on Debian, installs a missing Xvfb with apt-get;
     * in a notebook, ``human=True`` makes ``gym.make(..., render_mode="human")`` show inline;
       ``human=False`` turns that off again.

@@ -26,7 +26,10 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.live.widget import LiveView
-from gymview.renderers import BatchRenderer, Drawing, renderer_for
+from gymview.headless.opengl import check_mujoco_rendering
+from gymview.live.deferred import DeferredFrame
+from gymview.renderers import Drawing, MujocoPainter, renderer_for
+from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.renderers.grid import TiledDrawing, TiledPainter, tiled
 from gymview.video.record_video import RecordVideo
 
@@ -105,9 +108,10 @@ def watch(
 
     With ``fast_render`` (the default), classic-control envs (CartPole, MountainCar, Acrobot,
     Pendulum) are drawn by :mod:`gymview.renderers` from their state, about 3x cheaper than
-    pygame and within 36 dB PSNR of it, for the view and the recording; the view's frames are
-    drawn in its encoder process, so the loop only reads the state. ``False`` always calls
-    ``env.render()``.
+    pygame and within 36 dB PSNR of it, for the view and the recording; gymnasium's MuJoCo envs
+    are drawn by MuJoCo from a copy of their simulation state, pixel-equal to ``env.render()``.
+    Either way the view's frames are drawn in its encoder process, so the loop only copies the
+    state. ``False`` always calls ``env.render()`` in the loop.
 
     >>> import gymnasium as gym
     >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
@@ -135,14 +139,17 @@ def watch(
             env, os.fspath(record), episode_trigger=lambda episode: True,
             name_prefix=spec.id if spec is not None else "episode", fast_render=fast_render,
         )
-    renderer = renderer_for(env) if kind == "env" and fast_render else None  # may raise: before a view exists
+    if first_render_makes_gl_context(env):
+        # Checked in a child process: a failed GL context can make MuJoCo abort the next try (the kernel).
+        check_mujoco_rendering()
+    snapshot = snapshot_for(env) if kind == "env" and fast_render else None  # may raise: before a view exists
     made_view = view is None
     if view is None:
         settings.setdefault("title", spec.id if spec is not None else "")
         view = LiveView(**settings)
     try:
         if kind == "env":
-            wrapped: Any = WatchedEnv(env, view, renderer=renderer)
+            wrapped: Any = WatchedEnv(env, view, snapshot=snapshot)
         elif kind == "vector":
             wrapped = WatchedVectorEnv(env, view, fast_render=fast_render)
         else:
@@ -158,6 +165,17 @@ def watch(
 
         show(view)
     return wrapped
+
+
+def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:
+    """How the view's encoder process can draw this env's frames: a function that copies what a
+    frame needs from the env (None from it: render this one here), or None for envs drawn only
+    by ``env.render()``."""
+    renderer = renderer_for(env)
+    if renderer is not None:
+        return lambda env: Drawing(renderer, renderer.state_of(env))
+    painter = MujocoPainter.for_env(env)
+    return painter.frame_of if painter is not None else None
 
 
 def frames_of_sub_envs(rendered: Any) -> list[Any]:
@@ -203,7 +221,18 @@ class ShowsFrames:
     def _show(self, force: bool = False) -> None:
         if self.view.frame_due() or (force and self.view.active):
             started = perf_counter()
-            self.view.push(self._frame(), force=force, **self._info())
+            try:
+                frame = self._frame()
+            except Exception as error:
+                self.view.stop()  # the view keeps its last frame; the error is the user's
+                if hasattr(error, "add_note") and any(word in str(error) for word in ("OpenGL", "GLFW", "EGL", "OSMesa")):
+                    error.add_note(
+                        "gymview: the env could not render for the live view. Run gymview.setup() (or "
+                        "%load_ext gymview) before making the env; python -m gymview doctor says which "
+                        "OpenGL backend works here"
+                    )
+                raise
+            self.view.push(frame, force=force, **self._info())
             self.view.record_cost(perf_counter() - started)
         self._next_check = perf_counter() + self.view.pump()
 
@@ -234,13 +263,15 @@ class ShowsFrames:
 class WatchedEnv(ShowsFrames, gym.Wrapper):
     """A single env whose frames go to ``self.view``; made by :func:`watch`."""
 
-    def __init__(self, env: gym.Env, view: LiveView, renderer: BatchRenderer | None = None) -> None:
+    def __init__(
+        self, env: gym.Env, view: LiveView, snapshot: Callable[[gym.Env], DeferredFrame | None] | None = None
+    ) -> None:
         super().__init__(env)
         self.view = view
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
-        self._renderer = renderer
+        self._snapshot = snapshot
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(**kwargs)
@@ -264,9 +295,8 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
     def _frame(self) -> Any:
         if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
             return self.env.last_frame
-        if self._renderer is not None:  # drawn in the view's encoder process
-            return Drawing(self._renderer, self._renderer.state_of(self.env))
-        return self.env.render()
+        deferred = self._snapshot(self.env) if self._snapshot is not None else None
+        return self.env.render() if deferred is None else deferred  # deferred: drawn in the encoder process
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}

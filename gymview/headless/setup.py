@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gymview.headless import opengl
 from gymview.headless import virtual_display as virtual
 from gymview.headless.environment import Environment, detect
 
@@ -38,6 +39,8 @@ class SetupReport:
     variables_kept: Mapping[str, str]
     widget_manager: bool
     human_inline: bool
+    opengl_backend: str | None = None
+    opengl_probes: tuple[opengl.GLProbe, ...] = field(default=())
     problems: tuple[str, ...] = field(default=())
 
     def __str__(self) -> str:
@@ -56,6 +59,12 @@ class SetupReport:
             lines.append("  renderers  set " + ", ".join(f"{k}={v}" for k, v in self.variables_set.items()))
         if self.variables_kept:
             lines.append("  renderers  kept yours: " + ", ".join(f"{k}={v}" for k, v in self.variables_kept.items()))
+        tried = {probe.backend: probe for probe in self.opengl_probes}
+        chosen = tried.get(self.opengl_backend)
+        if chosen is not None and chosen.works:
+            lines.append(f"  opengl     MuJoCo renders with {chosen.backend} ({chosen.detail})")
+        elif self.opengl_backend and not tried:
+            lines.append(f"  opengl     {self.opengl_backend} (mujoco is not installed, so not tried)")
         if self.widget_manager:
             lines.append("  widgets    Colab custom widget manager enabled")
         if self.human_inline:
@@ -86,10 +95,12 @@ def prepare(display: bool = True, install: bool | None = None) -> SetupReport:
             installed = _apt_get_install(wanted, problems)
         started = _start_display(problems)
 
-    # OpenGL on a virtual display works through GLX (Mesa); force EGL/OSMesa only with a GPU
-    # (EGL is faster than GLX on Xvfb there) or when no X display could be had at all.
-    wants_gl_variables = headless and (where.gpu or not started)
-    variables: dict[str, str] = virtual.renderer_variables(where.gpu) if wants_gl_variables else {}
+    variables: dict[str, str] = {}
+    backend, probes = None, ()
+    if headless:
+        backend, probes = _choose_opengl(where.gpu, started, problems)
+        if backend is not None:
+            variables.update(opengl.variables_for(backend))
     variables.update(virtual.runtime_dir_variable())
     if headless and not started:
         variables["SDL_VIDEODRIVER"] = "dummy"
@@ -115,9 +126,32 @@ def prepare(display: bool = True, install: bool | None = None) -> SetupReport:
         variables_kept=variables_kept,
         widget_manager=widget_manager,
         human_inline=False,
+        opengl_backend=backend,
+        opengl_probes=probes,
         problems=tuple(problems),
     )
     return report
+
+
+def _choose_opengl(gpu: bool, display: bool, problems: list[str]) -> tuple[str | None, tuple[opengl.GLProbe, ...]]:
+    """The OpenGL backend for MuJoCo: the user's own ``MUJOCO_GL`` (checked), else the first that renders."""
+    theirs = os.environ.get("MUJOCO_GL")
+    if theirs and _set_by_setup.get("MUJOCO_GL") != theirs:
+        backend = theirs if theirs in opengl.BACKENDS else None
+        if not opengl.mujoco_installed():
+            return backend, ()
+        tried = (opengl.probe(None),)
+        if not tried[0].works:
+            problems.append(f"your MUJOCO_GL={theirs} does not render: {tried[0].detail}; unset it and run setup again")
+        return backend, tried
+    for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM"):  # ours from an earlier call: choose again
+        if name in _set_by_setup and os.environ.get(name) == _set_by_setup[name]:
+            del os.environ[name], _set_by_setup[name]
+    backend, tried = opengl.choose_backend(gpu, display)
+    if tried and backend is None:
+        failures = "; ".join(str(probe) for probe in tried)
+        problems.append(f"no OpenGL backend renders MuJoCo ({failures}): {opengl.what_to_install(tried)}")
+    return backend, tried
 
 
 def _debian_packages_needed(xvfb_found: bool, allowed: bool, is_root: bool, apt_get: bool) -> tuple[str, ...]:

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 __all__ = [
     "VirtualDisplay",
     "find_xvfb",
-    "renderer_variables",
     "set_renderer_variables",
     "start_virtual_display",
     "stop_virtual_display",
@@ -125,16 +124,6 @@ def stop_virtual_display() -> None:
         running, _running = _running, None
         if running is not None:
             running.stop()
-
-
-def renderer_variables(gpu: bool) -> dict[str, str]:
-    """The variables that make MuJoCo and PyOpenGL render without a window: EGL on a GPU, else OSMesa.
-
-    >>> renderer_variables(gpu=False)
-    {'MUJOCO_GL': 'osmesa', 'PYOPENGL_PLATFORM': 'osmesa'}
-    """
-    platform = "egl" if gpu else "osmesa"
-    return {"MUJOCO_GL": platform, "PYOPENGL_PLATFORM": platform}
 
 
 def runtime_dir_variable() -> dict[str, str]:

@@ -5,7 +5,8 @@ matching what ``env.render()`` returns for MountainCar(-Continuous), CartPole, A
 Pendulum (gymnasium's pygame drawing: same geometry, colours, flips and antialiased edges) at a
 fraction of the cost. :meth:`BatchRenderer.state_of` snapshots (copies) what is needed to draw an
 env, so the cheap part runs where the env lives and the drawing can run elsewhere (a thread, a
-worker process, later from stored states).
+worker process, later from stored states). :class:`MujocoPainter` does the same for gymnasium's
+MuJoCo envs with MuJoCo's own renderer, pixel-equal to ``env.render()``.
 
 >>> import gymnasium as gym, numpy as np
 >>> env = gym.make("CartPole-v1")
@@ -27,6 +28,8 @@ _EXPORTS = {
     "CartPoleRenderer": ".classic_control",
     "MountainCarRenderer": ".classic_control",
     "PendulumRenderer": ".classic_control",
+    "MujocoFrame": ".mujoco",
+    "MujocoPainter": ".mujoco",
     "TiledDrawing": ".grid",
     "TiledPainter": ".grid",
     "tiled": ".grid",

@@ -33,7 +33,7 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
             env.close()
     if not isinstance(env_or_id, gym.Env):
         raise TypeError(f"renderer_for() takes a gymnasium env or an env id string; got {type(env_or_id).__name__}")
-    if not _wrappers_pass_frames_through(env_or_id):
+    if not wrappers_pass_frames_through(env_or_id):
         return None
     unwrapped = env_or_id.unwrapped
     env_id = unwrapped.spec.id if unwrapped.spec is not None else type(unwrapped).__name__
@@ -45,7 +45,7 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
     return None
 
 
-def _wrappers_pass_frames_through(env: gym.Env) -> bool:
+def wrappers_pass_frames_through(env: gym.Env) -> bool:
     """False if a wrapper around the unwrapped env overrides ``render`` (it may change the frames)."""
     from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
 

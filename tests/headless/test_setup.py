@@ -34,7 +34,8 @@ HUMAN_WINDOW_AFTER_SETUP = textwrap.dedent("""
 """)
 
 
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+def run_env(**env: str) -> dict[str, str]:
+    """This process's environment with gymview importable and no display or renderer settings but ``env``."""
     merged = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1", **env}
     for name, value in env.items():
         if value is None:
@@ -42,7 +43,11 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     for name in ("DISPLAY", "MUJOCO_GL", "PYOPENGL_PLATFORM", "SDL_VIDEODRIVER", "COLAB_RELEASE_TAG"):
         if name not in env:
             merged.pop(name, None)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=merged, timeout=60)
+    return merged
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=run_env(**env), timeout=60)
 
 
 def last_json(done: subprocess.CompletedProcess) -> dict:
@@ -114,8 +119,10 @@ def test_user_set_variables_are_kept_and_reported():
         SDL_VIDEODRIVER="offscreen",
     )
     seen = last_json(done)
-    assert seen == {"MUJOCO_GL": "glfw", "PYOPENGL_PLATFORM": "osmesa", "SDL_VIDEODRIVER": "offscreen"}
+    assert seen == {"MUJOCO_GL": "glfw", "PYOPENGL_PLATFORM": None, "SDL_VIDEODRIVER": "offscreen"}
     assert "kept yours: MUJOCO_GL=glfw" in done.stdout
+    # with no display GLFW cannot render: setup checked the user's choice and says so
+    assert "problem    your MUJOCO_GL=glfw does not render" in done.stdout
 
 
 def test_a_later_setup_with_a_display_drops_the_sdl_dummy_driver_it_set():
@@ -168,16 +175,30 @@ def test_xvfb_is_installed_only_when_missing_allowed_root_and_debian(xvfb_found,
     assert _debian_packages_needed(xvfb_found, allowed, is_root, apt_get) == wanted
 
 
-def test_opengl_goes_through_glx_on_the_virtual_display_without_a_gpu():
-    seen = last_json(run_python(textwrap.dedent("""
-        import json, os, gymview
-        report = gymview.setup(quiet=True)
-        print(json.dumps({"gpu": report.environment.gpu, "started": report.started_display,
-                          "gl": [os.environ.get(k) for k in ("MUJOCO_GL", "PYOPENGL_PLATFORM")]}))
-    """)))
-    if seen["gpu"] or not seen["started"]:
+MUJOCO_AFTER_SETUP = textwrap.dedent("""
+    import json, os, sys, gymview
+    report = gymview.setup(display=sys.argv[1] == "display", quiet=True)
+    import gymnasium as gym
+    env = gym.make("InvertedPendulum-v5", render_mode="rgb_array", width=64, height=48)
+    env.reset(seed=0)
+    frame = env.render()
+    env.close()
+    print(json.dumps({"gpu": report.environment.gpu, "started": report.started_display, "report": str(report),
+                      "gl": [os.environ.get(k) for k in ("MUJOCO_GL", "PYOPENGL_PLATFORM")],
+                      "spread": int(frame.max()) - int(frame.min())}))
+""")
+
+
+@pytest.mark.parametrize(("display", "backend"), [("display", ["glfw", None]), ("none", ["osmesa", "osmesa"])])
+def test_a_mujoco_env_renders_after_setup_through_the_backend_it_chose(display, backend):
+    pytest.importorskip("mujoco")
+    done = subprocess.run([sys.executable, "-c", MUJOCO_AFTER_SETUP, display], capture_output=True, text=True,
+                          timeout=120, env=run_env())
+    seen = last_json(done)
+    if seen["gpu"] or (display == "display" and not seen["started"]):
         pytest.skip("needs a machine without a GPU where Xvfb can start")
-    assert seen["gl"] == [None, None]
+    assert seen["gl"] == backend and seen["spread"] > 50
+    assert f"opengl     MuJoCo renders with {backend[0]} (" in seen["report"]
 
 
 def test_pygame_gets_a_private_runtime_dir_and_prints_no_error():

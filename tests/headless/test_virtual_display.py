@@ -9,6 +9,7 @@ import psutil
 import pytest
 
 from gymview.headless import virtual_display as virtual
+from gymview.headless.opengl import variables_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,15 +111,10 @@ def test_bad_size_is_refused(no_display):
         virtual.start_virtual_display(size=(0, 10))
 
 
-def test_renderer_variables_use_egl_on_a_gpu_and_osmesa_elsewhere():
-    assert virtual.renderer_variables(gpu=True) == {"MUJOCO_GL": "egl", "PYOPENGL_PLATFORM": "egl"}
-    assert virtual.renderer_variables(gpu=False) == {"MUJOCO_GL": "osmesa", "PYOPENGL_PLATFORM": "osmesa"}
-
-
 def test_renderer_variables_never_override_the_users(monkeypatch):
     monkeypatch.setenv("MUJOCO_GL", "glfw")
     monkeypatch.setenv("PYOPENGL_PLATFORM", "")  # empty counts as unset; monkeypatch restores it
-    set_now, kept = virtual.set_renderer_variables(virtual.renderer_variables(gpu=False))
+    set_now, kept = virtual.set_renderer_variables(variables_for("osmesa"))
     assert kept == {"MUJOCO_GL": "glfw"} and set_now == {"PYOPENGL_PLATFORM": "osmesa"}
     assert os.environ["MUJOCO_GL"] == "glfw" and os.environ["PYOPENGL_PLATFORM"] == "osmesa"
 

@@ -133,3 +133,31 @@ def test_sb3_trains_on_watched_vec_envs_in_a_kernel(kernel):
     frames = result.custom_frames()
     assert {(f["width"], f["height"]) for _, f, _ in frames} == {(1200, 800)}  # 4 envs tiled 2 x 2
     assert "from fork" not in kernel.log(), kernel.log()[-2000:]
+
+
+MUJOCO_LOOP = """
+%load_ext gymview
+import time, gymnasium as gym, gymview
+env = gymview.watch(gym.make("HalfCheetah-v5", render_mode="rgb_array"), fps=30)
+obs, info = env.reset(seed=0)
+steps, start = 0, time.perf_counter()
+while time.perf_counter() - start < 3:
+    obs, *_ = env.step(env.action_space.sample())
+    steps += 1
+env.close()
+print("steps", steps, "sent", env.view.stats["frames_sent"])
+"""
+
+
+def test_a_mujoco_env_renders_headless_in_a_kernel_after_load_ext(kernel):
+    pytest.importorskip("mujoco")
+    result = kernel.run(MUJOCO_LOOP)
+    assert "opengl     MuJoCo renders with" in result.stdout
+    words = result.stdout.split()
+    steps, sent = int(words[words.index("steps") + 1]), int(words[words.index("sent") + 1])
+    frames = result.custom_frames()
+    assert sent == len(frames) >= 3 and steps > 10 * sent
+    assert {(f["width"], f["height"]) for _, f, _ in frames} == {(480, 480)}
+    pixels = np.asarray(Image.open(io.BytesIO(frames[-1][2][0])).convert("L"))
+    assert pixels.std() > 10, "a HalfCheetah frame is not blank"
+    assert "Traceback" not in kernel.log() and "Exception ignored" not in kernel.log(), kernel.log()[-2000:]

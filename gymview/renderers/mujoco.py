@@ -1,0 +1,186 @@
+"""MuJoCo envs drawn in another process from a copy of their simulation state.
+
+A gymnasium ``MujocoEnv`` renders with software OpenGL in tens of milliseconds, far longer
+than a step. :class:`MujocoPainter` lets the view's encoder process draw it instead: the loop
+copies what MuJoCo's scene is built from (body, geom, site, camera and light poses, tendons,
+the free camera and the visual options; a few kilobytes), and the painter rebuilds the scene
+from its own copy of the model with gymnasium's own off-screen viewer, so the picture is
+pixel-equal to ``env.render()``.
+
+Poses are copied, not recomputed: after ``mj_step`` MuJoCo's poses are those of the start of
+the last substep, and ``env.render()`` draws exactly those.
+
+>>> import gymnasium as gym
+>>> env = gym.make("InvertedPendulum-v5", render_mode="rgb_array")   # doctest: +SKIP
+>>> painter = MujocoPainter.for_env(env)                               # doctest: +SKIP
+>>> _ = env.reset(seed=0); _ = env.render()   # the first render makes gymnasium's camera  # doctest: +SKIP
+>>> bool((painter.frame_of(env).draw() == env.render()).all())         # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = ["MujocoFrame", "MujocoPainter", "first_render_makes_gl_context"]
+
+# What mjv_updateScene reads from MjData: poses (copied, see the module docstring), tendon
+# paths, actuator and sensor values, flex vertices.
+DATA_FIELDS = (
+    "qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat",
+    "xpos", "xquat", "xmat", "xipos", "ximat", "xanchor", "xaxis", "subtree_com",
+    "geom_xpos", "geom_xmat", "site_xpos", "site_xmat", "cam_xpos", "cam_xmat", "light_xpos", "light_xdir",
+    "ten_wrapadr", "ten_wrapnum", "wrap_obj", "wrap_xpos", "ten_length", "actuator_length", "sensordata",
+    "flexvert_xpos", "flexelem_aabb", "flexedge_length",
+)
+# The visual options users change (gymnasium's visual_options, or viewer.vopt directly).
+OPTION_ARRAYS = ("flags", "geomgroup", "sitegroup", "jointgroup", "tendongroup", "actuatorgroup", "flexgroup", "skingroup")
+OPTION_VALUES = ("frame", "label", "bvh_depth", "flex_layer")
+CAMERA_VALUES = ("type", "fixedcamid", "trackbodyid", "distance", "azimuth", "elevation", "orthographic")
+
+
+def _mujoco_env_class() -> type | None:
+    """gymnasium's MujocoEnv, if some env already imported it (never imports mujoco itself)."""
+    module = sys.modules.get("gymnasium.envs.mujoco.mujoco_env")
+    return getattr(module, "MujocoEnv", None)
+
+
+def first_render_makes_gl_context(env: Any) -> bool:
+    """True for a gymnasium MuJoCo env (or a vector env of them here) that has not rendered yet:
+    its next render creates an OpenGL context, which fails when no backend works."""
+    mujoco_env = _mujoco_env_class()
+    if mujoco_env is None:
+        return False
+    sub_envs = getattr(env, "envs", None)
+    first = sub_envs[0] if isinstance(sub_envs, (list, tuple)) and sub_envs else env
+    unwrapped = getattr(first, "unwrapped", None)
+    return isinstance(unwrapped, mujoco_env) and unwrapped.mujoco_renderer.viewer is None
+
+
+class MujocoPainter:
+    """Draws one MuJoCo env's frames from :meth:`frame_of` states (a DeferredFrame painter).
+
+    Picklable: the model travels with it; the GL context is made where it first paints.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        unwrapped = env.unwrapped
+        renderer = unwrapped.mujoco_renderer
+        self.model = unwrapped.model
+        self.width, self.height = int(renderer.width), int(renderer.height)
+        self.max_geom = int(renderer.max_geom)
+        self.camera_id = renderer.camera_id
+        data = unwrapped.data
+        # (name, offset, shape, dtype) of each piece of the state vector
+        self._layout: list[tuple[str, int, tuple[int, ...], np.dtype]] = []
+        size = 1  # data.time first
+        for name in DATA_FIELDS:
+            array = getattr(data, name, None)
+            if isinstance(array, np.ndarray) and array.size:
+                self._layout.append((name, size, array.shape, array.dtype))
+                size += array.size
+        self._data_size = size
+        self._data: Any = None
+        self._viewer: Any = None
+
+    @classmethod
+    def for_env(cls, env: gym.Env) -> MujocoPainter | None:
+        """A painter for a gymnasium ``MujocoEnv`` in ``rgb_array`` mode whose class and wrappers
+        keep gymnasium's ``render``, else None."""
+        from gymview.renderers.registry import wrappers_pass_frames_through
+
+        mujoco_env = _mujoco_env_class()
+        unwrapped = env.unwrapped
+        if (
+            mujoco_env is None
+            or not isinstance(unwrapped, mujoco_env)
+            or type(unwrapped).render is not mujoco_env.render
+            or unwrapped.render_mode != "rgb_array"
+            or not wrappers_pass_frames_through(env)
+        ):
+            return None
+        return cls(env)
+
+    # -- the loop's side ------------------------------------------------------------------------
+    def frame_of(self, env: gym.Env) -> MujocoFrame | None:
+        """The frame ``env.render()`` would draw now, as a state to paint elsewhere; None when the
+        frame must be rendered here (before gymnasium made its viewer, or with markers or text
+        overlays added to it)."""
+        unwrapped = env.unwrapped
+        viewer = unwrapped.mujoco_renderer._viewers.get("rgb_array")
+        if viewer is None or viewer._markers or viewer._overlays:
+            return None
+        data, camera, options = unwrapped.data, viewer.cam, viewer.vopt
+        parts: list[Any] = [[data.time]]
+        parts += [getattr(data, name).ravel() for name, _, _, _ in self._layout]
+        parts.append([getattr(camera, name) for name in CAMERA_VALUES])
+        parts.append(camera.lookat)
+        parts += [getattr(options, name) for name in OPTION_ARRAYS]
+        parts.append([getattr(options, name) for name in OPTION_VALUES])
+        parts.append(viewer.scn.flags)
+        return MujocoFrame(self, np.concatenate(parts, dtype=np.float64, casting="unsafe"))
+
+    # -- the painting side ------------------------------------------------------------------------
+    def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
+        """Draw ``state`` (from :meth:`frame_of`) as ``env.render()`` would: (height, width, 3) uint8."""
+        viewer = self._viewer_here()
+        data = self._data
+        data.time = state[0]
+        for name, offset, shape, dtype in self._layout:
+            count = int(np.prod(shape))
+            getattr(data, name)[...] = state[offset : offset + count].reshape(shape).astype(dtype)
+        rest = iter(np.split(state[self._data_size :], np.cumsum(self._option_sizes(viewer))))
+        camera, options = viewer.cam, viewer.vopt
+        for name, value in zip(CAMERA_VALUES, next(rest)):
+            setattr(camera, name, type(getattr(camera, name))(value))
+        camera.lookat[:] = next(rest)
+        for name in OPTION_ARRAYS:
+            target = getattr(options, name)
+            target[:] = next(rest).astype(target.dtype)
+        for name, value in zip(OPTION_VALUES, next(rest)):
+            setattr(options, name, int(value))
+        viewer.scn.flags[:] = next(rest).astype(viewer.scn.flags.dtype)
+        return viewer.render("rgb_array", self.camera_id)
+
+    def _option_sizes(self, viewer: Any) -> list[int]:
+        options = viewer.vopt
+        return [len(CAMERA_VALUES), 3, *(getattr(options, name).size for name in OPTION_ARRAYS), len(OPTION_VALUES)]
+
+    def _viewer_here(self) -> Any:
+        if self._viewer is None:
+            import mujoco
+            from gymnasium.envs.mujoco.mujoco_rendering import OffScreenViewer
+
+            self._data = mujoco.MjData(self.model)
+            self._viewer = OffScreenViewer(self.model, self._data, self.width, self.height, self.max_geom)
+            # Freed before the interpreter tears down the GL modules its __del__ would need.
+            atexit.register(self._viewer.free)
+        return self._viewer
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_data"] = state["_viewer"] = None
+        return state
+
+    def __repr__(self) -> str:
+        return f"MujocoPainter({self.width}x{self.height}, {len(self._layout)} data fields)"
+
+
+class MujocoFrame(NamedTuple):
+    """A MuJoCo frame not drawn yet (a :class:`gymview.live.DeferredFrame`)."""
+
+    painter: MujocoPainter
+    state: np.ndarray
+
+    def draw(self) -> np.ndarray:
+        """The (height, width, 3) uint8 frame, drawn here."""
+        return self.painter.paint(self.state)
+
+    def checked(self) -> MujocoFrame:
+        """This frame: :meth:`MujocoPainter.frame_of` made its state from a live env already."""
+        return self
