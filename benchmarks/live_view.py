@@ -13,7 +13,9 @@ drops output beyond 1000/s) and bytes/s. Then a and e again, in 0.25 s slices th
 one kernel (with a second plain env as the noise floor): the steadier ratio on a noisy machine. ``--browser`` also runs a watched loop in real JupyterLab
 with Chromium and prints the frames per second that reached the page. ``--sb3`` times stable-baselines3
 PPO ``learn()`` on CartPole with 1 and 4 envs, watched (``gymview.watch(venv)``) and not, in
-alternating rounds in one kernel.
+alternating rounds in one kernel. ``--mujoco`` times a HalfCheetah-v5 loop plain, watched (frames
+painted in the encoder process) and watched with ``fast_render=False`` (rendered in the loop), in
+alternating slices in one kernel, with the frames/s each watched loop sent.
 """
 
 from __future__ import annotations
@@ -136,6 +138,48 @@ for n_envs in (1, 4):
 """
 
 
+MUJOCO = """
+import statistics, time, gymnasium as gym, gymview
+gymview.setup(quiet=True, human=False)
+def make():
+    env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
+    env.reset(seed=0)
+    return env
+envs = {{"plain": make(), "plain'": make(), "watched": gymview.watch(make()),
+         "in loop": gymview.watch(make(), fast_render=False)}}
+def run_slice(env, seconds):
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        env.step(env.action_space.sample())
+        steps += 1
+    return steps / (time.perf_counter() - start)
+for env in envs.values():
+    env.reset(seed=0)
+    run_slice(env, 1.0)
+sent = {{name: env.view.stats["frames_sent"] for name, env in envs.items() if hasattr(env, "view")}}
+ratios = {{name: [] for name in envs}}
+for index in range({rounds}):
+    order = list(envs) if index % 2 else list(envs)[::-1]
+    rates = {{name: run_slice(envs[name], {slice_s}) for name in order}}
+    for name in envs:
+        ratios[name].append(rates[name] / rates["plain"])
+for name, env in envs.items():
+    fps = (env.view.stats["frames_sent"] - sent[name]) / ({rounds} * {slice_s}) if name in sent else 0.0
+    print("MUJOCO", name.replace(" ", "_"), statistics.median(ratios[name]), fps)
+    env.close()
+"""
+
+
+def run_mujoco(rounds: int, slice_s: float) -> list[tuple[str, float, float]]:
+    """(variant, loop speed / plain loop's, median over alternating slices, frames/s sent)."""
+    from conftest import running_kernel
+
+    with running_kernel(str(REPO)) as kernel:
+        result = kernel.run(MUJOCO.format(rounds=rounds, slice_s=slice_s), timeout=rounds * slice_s * 8 + 120)
+    rows = [line.split()[1:] for line in result.stdout.splitlines() if line.startswith("MUJOCO")]
+    return [(name.replace("_", " "), float(ratio), float(fps)) for name, ratio, fps in rows]
+
+
 def run_sb3(rounds: int, steps: int) -> list[tuple[int, float, float]]:
     """(n_envs, watched/unwatched learn() speed, median over alternating rounds, frames/s sent)."""
     from conftest import running_kernel
@@ -249,6 +293,8 @@ def main() -> None:
     parser.add_argument("--paired-rounds", type=int, default=40, help="alternating a/e slices (0: skip)")
     parser.add_argument("--sb3", action="store_true", help="also time SB3 PPO learn(), watched vs not")
     parser.add_argument("--sb3-rounds", type=int, default=8, help="alternating learn() rounds per env count")
+    parser.add_argument("--mujoco", action="store_true", help="also time a HalfCheetah loop, watched vs not")
+    parser.add_argument("--mujoco-rounds", type=int, default=10, help="alternating 1 s slices per variant")
     args = parser.parse_args()
     for name in list(VARIANTS):
         if name[0] not in args.only + "a":
@@ -274,6 +320,11 @@ def main() -> None:
         print("\nSB3 PPO learn() on CartPole, 2048 steps a round, alternating watched / unwatched in one kernel:")
         for n_envs, ratio, fps in run_sb3(args.sb3_rounds, 2048):
             print(f"  {n_envs} env(s): watched / unwatched = {ratio:.3f}x (median of {args.sb3_rounds}), {fps:.1f} frames/s sent")
+    if args.mujoco:
+        print(f"\nHalfCheetah-v5 (480x480), {args.mujoco_rounds} alternating 1 s slices per variant in one kernel:")
+        print("| variant | loop speed vs plain | frames/s sent |\n|---|---:|---:|")
+        for name, ratio, fps in run_mujoco(args.mujoco_rounds, 1.0):
+            print(f"| {name} | {ratio:.3f}x | {fps:.1f} |")
     if args.browser:
         import tempfile
 

@@ -99,6 +99,8 @@ class EncoderProcess:
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
         env.setdefault("OMP_NUM_THREADS", "1")
+        # Mesa's software GL (MuJoCo painters) would spread each frame over every core, the loop's too.
+        env.setdefault("LP_NUM_THREADS", "1")
         try:
             process = subprocess.Popen(
                 encoder_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
