@@ -98,7 +98,7 @@ def watch(
     ``max_overhead`` (0.1, the share of the loop's time frames may cost) configure the new
     :class:`LiveView`; with ``view=`` an existing view is used and these must be left out. The
     view is shown in the notebook right away (``display=False`` to show ``env.view`` yourself)
-    and its thread ends with ``env.close()``. Vector envs show their sub-envs tiled in one grid,
+    and ``env.close()`` closes it, leaving its last frame on the page as a still image. Vector envs show their sub-envs tiled in one grid,
     each labelled with its index and running return; a vector env wrapped with
     :func:`gymview.atari.wrap` also shows what the agent sees (env 0's preprocessed stack).
 
@@ -160,10 +160,9 @@ def watch(
         if made_view:
             view.close()
         raise
+    wrapped._owns_view = made_view
     if display and view.active:
-        from IPython.display import display as show
-
-        show(view)
+        view.show()
     return wrapped
 
 
@@ -211,6 +210,7 @@ class ShowsFrames:
     view: LiveView
     _next_check = 0.0
     _closed = False
+    _owns_view = False  # watch() made the view: closing the env closes it too
 
     def _frame(self) -> Any:
         raise NotImplementedError
@@ -237,9 +237,10 @@ class ShowsFrames:
         self._next_check = perf_counter() + self.view.pump()
 
     def _close_watching(self, started: bool, close_env: Callable[[], None]) -> None:
-        """Once: show the final state (if anything ran), stop the view's thread, then close the env.
+        """Once: show the final state (if anything ran), stop the view, then close the env.
 
-        The view stays on the page with its last frame.
+        A view that :func:`watch` made is closed (released, its last frame left on the page as
+        a still image); one the user passed in is only stopped.
         """
         if self._closed:
             return
@@ -248,15 +249,21 @@ class ShowsFrames:
             if started:
                 self._stop_view()
             else:
-                self.view.stop()
+                self._end_view()
         finally:
             close_env()
 
     def _stop_view(self) -> None:
-        """Show the final state (the throttle may have skipped it), then stop the view's thread."""
+        """Show the final state (the throttle may have skipped it), then stop or close the view."""
         try:
             self._show(force=True)
         finally:
+            self._end_view()
+
+    def _end_view(self) -> None:
+        if self._owns_view:
+            self.view.close()
+        else:
             self.view.stop()
 
 
@@ -302,7 +309,8 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
         return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
 
     def close(self) -> None:
-        """Close the env (finishing its videos) and stop the view's thread; the view keeps its last frame."""
+        """Close the env (finishing its videos) and the view watch() made (its last frame stays on the
+        page as a still image; a view passed with ``view=`` is only stopped)."""
         self._close_watching(self.episode > 0, super().close)
 
 
@@ -358,5 +366,5 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
 
     def close(self, **kwargs: Any) -> None:
-        """Close the envs and stop the view's thread; the view keeps showing its last frame."""
+        """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
         self._close_watching(self._started, lambda: super(WatchedVectorEnv, self).close(**kwargs))

@@ -86,7 +86,7 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
         return self.returns.info()
 
     def close(self) -> None:
-        """Close the envs and stop the view's thread; the view keeps showing its last frame."""
+        """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
         self._close_watching(self._started, self.venv.close)
 
 
@@ -119,9 +119,7 @@ class WatchCallback(BaseCallback):
             self._view_options.setdefault("title", type(self.model).__name__)
             self.view = LiveView(**self._view_options)
             if self._display and self.view.active:
-                from IPython.display import display as show
-
-                show(self.view)
+                self.view.show()
         self._returns = _Returns(env.num_envs)
 
     def _on_step(self) -> bool:

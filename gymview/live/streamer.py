@@ -200,6 +200,11 @@ class FrameStreamer:
             self._acked = max(self._acked, int(seq))
             self._last_ack = self._clock()
 
+    @property
+    def latest(self) -> tuple[dict[str, Any], bytes] | None:
+        """The header and image bytes of the last frame sent, or None before the first."""
+        return self._latest
+
     def resend_latest(self) -> None:
         """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
         with self._lock:

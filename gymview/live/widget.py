@@ -20,6 +20,8 @@ import uuid
 import warnings
 from typing import Any
 
+import base64
+
 import anywidget
 import traitlets
 from comm import DummyComm
@@ -104,8 +106,10 @@ class LiveView(anywidget.AnyWidget):
     >>> view.close()
     """
 
-    _esm = _FRONTEND / "widget.js"
-    _css = _FRONTEND / "widget.css"
+    # Text, not paths: anywidget watches a path's file and its change signal holds every instance
+    # forever (anywidget issue 929), so closed views could never be collected.
+    _esm = (_FRONTEND / "widget.js").read_text(encoding="utf-8")
+    _css = (_FRONTEND / "widget.css").read_text(encoding="utf-8")
 
     _stream_id = traitlets.Unicode(help="Finds this widget's frame state in the browser.").tag(sync=True)
     title = traitlets.Unicode("", help="Shown above the picture.").tag(sync=True)
@@ -139,6 +143,7 @@ class LiveView(anywidget.AnyWidget):
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
         self._next_pump = 0.0
+        self._display_handle: Any = None  # from show(): where close() leaves the last frame
         if _forked_child:  # opening a real comm would send from the fork
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(
@@ -181,6 +186,13 @@ class LiveView(anywidget.AnyWidget):
             setattr(self._streamer, change["name"], change["new"])
 
     # -- showing ---------------------------------------------------------------------------
+    def show(self) -> None:
+        """Display the view in the notebook, where :meth:`close` will leave its last frame as a
+        still image (saved with the notebook) instead of an empty widget."""
+        from IPython.display import display
+
+        self._display_handle = display(self, display_id=True)
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         self._displayed = True
         self._update_rate()
@@ -299,7 +311,9 @@ class LiveView(anywidget.AnyWidget):
         self._streamer.stop(timeout)
 
     def close(self) -> None:
-        """Stop streaming and close the widget; safe to call twice."""
+        """Stop streaming and close the widget, releasing it (its counters stay readable); safe
+        to call twice. A view displayed by :meth:`show` is replaced by its last frame as a still
+        image; one displayed otherwise disappears from the page with the widget."""
         if self._closed:
             return
         self._closed = True
@@ -308,8 +322,21 @@ class LiveView(anywidget.AnyWidget):
                 _views.remove(self)
         try:
             self._streamer.stop()
+            self._leave_last_frame()
         finally:
-            super().close()
+            self._display_handle = None
+            super().close()  # closes the comm: ipywidgets forgets the widget, so it can be collected
+
+    def _leave_last_frame(self) -> None:
+        latest = self._streamer.latest
+        if self._display_handle is None or latest is None or not self._in_kernel:
+            return
+        header, data = latest
+        mime = f"image/{header['format']}"
+        self._display_handle.update(
+            {mime: base64.b64encode(data).decode("ascii"), "text/plain": f"<{self.title or 'gymview'}: last frame>"},
+            metadata={mime: {"width": header["width"], "height": header["height"]}}, raw=True,
+        )
 
     # -- the wire --------------------------------------------------------------------------
     def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:

@@ -176,6 +176,28 @@ def widget_counters(page, index: int = 0) -> dict:
     )
 
 
+def still_images(page) -> list[dict]:
+    """The still images closed views left in the outputs: size and luminance spread of each."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll(".jp-OutputArea-output img"))
+            .filter((img) => img.src.startsWith("data:image/"))
+            .map((img) => {
+                const canvas = document.createElement("canvas");
+                canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+                const context = canvas.getContext("2d");
+                context.drawImage(img, 0, 0);
+                const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+                let low = 255, high = 0;
+                for (let i = 0; i < data.length; i += 4) {
+                    const y = 0.299 * data[i] + 0.587 * data[i + 1] + 0.114 * data[i + 2];
+                    if (y < low) low = y;
+                    if (y > high) high = y;
+                }
+                return {width: img.naturalWidth, height: img.naturalHeight, spread: high - low};
+            })"""
+    )
+
+
 def canvas_luminance_spread(page, index: int = 0) -> float:
     """Max minus min luminance over the view's canvas: 0 for a blank picture."""
     return page.evaluate(

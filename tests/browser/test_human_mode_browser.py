@@ -1,6 +1,7 @@
 """`%load_ext gymview` then render_mode="human": the env shows in the inline view, no window, no hang."""
 
 import json
+import time
 
 import pytest
 from lab import (
@@ -9,6 +10,7 @@ from lab import (
     open_notebook,
     run_all_cells,
     running_server,
+    still_images,
     widget_counters,
 )
 
@@ -40,8 +42,17 @@ def test_human_mode_renders_inline(tmp_path):
     with running_server(root, "lab") as server, chromium_page() as page:
         open_notebook(page, server, "human.ipynb")
         run_all_cells(page)
-        page.wait_for_function("() => document.body.innerText.includes('HUMAN human LiveView')", timeout=120_000)
+        # read the live view while it runs: env.close() replaces it by its last frame, a still image
+        counters, spread = None, 0.0
+        deadline = time.monotonic() + 120
+        while not page.evaluate("() => document.body.innerText.includes('HUMAN human LiveView')"):
+            assert time.monotonic() < deadline, "the human-mode cell did not finish in 120 s"
+            now = widget_counters(page)
+            if now is not None:
+                counters, spread = now, canvas_luminance_spread(page)
+            page.wait_for_timeout(100)
         page.wait_for_timeout(500)
-        counters = widget_counters(page)
         assert counters is not None and counters["drawn"] >= 5 and counters["gaps"] == 0, counters
-        assert canvas_luminance_spread(page) > 50
+        assert spread > 50
+        (still,) = still_images(page)
+        assert (still["width"], still["height"]) == (512, 341) and still["spread"] > 50

@@ -13,6 +13,7 @@ from lab import (
     open_notebook,
     run_all_cells,
     running_server,
+    still_images,
     widget_counters,
 )
 
@@ -34,24 +35,33 @@ def run_quickstart(tmp_path, repo_root, app, artifacts):
         open_notebook(page, server, "quickstart.ipynb")
         run_all_cells(page)
         page.wait_for_function("() => document.querySelectorAll('.gymview').length > 0", timeout=60_000)
-        samples, statuses = [], set()
+        # The live views are read while they exist: env.close() replaces each by a still image.
+        samples, statuses, last = [], set(), {"cartpole": None, "vector": None, "spread": 0.0}
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
+            done = page.evaluate(IDLE_AND_DONE)
             counters = widget_counters(page, 0)
-            samples.append((time.monotonic(), counters["received"], counters["drawn"]))
-            statuses.add(counters["status"])
-            if page.evaluate(IDLE_AND_DONE):
+            views = page.evaluate("() => document.querySelectorAll('.gymview').length")
+            if counters is not None and views == 2:  # both views on the page: index 0 is CartPole's
+                samples.append((time.monotonic(), counters["received"], counters["drawn"]))
+                statuses.add(counters["status"])
+                last.update(cartpole=counters, vector=widget_counters(page, 1), spread=canvas_luminance_spread(page, 0))
+            elif counters is not None and views == 1 and last["vector"] is None:
+                samples.append((time.monotonic(), counters["received"], counters["drawn"]))
+                statuses.add(counters["status"])
+                last.update(cartpole=counters, spread=canvas_luminance_spread(page, 0))
+            if done:
                 break
             page.wait_for_timeout(100)
         else:
             pytest.fail("the quickstart did not finish in 180 s")
         page.wait_for_timeout(500)
         result = {
+            **last,
             "samples": samples,
             "statuses": statuses,
-            "cartpole": widget_counters(page, 0),
-            "vector": widget_counters(page, 1),
-            "spread": canvas_luminance_spread(page, 0),
+            "left": page.evaluate("() => document.querySelectorAll('.gymview').length"),
+            "stills": still_images(page),
             "errors": list(page.errors),
             "text": page.inner_text("body"),
         }
@@ -98,8 +108,13 @@ def test_quickstart_streams_frames_into_the_browser(tmp_path, repo_root, app, ar
     drawn_fps = active_rate(result["samples"], 2)
     print(f"\n[{app}] frames received {received_fps:.1f}/s, drawn {drawn_fps:.1f}/s during the loop")
     assert received_fps >= 10, f"only {received_fps:.1f} frames/s reached the browser"
-    # Every frame the kernel had sent when the loop cell printed env.view.stats arrived; after it
-    # come at most the frame waiting then, the one being encoded, and the final one env.close() shows.
+    # Every frame the kernel had sent when the loop cell printed env.view.stats arrived (read before
+    # the views closed); after it come at most the frame waiting then, the one being encoded, and
+    # the final one env.close() shows.
     sent = int(re.search(r"'frames_sent': (\d+)", result["text"]).group(1))
     assert sent <= cartpole["received"] <= sent + 3, (cartpole, sent)
     assert "CartPole-v1" in result["text"]  # the %gymview status table
+    # env.close() and envs.close() left their last frames as still images in place of the widgets
+    assert result["left"] == 0, "closed views must leave the page"
+    assert [(still["width"], still["height"]) for still in result["stills"]] == [(512, 341), (512, 341)], result["stills"]
+    assert all(still["spread"] > 50 for still in result["stills"]), result["stills"]

@@ -1,5 +1,6 @@
 """A watched CartPole loop in a real IPython kernel: what reaches IOPub, and how often."""
 
+import base64
 import io
 
 import numpy as np
@@ -51,10 +52,46 @@ def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
 
 
 def test_load_ext_and_status_magic(kernel):
-    kernel.run(LOOP.format(fps=10, seconds=0.5))
+    kernel.run(LOOP.format(fps=10, seconds=0.5))  # closed at its end: not listed
+    kernel.run("import gymnasium as gym, gymview\nopen_env = gymview.watch(gym.make('Acrobot-v1', render_mode='rgb_array'))")
     result = kernel.run("%load_ext gymview\n%gymview status")
-    assert "CartPole-v1" in result.stdout and "sent" in result.stdout
+    assert "Acrobot-v1" in result.stdout and "CartPole-v1" not in result.stdout and "sent" in result.stdout
     assert "unknown" in kernel.run("%gymview nonsense").stdout
+    kernel.run("open_env.close()")
+    assert "Acrobot-v1" not in kernel.run("%gymview status").stdout
+
+
+WATCH_CLOSE_CYCLES = """
+import gc, gymnasium as gym, gymview, psutil
+from gymview.live.widget import LiveView
+def cycle():
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+    env.reset(seed=0)
+    for _ in range(300):
+        env.step(env.action_space.sample())
+    env.close()
+cycle(); cycle(); gc.collect()
+before = psutil.Process().memory_info().rss
+for _ in range(20):
+    cycle()
+gc.collect()
+grown = (psutil.Process().memory_info().rss - before) / 2**20
+print("alive", sum(isinstance(o, LiveView) for o in gc.get_objects()), "listed", len(gymview.live_views()), "grown", grown)
+"""
+
+
+def test_closed_views_are_released_and_leave_their_last_frame_as_an_image(kernel):
+    result = kernel.run(WATCH_CLOSE_CYCLES)
+    words = result.stdout.split()
+    assert words[:4] == ["alive", "0", "listed", "0"], result.stdout
+    assert float(words[5]) < 8, f"RSS grew {words[5]} MiB over 20 watch/close cycles"
+    # each env.close() (2 warm-up cycles and 20) replaced its displayed view by the last frame, a still image saved with the notebook
+    updates = result.of_type("update_display_data")
+    assert len(updates) == 22 and all("image/jpeg" in m["content"]["data"] for m in updates)
+    shown_ids = {m["content"]["transient"]["display_id"] for m in result.of_type("display_data")}
+    assert {m["content"]["transient"]["display_id"] for m in updates} == shown_ids
+    image = Image.open(io.BytesIO(base64.b64decode(updates[-1]["content"]["data"]["image/jpeg"])))
+    assert image.size == (512, 341) and np.asarray(image.convert("L")).std() > 10
 
 
 def test_png_frames_are_lossless_in_the_kernel(kernel):
