@@ -316,9 +316,9 @@ def test_recorders_sharing_a_folder_never_overwrite_each_other():
             for _ in range(4)]  # what make_vec_env(..., wrapper_class=RecordVideo) builds
     for seed, env in enumerate(envs):
         env.reset(seed=seed)
-    for _ in range(60):  # stepped in turn, as a DummyVecEnv does
+    for _ in range(60):  # stepped in turn, as a DummyVecEnv does; pushing left ends an episode in ~10 steps
         for env in envs:
-            *_, terminated, truncated, _ = env.step(env.action_space.sample())
+            *_, terminated, truncated, _ = env.step(0)
             if terminated or truncated:
                 env.reset()
     for env in envs:
