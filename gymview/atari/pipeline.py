@@ -17,6 +17,7 @@ here (``pip install gymview[torch]``); ``import gymview`` never imports this mod
 
 from __future__ import annotations
 
+import collections
 import queue
 import threading
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from gymview.atari.cuda import CudaTransfer
 from gymview.atari.resize import (
     Cv2Resizer,
     FrameStack,
+    RingStack,
     TorchResizer,
     import_cv2,
     import_torch,
@@ -46,9 +48,12 @@ class AtariPipeline:
     """Turn batches of raw uint8 RGB frames into stacked (N, stack, size, size) tensors on ``device``.
 
     ``put(frames, reset_mask)`` hands over one batch and returns at once; a background thread
-    converts it; ``get()`` returns the result of the oldest batch not yet taken, always complete.
-    At most two batches wait for the thread (double buffering); a third ``put()`` blocks until
-    one is taken up. ``put()`` keeps a reference to ``frames``: do not write into that array until
+    converts it while the caller goes on (steps its envs); ``get()`` returns the result of the
+    oldest batch not yet taken, always complete. A batch the thread has not begun when ``get()``
+    asks for it is converted in the caller's thread instead, so a caller that waits for each
+    result pays no hand-off. At most two batches wait for conversion (double buffering); a third
+    ``put()`` first converts the oldest itself. An error converting a batch is raised by the ``get()``
+    (or ``process()``) that asks for it, and the pipeline then refuses further batches. ``put()`` keeps a reference to ``frames``: do not write into that array until
     its result came back from ``get()`` (gymnasium and ale_py vector envs return fresh arrays).
 
     ``frames`` is (N, H, W, 3), or (N, 1, H, W, 3) as ale_py's ``AtariVectorEnv`` returns raw
@@ -59,8 +64,9 @@ class AtariPipeline:
 
     ``grayscale=False`` gives (N, stack, 3, size, size); ``scale=True`` gives float32 in [0, 1].
     ``backend``: ``"torch"`` (any device; CUDA: pinned host buffers, a copy stream and a compute
-    stream ordered by events) or ``"cv2"`` (CPU only, the fastest CPU path); ``"auto"`` picks
-    torch on CUDA, else cv2 when installed. ``pipe.backend`` and ``pipe.device`` tell what was used.
+    stream ordered by events) or ``"cv2"`` (CPU only, the fastest CPU path: the whole batch in
+    one OpenCV gray conversion and one resize, written straight into a numpy ring of stacks);
+    ``"auto"`` picks torch on CUDA, else cv2 when installed. ``pipe.backend`` and ``pipe.device`` tell what was used.
 
     >>> import numpy as np
     >>> with AtariPipeline(num_envs=3, stack=2, device="cpu", scale=True) as pipe:
@@ -103,56 +109,78 @@ class AtariPipeline:
             if self.device.index is None:
                 self.device = torch.device("cuda", torch.cuda.current_device())
         self.backend: str = backend
+        self.threads: int = max(1, min(cv2.getNumThreads(), int(num_envs))) if backend == "cv2" else 1
+        """How many threads share one batch: the caller's (or the pipeline's) plus a pool for the cv2 backend."""
         self.num_envs, self.size, self.stack = int(num_envs), int(size), int(stack)
         self.grayscale, self.scale, self.max_pool = bool(grayscale), bool(scale), bool(max_pool)
         self._cv2 = cv2
         self._frame_hw: tuple[int, int] | None = None  # learned from the first batch
         self._resize: Cv2Resizer | TorchResizer | None = None
-        self._stack: FrameStack | None = None
-        self._inputs: queue.Queue[tuple[np.ndarray, np.ndarray] | None] = queue.Queue()
-        self._results: queue.Queue[tuple[torch.Tensor, Any]] = queue.Queue()
+        self._stack: FrameStack | RingStack | None = None
+        self._unconverted: collections.deque[Batch] = collections.deque()  # put, not converted yet
+        self._waiting: collections.deque[Batch] = collections.deque()  # put, not taken by get() yet
+        self._in_order = threading.Lock()  # held while converting: batches convert one at a time, in put order
+        self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._free_slots = threading.Semaphore(2)
-        self._outstanding = 0  # batches put but not yet taken by get()
         self._latest: tuple[torch.Tensor, Any] | None = None
+        self._failure: BaseException | None = None
         self._cuda: CudaTransfer | None = CudaTransfer(torch, self.device) if self.device.type == "cuda" else None
-        self._worker = Worker("preprocess", self._run, wake=lambda: self._inputs.put(None))
+        self._worker = Worker("preprocess", self._run, wake=lambda: self._wake.put(False))
         self._closed = False
         self._started = False  # the first batch restarts every env's stack
 
     # -- the user's thread -------------------------------------------------------------------
     def put(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> None:
         """Hand over one batch of raw frames; returns as soon as the thread has room for it."""
-        if self._closed:
-            raise RuntimeError("this AtariPipeline is closed; create a new one")
+        self._check_usable()
         batch = self._check_frames(frames)
         mask = self._check_mask(reset_mask)  # last: it marks the pipeline as started
         self._worker.start()
-        while not self._free_slots.acquire(timeout=POLL_SECONDS):
-            self._worker.check()
-            if not self._worker.running:
-                self._worker.start()
-        self._outstanding += 1
-        self._inputs.put((batch, mask))
+        while not self._free_slots.acquire(blocking=False):
+            # Both slots hold unconverted batches: convert the oldest here rather than wait for the thread.
+            if self._in_order.acquire(blocking=False):
+                try:
+                    if self._unconverted:
+                        self._convert_next()
+                finally:
+                    self._in_order.release()
+            elif self._free_slots.acquire(timeout=POLL_SECONDS):
+                break
+            else:
+                self._worker.check()
+        item = Batch(batch, mask)
+        self._waiting.append(item)
+        self._unconverted.append(item)
+        self._wake.put(True)
 
     def get(self, timeout: float | None = None) -> torch.Tensor:
         """Stacked observations of the oldest batch not yet taken: (N, stack, size, size).
 
+        If the thread has not started on that batch yet (the caller asked at once, so overlap
+        would buy nothing), it is converted here, in the caller's thread, without a hand-off.
         On CUDA the tensor is ordered after its computation on the caller's current stream, so it
         can be used at once without a host synchronisation.
         """
-        if self._outstanding == 0:
+        if not self._waiting:
             raise RuntimeError("get() has no batch to return: call put(frames) first (one get() per put())")
+        batch = self._waiting[0]
         waited = 0.0
-        while True:
-            try:
-                out, ready = self._results.get(timeout=POLL_SECONDS)
-                break
-            except queue.Empty:
+        while not batch.done.is_set():
+            if self._in_order.acquire(blocking=False):
+                try:
+                    while not batch.done.is_set():
+                        self._convert_next()
+                finally:
+                    self._in_order.release()
+            elif not batch.done.wait(POLL_SECONDS):
                 self._worker.check()
                 waited += POLL_SECONDS
                 if timeout is not None and waited >= timeout:
                     raise TimeoutError(f"no preprocessed batch within {timeout} s") from None
-        self._outstanding -= 1
+        self._waiting.popleft()
+        if batch.error is not None:
+            raise batch.error
+        out, ready = batch.result
         if self._cuda is not None:
             self._cuda.hand_over(out, ready)
         return out
@@ -160,21 +188,24 @@ class AtariPipeline:
     def process(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> torch.Tensor:
         """The stacked observations for this batch, converted in the caller's thread.
 
-        For a loop that needs each result before its next step (a policy acting on it), where
-        handing the batch to the thread would only add a hand-off.
+        For a loop that needs each result before its next step (a policy acting on it): the
+        same as ``put`` then ``get``, without touching the thread.
 
         >>> import numpy as np
         >>> with AtariPipeline(num_envs=1, stack=3, device="cpu") as pipe:
         ...     tuple(pipe.process(np.zeros((1, 210, 160, 3), np.uint8)).shape)
         (1, 3, 84, 84)
         """
-        if self._closed:
-            raise RuntimeError("this AtariPipeline is closed; create a new one")
-        if self._outstanding:
-            raise RuntimeError(f"process() needs an empty pipeline; take the {self._outstanding} pending batches with get()")
-        self._worker.check()
+        self._check_usable()
+        if self._waiting:
+            raise RuntimeError(f"process() needs an empty pipeline; take the {len(self._waiting)} pending batches with get()")
         batch = self._check_frames(frames)
-        out, ready = self._latest = self._convert(batch, self._check_mask(reset_mask))
+        with self._in_order:
+            try:
+                out, ready = self._latest = self._convert(batch, self._check_mask(reset_mask))
+            except BaseException as error:
+                self._failure = error
+                raise
         if self._cuda is not None:
             self._cuda.hand_over(out, ready)
         return out
@@ -205,9 +236,13 @@ class AtariPipeline:
         return tile(list(frames), columns=self.stack)
 
     def close(self) -> None:
-        """Stop the thread (re-raising its failure, if any). Idempotent."""
+        """Stop the threads. Idempotent."""
         self._closed = True
-        self._worker.stop()
+        try:
+            self._worker.stop()
+        finally:
+            if isinstance(self._resize, Cv2Resizer):
+                self._resize.close()
 
     def __enter__(self) -> AtariPipeline:
         return self
@@ -219,7 +254,7 @@ class AtariPipeline:
         return (
             f"AtariPipeline(num_envs={self.num_envs}, size={self.size}, stack={self.stack}, "
             f"grayscale={self.grayscale}, scale={self.scale}, max_pool={self.max_pool}, "
-            f"device='{self.device}', backend='{self.backend}')"
+            f"device='{self.device}', backend='{self.backend}', threads={self.threads})"
         )
 
     def _check_frames(self, frames: np.ndarray) -> np.ndarray:
@@ -255,43 +290,88 @@ class AtariPipeline:
             raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}")
         return mask | first
 
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise RuntimeError("this AtariPipeline is closed; create a new one")
+        if self._failure is not None:
+            raise RuntimeError(
+                f"this AtariPipeline failed on an earlier batch ({self._failure!r}); its frame stacks are "
+                "incomplete: create a new one"
+            ) from self._failure
+
     # -- the worker thread -------------------------------------------------------------------
     def _run(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            item = self._inputs.get()
-            if item is None:
-                return
+        while self._wake.get() and not stop.is_set():
+            # The caller converting a batch itself (get() or process()) holds the lock: it takes the
+            # batches it needs, so the thread need not wait its turn (and wake it again at the end).
+            if not self._in_order.acquire(blocking=False):
+                continue
             try:
-                result = self._convert(*item)
+                while self._unconverted and not stop.is_set():
+                    self._convert_next()
             finally:
-                self._free_slots.release()
-            self._latest = result
-            self._results.put(result)
+                self._in_order.release()
+
+    def _convert_next(self) -> None:
+        """Convert the oldest unconverted batch; the caller holds ``_in_order``."""
+        batch = self._unconverted.popleft()
+        try:
+            if self._failure is None:
+                batch.result = self._latest = self._convert(batch.frames, batch.mask)
+            else:
+                batch.error = RuntimeError(f"an earlier batch failed ({self._failure!r}); create a new AtariPipeline")
+        except BaseException as error:  # handed to the get() that takes this batch
+            batch.error = self._failure = error
+        finally:
+            batch.frames = None
+            self._free_slots.release()
+            batch.done.set()
 
     def _convert(self, frames: np.ndarray, reset_mask: np.ndarray) -> tuple[torch.Tensor, Any]:
         torch = self._torch
         if self._resize is None:
             self._resize = self._make_resizer()
-            shape = (self.size, self.size) if self.grayscale else (3, self.size, self.size)
-            self._stack = FrameStack(torch, self.num_envs, self.stack, shape, self.device)
+            if self.backend == "cv2":
+                frame_shape = (self.size, self.size) if self.grayscale else (self.size, self.size, 3)
+                self._stack = RingStack(self.num_envs, self.stack, frame_shape, channels_first=not self.grayscale)
+            else:
+                shape = (self.size, self.size) if self.grayscale else (3, self.size, self.size)
+                self._stack = FrameStack(torch, self.num_envs, self.stack, shape, self.device)
             if self._cuda is not None:
                 torch.cuda.synchronize(self.device)  # the set-up copies ran on the default stream
         reset = np.flatnonzero(reset_mask)
+        if self.backend == "cv2":
+            self._resize(frames, self._stack.slot())
+            return self._scaled(torch.from_numpy(self._stack.push(reset))), None
         if self._cuda is None:
-            source = frames if self.backend == "cv2" else torch.from_numpy(np.ascontiguousarray(frames))
-            return self._finish(self._resize(source), reset), None
+            return self._finish(self._resize(torch.from_numpy(np.ascontiguousarray(frames))), reset), None
         with self._cuda.on_device(frames) as source:
             return self._finish(self._resize(source), reset), self._cuda.done()
 
     def _make_resizer(self) -> Cv2Resizer | TorchResizer:
-        if self.backend == "cv2":
-            return Cv2Resizer(self._cv2, self._torch, self.size, self.grayscale)
         height, width = self._frame_hw
+        if self.backend == "cv2":
+            return Cv2Resizer(self._cv2, self.size, self.grayscale, self.num_envs, height, width, self.threads)
         return TorchResizer(self._torch, self.size, self.grayscale, height, width, self.device)
 
     def _finish(self, frames: torch.Tensor, reset: np.ndarray) -> torch.Tensor:
         reset_index = self._torch.as_tensor(reset, device=self.device) if reset.size else None
-        stacked = self._stack.push(frames, reset_index)
+        return self._scaled(self._stack.push(frames, reset_index))
+
+    def _scaled(self, stacked: torch.Tensor) -> torch.Tensor:
         if self.scale:
             return stacked.to(self._torch.float32).mul_(1.0 / 255.0)
         return stacked
+
+
+class Batch:
+    """One put() batch: its frames until converted, then its result or error."""
+
+    __slots__ = ("frames", "mask", "result", "error", "done")
+
+    def __init__(self, frames: np.ndarray, mask: np.ndarray) -> None:
+        self.frames: np.ndarray | None = frames
+        self.mask = mask
+        self.result: tuple[Any, Any] | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()

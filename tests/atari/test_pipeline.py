@@ -99,21 +99,26 @@ def run_pipeline(pipe, batches):
     return outputs
 
 
+def assert_matches_reference(outputs, batches, what):
+    all_out = np.stack(outputs)
+    all_expected = np.stack([expected for _, _, expected, _ in batches])
+    ended = np.stack([ended for _, _, _, ended in batches])
+    assert all_out.shape == all_expected.shape and all_out.dtype == np.uint8
+    assert ended.sum() >= 3, "the recording should contain episode ends"
+    assert_close(all_out[~ended], all_expected[~ended], what)
+    assert_close(all_out[ended][:, :-1], all_expected[ended][:, :-1], f"{what}, older frames at episode ends")
+    return all_out[~ended], all_expected[~ended]
+
+
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
 def test_matches_atari_preprocessing_and_frame_stack_with_resets_inside_batches(backend):
     batches = recorded()
     assert sum(reset.sum() for _, reset, _, _ in batches[1:]) >= 3, "the recording should contain resets"
     with AtariPipeline(len(ENVS), device="cpu", backend=backend) as pipe:
         outputs = run_pipeline(pipe, batches)
-    all_out = np.stack(outputs)
-    all_expected = np.stack([expected for _, _, expected, _ in batches])
-    ended = np.stack([ended for _, _, _, ended in batches])
-    assert all_out.shape == all_expected.shape and all_out.dtype == np.uint8
-    assert ended.sum() >= 3, "the recording should contain episode ends"
-    assert_close(all_out[~ended], all_expected[~ended], backend)
-    assert_close(all_out[ended][:, :-1], all_expected[ended][:, :-1], f"{backend}, older frames at episode ends")
+    ours, expected = assert_matches_reference(outputs, batches, backend)
     if backend == "cv2":  # the same operations as the reference: exactly equal
-        np.testing.assert_array_equal(all_out[~ended], all_expected[~ended])
+        np.testing.assert_array_equal(ours, expected)
 
 
 @pytest.mark.parametrize("backend", CPU_BACKENDS)
@@ -207,19 +212,51 @@ def test_close_leaves_no_thread_and_is_idempotent():
         pipe.put(flat_frames([1, 2]))
 
 
-def test_failure_in_the_thread_reaches_the_caller():
+@pytest.mark.parametrize("converted_by", ["thread", "caller"])
+def test_a_failed_batch_raises_its_error_in_get_and_the_pipeline_refuses_more(converted_by):
     pipe = AtariPipeline(2, device="cpu")
     pipe.process(flat_frames([1, 2]))
+    ran_in = []
+    converting = threading.Event()
 
-    def broken(frames):
+    def broken(frames, out):
+        ran_in.append(threading.current_thread().name)
+        converting.set()
         raise ArithmeticError("resize exploded")
 
     pipe._resize = broken
     pipe.put(flat_frames([1, 2]))
-    with pytest.raises(WorkerError, match="resize exploded"):
+    if converted_by == "thread":
+        assert converting.wait(10)  # the thread took the batch before get() asked
+    with pytest.raises(ArithmeticError, match="resize exploded"):
         pipe.get(timeout=10)
+    if converted_by == "thread":
+        assert ran_in == ["gymview-preprocess"]
+    with pytest.raises(RuntimeError, match="failed on an earlier batch"):
+        pipe.put(flat_frames([1, 2]))
+    with pytest.raises(RuntimeError, match="failed on an earlier batch"):
+        pipe.process(flat_frames([1, 2]))
     pipe.close()
     assert not preprocess_threads()
+
+
+def test_a_caller_that_waits_for_each_result_converts_in_its_own_thread():
+    with AtariPipeline(2, device="cpu") as pipe:
+        pipe.process(flat_frames([1, 2]))
+        names = []
+        resize = pipe._resize
+
+        def traced(frames, out):
+            names.append(threading.current_thread().name)
+            resize(frames, out)
+
+        pipe._resize = traced
+        for value in range(20):
+            pipe.put(flat_frames([value, value]))
+            assert levels(pipe.get())[0][-1] == value
+    # The thread converts only a batch it reaches before get() asks, which needs the caller to lose
+    # the GIL between put() and get(): it may happen now and then, never on every one of 20 batches.
+    assert "MainThread" in names
 
 
 @pytest.mark.parametrize(
@@ -378,18 +415,20 @@ def test_wrap_of_ale_raw_frames_matches_atari_vector_env_native_path():
 
 
 @needs_cuda
-def test_cuda_matches_atari_preprocessing_and_frame_stack():
+def test_cuda_matches_atari_preprocessing_and_frame_stack_and_the_cpu_torch_path():
     batches = recorded()
     with AtariPipeline(len(ENVS), device="cuda") as pipe:
         assert pipe.backend == "torch"
         outputs = []
-        for raw, reset, _, _ in batches:
+        for raw, reset, _, _ in batches:  # every batch put before any is taken: double buffering at work
             pipe.put(raw[:, 0], reset_mask=reset)
         for _ in batches:
             out = pipe.get()
             assert out.is_cuda
             outputs.append(out.cpu().numpy())
-    assert_close(np.stack(outputs), np.stack([expected for _, _, expected, _ in batches]), "cuda")
+    assert_matches_reference(outputs, batches, "cuda")
+    with AtariPipeline(len(ENVS), device="cpu", backend="torch") as pipe:
+        np.testing.assert_array_equal(np.stack(outputs), np.stack(run_pipeline(pipe, batches)))
 
 
 @needs_cuda
@@ -401,7 +440,8 @@ def test_cuda_results_are_ordered_on_the_consumer_stream_and_scale():
         first, second = pipe.get(), pipe.get()
         result = (first + second).cpu()  # kernels on `side`, ordered after the pipeline's events
     assert first.dtype == torch.float32
-    assert result[:, :, 0, 0].tolist() == [[0.0, 1.0], [2.0, 0.0]]
+    # env 0: [0, 0] + [0, 1]; env 1: [1, 1] + [0, 0] (restarted by the reset mask)
+    assert result[:, :, 0, 0].tolist() == [[0.0, 1.0], [1.0, 1.0]]
 
 
 # --- the CUDA path on a machine without CUDA ----------------------------------------------------
@@ -541,3 +581,32 @@ def test_cuda_path_runs_with_simulated_streams_and_orders_every_hand_over(monkey
     consumer_waits = [entry[2] for entry in log if entry[:2] == ("wait", "consumer")]
     assert len(ready) == len(batches) and consumer_waits == [entry[1] for entry in ready]  # get() waits for each
     assert handed_to.count("consumer") == len(batches)  # outputs are not recycled under the consumer
+
+
+def test_cv2_results_do_not_depend_on_threads_or_on_stacking_frames_for_one_resize(monkeypatch):
+    import cv2
+
+    from gymview.atari.resize import Cv2Resizer
+
+    batches = recorded()[:30]
+
+    def outputs():
+        with AtariPipeline(len(ENVS), device="cpu", backend="cv2") as pipe:
+            result = np.stack(run_pipeline(pipe, batches))
+            threads = pipe.threads
+        assert not [t for t in threading.enumerate() if t.name.startswith("gymview-preprocess")]
+        return result, threads
+
+    default, threads = outputs()
+    assert threads == min(cv2.getNumThreads(), len(ENVS))
+    previous = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        alone, threads = outputs()
+    finally:
+        cv2.setNumThreads(previous)
+    assert threads == 1
+    monkeypatch.setattr(Cv2Resizer, "_stacking_is_exact", lambda self, *args: False)
+    frame_by_frame, _ = outputs()
+    np.testing.assert_array_equal(default, alone)
+    np.testing.assert_array_equal(default, frame_by_frame)
