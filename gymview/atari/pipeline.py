@@ -52,9 +52,10 @@ class AtariPipeline:
     oldest batch not yet taken, always complete. A batch the thread has not begun when ``get()``
     asks for it is converted in the caller's thread instead, so a caller that waits for each
     result pays no hand-off. At most two batches wait for conversion (double buffering); a third
-    ``put()`` first converts the oldest itself. An error converting a batch is raised by the ``get()``
-    (or ``process()``) that asks for it, and the pipeline then refuses further batches. ``put()`` keeps a reference to ``frames``: do not write into that array until
-    its result came back from ``get()`` (gymnasium and ale_py vector envs return fresh arrays).
+    ``put()`` first converts the oldest itself. An error converting a batch is raised by the
+    ``get()`` (or ``process()``) that asks for it, and the pipeline then refuses further batches.
+    ``put()`` keeps a reference to ``frames``: do not write into that array until its result came
+    back from ``get()`` (gymnasium and ale_py vector envs return fresh arrays).
 
     ``frames`` is (N, H, W, 3), or (N, 1, H, W, 3) as ale_py's ``AtariVectorEnv`` returns raw
     frames. With ``max_pool=True`` it is (N, 2, H, W, 3): the last two emulator frames of each env,
@@ -65,8 +66,9 @@ class AtariPipeline:
     ``grayscale=False`` gives (N, stack, 3, size, size); ``scale=True`` gives float32 in [0, 1].
     ``backend``: ``"torch"`` (any device; CUDA: pinned host buffers, a copy stream and a compute
     stream ordered by events) or ``"cv2"`` (CPU only, the fastest CPU path: the whole batch in
-    one OpenCV gray conversion and one resize, written straight into a numpy ring of stacks);
-    ``"auto"`` picks torch on CUDA, else cv2 when installed. ``pipe.backend`` and ``pipe.device`` tell what was used.
+    one OpenCV gray conversion and one resize per thread, written straight into a numpy ring of
+    stacks); ``"auto"`` picks torch on CUDA, else cv2 when installed. ``pipe.backend``,
+    ``pipe.device`` and ``pipe.threads`` tell what was used.
 
     >>> import numpy as np
     >>> with AtariPipeline(num_envs=3, stack=2, device="cpu", scale=True) as pipe:
@@ -200,9 +202,10 @@ class AtariPipeline:
         if self._waiting:
             raise RuntimeError(f"process() needs an empty pipeline; take the {len(self._waiting)} pending batches with get()")
         batch = self._check_frames(frames)
+        mask = self._check_mask(reset_mask)
         with self._in_order:
             try:
-                out, ready = self._latest = self._convert(batch, self._check_mask(reset_mask))
+                out, ready = self._latest = self._convert(batch, mask)
             except BaseException as error:
                 self._failure = error
                 raise

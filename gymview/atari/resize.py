@@ -54,8 +54,8 @@ class Cv2Resizer:
     """CPU: the batch in a few OpenCV calls, split over OpenCV's threads, written straight into ``out``.
 
     Each part of the batch (one per thread, ``threads``: AtariPipeline gives OpenCV's own count,
-    ``cv2.getNumThreads()``, capped at the batch size) is converted to gray in one ``cvtColor`` and shrunk in one ``INTER_AREA``
-    resize of its frames stacked on top of each other: with n frames of height h stacked into one
+    ``cv2.getNumThreads()``, capped at the batch size) is converted to gray in one ``cvtColor``
+    and shrunk in one ``INTER_AREA`` resize of its frames stacked on top of each other: with n frames of height h stacked into one
     image of height n*h resized to n*size, each frame's rows map onto its own output rows, so the
     result equals n separate resizes (checked once at start on random pixels; where the scale's
     rounding makes it differ, each frame is resized on its own). OpenCV releases the GIL, so the

@@ -280,6 +280,9 @@ def test_bad_reset_mask_frame_size_change_and_max_pool_shape():
     with AtariPipeline(2, device="cpu") as pipe:
         with pytest.raises(ValueError, match="reset_mask"):
             pipe.put(flat_frames([1, 2]), reset_mask=np.array([1, 0]))
+        with pytest.raises(ValueError, match="reset_mask"):
+            pipe.process(flat_frames([1, 2]), reset_mask=np.array([True]))
+        assert levels(pipe.process(flat_frames([3, 4])))[0][-1] == 3  # bad input leaves the pipeline usable
         pipe.process(flat_frames([1, 2]))
         with pytest.raises(ValueError, match="keep the size"):
             pipe.put(np.zeros((2, 220, 160, 3), np.uint8))
