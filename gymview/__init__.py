@@ -15,6 +15,12 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "BatchResult": "gymview.video.batch",
+    "Job": "gymview.jobs",
+    "Run": "gymview.playback",
+    "Stopped": "gymview.live.controls",
+    "background": "gymview.jobs",
+    "play": "gymview.playback",
+    "should_stop": "gymview.jobs",
     "LiveView": "gymview.live.widget",
     "RecordVideo": "gymview.video.record_video",
     "SetupReport": "gymview.headless.setup",

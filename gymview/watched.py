@@ -25,8 +25,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
-from gymview.live.widget import LiveView
 from gymview.headless.opengl import check_mujoco_rendering
+from gymview.live.controls import PAUSED, RunControls
+from gymview.live.widget import LiveView
 from gymview.live.deferred import DeferredFrame
 from gymview.renderers import Drawing, MujocoPainter, renderer_for
 from gymview.renderers.mujoco import first_render_makes_gl_context
@@ -161,9 +162,21 @@ def watch(
             view.close()
         raise
     wrapped._owns_view = made_view
+    if view.env_fps is None:
+        view.env_fps = render_fps_of(env, kind)
     if display and view.active:
         view.show()
     return wrapped
+
+
+def render_fps_of(env: Any, kind: str) -> float | None:
+    """The env's ``metadata["render_fps"]`` (what speed 1.0 plays at), or None when it has none."""
+    try:
+        metadata = env.get_attr("metadata")[0] if kind == "sb3" else env.metadata
+    except Exception:  # an SB3 VecEnv whose workers cannot answer: play it unpaced
+        return None
+    fps = (metadata or {}).get("render_fps")
+    return float(fps) if isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0 else None
 
 
 def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:
@@ -208,12 +221,20 @@ class ShowsFrames:
     """
 
     view: LiveView
+    _controls: RunControls
     _next_check = 0.0
     _closed = False
     _owns_view = False  # watch() made the view: closing the env closes it too
 
     def _frame(self) -> Any:
         raise NotImplementedError
+
+    def _obey_controls(self) -> None:
+        """Pause, Step, Stop and Speed from the view; called only while they ask for something."""
+        controls = self._controls
+        if controls.state == PAUSED:
+            self._show(force=True)  # a paused view shows the state the loop is held at
+        controls.before_step(self.view.env_fps)
 
     def _info(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -235,6 +256,14 @@ class ShowsFrames:
             self.view.push(frame, force=force, **self._info())
             self.view.record_cost(perf_counter() - started)
         self._next_check = perf_counter() + self.view.pump()
+
+    def show_final_frame(self) -> None:
+        """Show the state the env is in now (the throttle may have skipped it) and keep it in the
+        notebook's output as a still image beside the live view (:meth:`LiveView.keep_still_image`)."""
+        if self.view.active:
+            self._show(force=True)
+            self.view.flush()
+            self.view.keep_still_image()
 
     def _close_watching(self, started: bool, close_env: Callable[[], None]) -> None:
         """Once: show the final state (if anything ran), stop the view, then close the env.
@@ -275,12 +304,15 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.view = view
+        self._controls = view.controls
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
         self._snapshot = snapshot
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        if self._controls.engaged:
+            self._obey_controls()
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0
@@ -292,6 +324,8 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         # The hot path of every watched loop: kept to a few operations (see ShowsFrames).
+        if self._controls.engaged:
+            self._obey_controls()
         result = self.env.step(action)
         self.total_steps += 1
         self.episode_return += result[1]
@@ -320,6 +354,7 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
     def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True) -> None:
         super().__init__(env)
         self.view = view
+        self._controls = view.controls
         self.total_steps = 0
         self.episodes_done = 0
         self.returns = np.zeros(self.num_envs)
@@ -333,6 +368,8 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         self._painter = state_painter(self._sub_envs)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        if self._controls.engaged:
+            self._obey_controls()
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
         self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
@@ -341,6 +378,8 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         return observations, infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        if self._controls.engaged:
+            self._obey_controls()
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self.total_steps += 1
         self.returns += np.asarray(rewards, dtype=float)

@@ -10,6 +10,15 @@
 //     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame
 //     {type: "ack", seq}                           frame seq was drawn; bounds the frames in flight
 //     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget
+//     {type: "control", action: "pause" | "play" | "step" | "stop" | "speed", value?, id}   a button
+//     {type: "control", action: "cancel", of: id, id}   a click that got no answer (see CLICK_ANSWER_MS)
+//     {type: "key", key, down, id}                 a key went down / up while the view has focus
+//     {type: "replay", index, id}                  show the index-th kept frame (oldest first)
+//   kernel → browser, besides frames:
+//     {type: "state", state: "running" | "paused" | "stopped", speed: number | null, fps: number | null,
+//      speeds: number[], history: number, heard: string[], message: string | null}
+//     heard: ids of the latest clicks the kernel applied; a frame with `replay: index` is a kept frame
+//     shown again, not a new one.
 //
 // Frames are handled per model (not per view), so a frame that arrives before any view exists is
 // kept and drawn as soon as one renders. Decoding is "latest wins": while one image decodes, a
@@ -27,6 +36,12 @@ export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
 // ACK_BACKOFF_MS then.
 export const ACK_LAG_LIMIT = 8;
 export const ACK_BACKOFF_MS = 5000;
+// A click the kernel has not answered by then did not reach it: a cell blocks a kernel that cannot
+// hear widgets meanwhile (ipykernel 6, or a front-end without comms over subshells).
+export const CLICK_ANSWER_MS = 3000;
+export const NOT_HEARD =
+  "The kernel could not hear this click while the cell runs. Run the loop with " +
+  "gymview.play(env, policy) or gymview.background(fn) and the buttons act at once.";
 
 /**
  * @typedef {{type: "frame", v: number, seq: number, format: "jpeg" | "png", width: number,
@@ -63,11 +78,79 @@ export class FrameStream {
     /** @type {Set<object>} */
     this.visibleViews = new Set();
     this.reportedVisible = true;
+    /** The kernel's latest {type: "state"} message, or null before the first. */
+    this.state = null;
+    /** @type {DecodedFrame | null} a kept frame the replay slider asked for */
+    this.replayed = null;
+    this.clicks = 0;
+    /** @type {Map<string, any>} clicks sent and not answered yet -> their timer */
+    this.pending = new Map();
+    this.notice = "";
+  }
+
+  /** Send a control, key or replay message with a fresh id; controls expect an answer. */
+  sendControl(msg, expectAnswer = false, setTimer = setTimeout) {
+    this.clicks += 1;
+    const id = `${CLIENT_ID}:${this.clicks}`;
+    this.model.send({ ...msg, id });
+    if (expectAnswer) {
+      this.pending.set(id, setTimer(() => this.unanswered(id), CLICK_ANSWER_MS));
+    }
+    return id;
+  }
+
+  unanswered(id) {
+    if (!this.pending.delete(id)) return;
+    this.notice = NOT_HEARD;
+    // When the kernel finally hears the click (the cell ended), it undoes it: a late Pause or Stop
+    // must not hit the next run.
+    this.sendControl({ type: "control", action: "cancel", of: id });
+    this.tell();
+  }
+
+  tell() {
+    for (const listener of this.listeners) listener();
+  }
+
+  onState(msg) {
+    this.state = msg;
+    for (const id of msg.heard || []) {
+      const timer = this.pending.get(id);
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        this.pending.delete(id);
+      }
+    }
+    if (msg.message) this.notice = msg.message;
+    else if (this.pending.size === 0 && this.notice === NOT_HEARD) this.notice = "";
+    if (msg.state === "running") this.replayed = null;
+    this.tell();
+  }
+
+  async onReplay(msg, blob) {
+    try {
+      const bitmap = await this.decode(blob);
+      this.replayed?.bitmap.close?.();
+      this.replayed = { header: msg, bitmap };
+      this.tell();
+    } catch (error) {
+      this.errors += 1;
+    }
   }
 
   /** @param {any} msg @param {DataView[]} buffers */
   onMessage(msg, buffers) {
+    if (msg && msg.type === "state") {
+      this.onState(msg);
+      return;
+    }
     if (!msg || msg.type !== "frame" || !buffers || buffers.length < 1) return;
+    if (msg.replay !== undefined && msg.replay !== null) {
+      const view = buffers[0];
+      const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      this.onReplay(msg, new Blob([bytes], { type: MIME[msg.format] || MIME.jpeg }));
+      return;
+    }
     if (msg.v !== PROTOCOL_VERSION && !this.versionWarned) {
       this.versionWarned = true;
       console.warn(`gymview: kernel speaks protocol ${msg.v}, this page ${PROTOCOL_VERSION}; reload the page`);
@@ -136,9 +219,9 @@ export class FrameStream {
   }
 }
 
-/** "12.3 fps · step 1,234 · episode 5 · return 37.0 · dropped 456" */
-export function statusText(header, fps) {
-  const parts = [`${fps.toFixed(1)} fps`];
+/** "paused · 12.3 fps · step 1,234 · episode 5 · return 37.0 · dropped 456" */
+export function statusText(header, fps, state = null) {
+  const parts = state ? [state, `${fps.toFixed(1)} fps`] : [`${fps.toFixed(1)} fps`];
   const number = (x) => Number(x).toLocaleString("en-US");
   if (header.step !== null && header.step !== undefined) parts.push(`step ${number(header.step)}`);
   if (header.episode !== null && header.episode !== undefined) parts.push(`episode ${number(header.episode)}`);
@@ -191,6 +274,22 @@ function initialize({ model }) {
   };
 }
 
+/** "x1 (50 fps)" for a speed option; "max" for null. */
+export function speedLabel(speed, fps) {
+  if (speed === null || speed === undefined) return "max";
+  return fps ? `x${speed} (${Number((fps * speed).toFixed(1))} fps)` : `x${speed}`;
+}
+
+function button(label, text) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "gymview-button";
+  b.textContent = text;
+  b.setAttribute("aria-label", label);
+  b.title = label;
+  return b;
+}
+
 function render({ model, el }) {
   const stream = streamOf(model);
   const viewId = {};
@@ -204,12 +303,38 @@ function render({ model, el }) {
   const status = document.createElement("div");
   status.className = "gymview-status";
   status.textContent = "waiting for frames…";
-  el.append(title, canvas, status);
+
+  const bar = document.createElement("div");
+  bar.className = "gymview-controls";
+  const pause = button("Pause", "⏸ Pause");
+  const play = button("Play", "▶ Play");
+  const step = button("Step", "⏭ Step");
+  const stop = button("Stop", "⏹ Stop");
+  const speed = document.createElement("select");
+  speed.className = "gymview-speed";
+  speed.setAttribute("aria-label", "Speed");
+  speed.title = "Speed";
+  const slider = document.createElement("input");
+  slider.type = "range";
+  slider.className = "gymview-replay";
+  slider.setAttribute("aria-label", "Replay");
+  slider.title = "Replay: scrub back through the last seconds (while paused or stopped)";
+  slider.min = "0";
+  slider.hidden = true;
+  bar.append(pause, play, step, stop, speed, slider);
+  const notice = document.createElement("div");
+  notice.className = "gymview-notice";
+  notice.setAttribute("role", "status");
+  notice.hidden = true;
+  el.append(title, canvas, status, bar, notice);
+
   const context = canvas.getContext("2d");
   const meter = new RateMeter();
-  let drawnSeq = -1;
+  let drawnFrame = null;
+  let lastHeader = null;
   let drawn = 0;
   let scheduled = 0;
+  let speedsShown = "";
 
   const showTitle = () => {
     const text = model.get("title") || "";
@@ -218,22 +343,108 @@ function render({ model, el }) {
   };
   showTitle();
   model.on("change:title", showTitle);
+  const showBar = () => {
+    bar.hidden = !model.get("show_controls");
+  };
+  showBar();
+  model.on("change:show_controls", showBar);
+
+  const click = (action, value) => {
+    const msg = { type: "control", action };
+    if (value !== undefined) msg.value = value;
+    stream.sendControl(msg, action !== "speed");
+  };
+  pause.addEventListener("click", () => click("pause"));
+  play.addEventListener("click", () => click("play"));
+  step.addEventListener("click", () => click("step"));
+  stop.addEventListener("click", () => click("stop"));
+  speed.addEventListener("change", () => click("speed", speed.value === "max" ? "max" : Number(speed.value)));
+  slider.addEventListener("input", () => {
+    stream.sendControl({ type: "replay", index: Number(slider.value) });
+  });
+
+  // Keyboard play: the view takes focus; keys go to the kernel, not to the notebook's shortcuts.
+  const keysDown = new Set();
+  const onKey = (down) => (event) => {
+    if (!model.get("keyboard")) return;
+    event.preventDefault();
+    event.stopPropagation();
+    if (event.repeat || keysDown.has(event.key) === down) return;
+    if (down) keysDown.add(event.key);
+    else keysDown.delete(event.key);
+    stream.sendControl({ type: "key", key: event.key, down });
+    el.dataset.keysDown = Array.from(keysDown).join(" ");
+  };
+  const onKeyDown = onKey(true);
+  const onKeyUp = onKey(false);
+  const onBlur = () => {
+    for (const key of keysDown) stream.sendControl({ type: "key", key, down: false });
+    keysDown.clear();
+    el.dataset.keysDown = "";
+  };
+  const showKeyboard = () => {
+    el.tabIndex = model.get("keyboard") ? 0 : -1;
+    el.classList.toggle("gymview-keyboard", Boolean(model.get("keyboard")));
+    if (model.get("keyboard")) el.setAttribute("aria-label", "Game view: click, then play with the keyboard");
+  };
+  showKeyboard();
+  model.on("change:keyboard", showKeyboard);
+  el.addEventListener("keydown", onKeyDown);
+  el.addEventListener("keyup", onKeyUp);
+  el.addEventListener("blur", onBlur);
+  canvas.addEventListener("mousedown", () => { if (model.get("keyboard")) el.focus(); });
+
+  const showState = () => {
+    const state = stream.state;
+    const now = state ? state.state : "running";
+    el.dataset.state = state ? now : "";
+    pause.disabled = now === "paused";
+    play.disabled = now === "running";
+    const options = JSON.stringify([state?.speeds, state?.fps]);
+    if (state && options !== speedsShown) {
+      speedsShown = options;
+      speed.replaceChildren(
+        ...[...(state.speeds || []), null].map((x) => {
+          const option = document.createElement("option");
+          option.value = x === null ? "max" : String(x);
+          option.textContent = speedLabel(x, state.fps);
+          return option;
+        }),
+      );
+    }
+    if (state) speed.value = state.speed === null ? "max" : String(state.speed);
+    const history = state ? state.history : 0;
+    slider.hidden = now === "running" || history < 2;
+    slider.max = String(Math.max(0, history - 1));
+    if (now === "running") slider.value = slider.max;
+    notice.textContent = stream.notice;
+    notice.hidden = stream.notice === "";
+    el.dataset.notice = stream.notice;
+    if (lastHeader !== null) status.textContent = statusText(lastHeader, meter.rate(performance.now()), state && now);
+  };
 
   const draw = () => {
     scheduled = 0;
-    const frame = stream.latest;
-    if (frame === null || frame.header.seq === drawnSeq) return;
+    showState();
+    const frame = stream.replayed ?? stream.latest;
+    if (frame === null || frame === drawnFrame) return;
     const { header, bitmap } = frame;
     if (canvas.width !== header.width || canvas.height !== header.height) {
       canvas.width = header.width;
       canvas.height = header.height;
     }
     context.drawImage(bitmap, 0, 0);
-    drawnSeq = header.seq;
+    drawnFrame = frame;
+    el.dataset.replayIndex = frame === stream.replayed ? String(header.replay) : "";
+    if (frame === stream.replayed) {
+      status.textContent = statusText(header, 0, `replay ${header.replay + 1}/${stream.state?.history ?? "?"}`);
+      return;
+    }
+    lastHeader = header;
     drawn += 1;
     const now = performance.now();
     meter.tick(now);
-    status.textContent = statusText(header, meter.rate(now));
+    status.textContent = statusText(header, meter.rate(now), stream.state && stream.state.state);
     el.dataset.framesReceived = String(stream.received);
     el.dataset.framesDrawn = String(drawn);
     el.dataset.lastSeq = String(header.seq);
@@ -261,7 +472,12 @@ function render({ model, el }) {
     if (scheduled !== 0) cancelAnimationFrame(scheduled);
     observer.disconnect();
     document.removeEventListener("visibilitychange", onPageVisibility);
+    el.removeEventListener("keydown", onKeyDown);
+    el.removeEventListener("keyup", onKeyUp);
+    el.removeEventListener("blur", onBlur);
     model.off("change:title", showTitle);
+    model.off("change:show_controls", showBar);
+    model.off("change:keyboard", showKeyboard);
     stream.setVisible(viewId, false);
   };
 }

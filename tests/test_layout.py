@@ -15,7 +15,7 @@ ALLOWED = {
     "private": {"private"},
     "image": {"private"},
     "renderers": {"image", "private"},  # image is the lower leaf: pure array functions
-    "live": LEAVES,
+    "live": LEAVES | {"video"},  # a view saves its kept frames as a clip with video's recorder
     "video": LEAVES,
     "headless": set(),
     "atari": {"image", "private"},

@@ -23,9 +23,10 @@ try:
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
 
+from gymview.live.controls import PAUSED, Stopped
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import tiled
-from gymview.watched import ShowsFrames, frames_of_sub_envs
+from gymview.watched import ShowsFrames, frames_of_sub_envs, render_fps_of
 
 __all__ = ["WatchCallback", "WatchedVecEnv"]
 
@@ -58,15 +59,23 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
     def __init__(self, venv: VecEnv, view: LiveView) -> None:
         VecEnvWrapper.__init__(self, venv)
         self.view = view
+        self._controls = view.controls
         self.returns = _Returns(venv.num_envs)
         self._started = False
 
     def reset(self) -> Any:
+        if self._controls.engaged:
+            self._obey_controls()
         observations = self.venv.reset()
         self.returns.running[:] = 0.0
         self._started = True
         self._show()
         return observations
+
+    def step_async(self, actions: np.ndarray) -> None:
+        if self._controls.engaged:  # before the sub-envs step: a paused run holds its state
+            self._obey_controls()
+        self.venv.step_async(actions)
 
     def step_wait(self) -> Any:
         observations, rewards, dones, infos = self.venv.step_wait()
@@ -121,11 +130,21 @@ class WatchCallback(BaseCallback):
             if self._display and self.view.active:
                 self.view.show()
         self._returns = _Returns(env.num_envs)
+        if self.view.env_fps is None:
+            self.view.env_fps = render_fps_of(env, "sb3")
 
     def _on_step(self) -> bool:
         self._returns.add(self.locals["rewards"], self.locals["dones"])
         if perf_counter() >= self._next_check:
             self._show()
+        controls = self.view.controls
+        if controls.engaged:  # Pause / Step / Speed hold training here; Stop ends learn() cleanly
+            if controls.state == PAUSED:
+                self._show(force=True)
+            try:
+                controls.before_step(self.view.env_fps)
+            except Stopped:
+                return False
         return True
 
     def _show(self, force: bool = False) -> None:

@@ -16,6 +16,9 @@ _EXPORTS = {
     "FrameStreamer": ".streamer",
     "FrameThrottle": ".throttle",
     "MessageBudget": ".throttle",
+    "RunControls": ".controls",
+    "Stopped": ".controls",
+    "FrameHistory": ".replay",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

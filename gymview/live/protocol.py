@@ -16,6 +16,19 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
     {"type": "ready", "v": 1, "client": "k3x9"}           a view was rendered; the kernel resends its latest frame
     {"type": "ack", "seq": 17}                             frame 17 was drawn; bounds the frames in flight
     {"type": "visibility", "visible": false, "client": "k3x9"}   this page shows no view of the widget
+    {"type": "control", "action": "pause", "id": "k3x9:4"}   a button: pause | play | step | stop | speed
+                                                              (with "value": 2.0 or "max") | cancel
+                                                              ("of": the id of a click that came too late)
+    {"type": "key", "key": "ArrowLeft", "down": true}      a key went down (or up) in the focused view
+    {"type": "replay", "index": 12}                        show the 12th kept frame (oldest first)
+
+Kernel → browser, besides frames::
+
+    {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "history": 300,
+     "reply_to": "k3x9:4", "keyboard": false}
+        what the loop does now; ``reply_to`` names the click it answers (the browser tells the user
+        when a click gets no answer: the kernel could not hear it while the cell runs)
+    a frame message with ``"replay": 12``: a kept frame shown again, not a new one
 """
 
 from __future__ import annotations
@@ -28,6 +41,10 @@ FRAME = "frame"
 READY = "ready"
 ACK = "ack"
 VISIBILITY = "visibility"
+CONTROL = "control"
+KEY = "key"
+REPLAY = "replay"
+STATE = "state"
 
 
 def frame_header(

@@ -48,6 +48,7 @@ from gymview.image.frames import downsample
 from gymview.live.deferred import DeferredFrame
 from gymview.live.encoder_process import EncoderProcess, EncoderProcessError
 from gymview.live.protocol import frame_header
+from gymview.live.replay import FrameHistory
 from gymview.live.throttle import PROCESS_BUDGET, MessageBudget
 
 __all__ = ["FrameStreamer", "check_max_size"]
@@ -89,6 +90,7 @@ class FrameStreamer:
         budget: MessageBudget = PROCESS_BUDGET,
         offload: bool = True,
         clock: Callable[[], float] = time.perf_counter,
+        history: FrameHistory | None = None,
     ) -> None:
         check_int("max_in_flight", max_in_flight)
         self.max_size = check_max_size(max_size)
@@ -107,12 +109,15 @@ class FrameStreamer:
         self._encoded_here: tuple[bytes, int, int] | None = None  # the fallback's finished frame
         self._latest: tuple[dict[str, Any], bytes] | None = None
         self._resend = False
+        self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
+        self._nudge = threading.Event()  # wakes the watcher for a posted message
         self._retired = False  # the watcher ended after idling: the next frame starts a new one
         self._seq = -1
         self._acked = -1
         self._last_ack = -float("inf")
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
-        self._watcher = Worker("stream", self._watch)
+        self._watcher = Worker("stream", self._watch, wake=self._nudge.set)
+        self.history = history if history is not None else FrameHistory()
         self.sent = 0
         self.skipped = 0  # dropped by flow control (no room, no budget)
         self.replaced = 0  # replaced by a newer frame before they were submitted
@@ -177,6 +182,8 @@ class FrameStreamer:
         finally:
             self._watcher.stop(timeout)
             with self._lock:
+                while self._outbox:  # state changes and replays still owed to the browser
+                    self._send(*self._outbox.popleft())
                 self._retired = False
                 if self._encoder is not None:
                     self._encoder.close()
@@ -211,6 +218,15 @@ class FrameStreamer:
             self._resend = self._latest is not None
             if self._resend and not self._watcher.failed:  # a failure is the user's, on their next push
                 self._keep_watching()
+
+    def post(self, header: dict[str, Any], buffers: list[bytes] | None = None) -> None:
+        """Send a message other than a new frame (a state change, a replayed frame) from the
+        watcher thread, at once: safe from any thread, never waits for the send."""
+        with self._lock:
+            self._outbox.append((header, buffers or []))
+            if not self._watcher.failed:
+                self._keep_watching()
+        self._nudge.set()
 
     def messages_per_second(self, window: float = 3.0) -> float:
         """Frame messages sent over the last ``window`` seconds, per second."""
@@ -267,6 +283,7 @@ class FrameStreamer:
             self._seq, self.image_format, width, height, info, self.replaced + self.skipped, self._acked
         )
         self._latest = (header, data)
+        self.history.add(header, data, self._clock())
         self._send(header, [data])
         self.sent += 1
         self.bytes_sent += len(data)
@@ -296,14 +313,21 @@ class FrameStreamer:
     # -- the watcher thread ------------------------------------------------------------------
     def _watch(self, stop: threading.Event) -> None:
         idle_since = time.perf_counter()
-        while not stop.wait(PUMP_WAIT_SECONDS):
+        while not stop.is_set():
+            self._nudge.wait(PUMP_WAIT_SECONDS)
+            self._nudge.clear()
+            if stop.is_set():
+                return
             with self._lock:
+                while self._outbox and self._budget.try_acquire():
+                    header, buffers = self._outbox.popleft()
+                    self._send(header, buffers)
                 self._collect(older_than=PUMP_WAIT_SECONDS)
                 self._advance()
                 if self._resend:
                     self._resend_latest()
                 now = time.perf_counter()
-                if self.busy or self._resend:
+                if self.busy or self._resend or self._outbox:
                     idle_since = now
                 elif now - idle_since >= IDLE_EXIT_SECONDS:
                     self._retired = True

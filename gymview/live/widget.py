@@ -12,15 +12,16 @@ False
 
 from __future__ import annotations
 
+import base64
+import collections
 import os
 import pathlib
 import threading
 import time
 import uuid
 import warnings
+import weakref
 from typing import Any
-
-import base64
 
 import anywidget
 import traitlets
@@ -29,7 +30,9 @@ from comm import DummyComm
 from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import protocol
+from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
+from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import POLL_SECONDS, FrameStreamer, Send, check_max_size
 from gymview.live.throttle import FrameThrottle, check_fps
 
@@ -48,6 +51,7 @@ HIDDEN_FPS = 1.0
 # 0.1 ms did no better than 0.2 ms, 0.4 ms did worse (0.79-0.85 of the plain loop against 0.89).
 IOPUB_HAND_OVER_SECONDS = 0.0002
 
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _views: list[LiveView] = []
 _views_lock = threading.Lock()
 _forked_child = False  # this process was forked from the one that imported this module
@@ -117,6 +121,8 @@ class LiveView(anywidget.AnyWidget):
     max_size = traitlets.Int(512, help="Longest side, in pixels, of the frames sent.").tag(sync=True)
     quality = traitlets.Int(80, help="JPEG quality, 1..100.").tag(sync=True)
     image_format = traitlets.Unicode("jpeg", help="'jpeg', or 'png' for lossless frames.").tag(sync=True)
+    show_controls = traitlets.Bool(True, help="Show Pause / Step / Stop / Speed under the picture.").tag(sync=True)
+    keyboard = traitlets.Bool(False, help="Send key presses to the kernel (gymview.play(keys=...)).").tag(sync=True)
 
     def __init__(
         self,
@@ -127,6 +133,9 @@ class LiveView(anywidget.AnyWidget):
         title: str = "",
         max_in_flight: int = 2,
         max_overhead: float = 0.1,
+        show_controls: bool = True,
+        replay_seconds: float = DEFAULT_SECONDS,
+        replay_max_bytes: int = DEFAULT_MAX_BYTES,
         *,
         send: Send | None = None,
         in_kernel: bool | None = None,
@@ -137,7 +146,14 @@ class LiveView(anywidget.AnyWidget):
         self._streamer = FrameStreamer(
             send or self._send_frame, max_size=max_size, image_format=image_format,
             quality=quality, max_in_flight=max_in_flight,
+            history=FrameHistory(replay_seconds, replay_max_bytes),
         )
+        self.controls = RunControls(on_change=self._post_state)
+        self.env_fps: float | None = None  # the env's render_fps: what speed 1.0 means
+        self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
+        self._heard_early: set[str] = set()  # applied on ipykernel's shell-channel thread
+        self._applied: dict[str, str] = {}  # click id -> action, for a cancel
+        self._control_lock = threading.Lock()
         self._in_kernel = _in_kernel() if in_kernel is None else bool(in_kernel)
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
@@ -148,9 +164,11 @@ class LiveView(anywidget.AnyWidget):
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(
             fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
-            image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex, **kwargs,
+            image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex,
+            show_controls=bool(show_controls), **kwargs,
         )
         self.on_msg(self._on_browser_message)
+        _hear_clicks_during_cells(self)
         self._closed = False
         with _views_lock:
             _views.append(self)
@@ -159,6 +177,7 @@ class LiveView(anywidget.AnyWidget):
         """Forget the parent's stream and channel (see _silence_views_in_forked_child)."""
         self._in_kernel = False
         self._streamer = FrameStreamer(lambda header, buffers: None, offload=False)
+        self.controls.reset_after_fork()  # never paused by a click meant for the parent's loop
         self.comm = DummyComm(target_name="jupyter.widget")
 
     # -- configuration changes from Python or the browser ---------------------------------------
@@ -275,6 +294,25 @@ class LiveView(anywidget.AnyWidget):
         """Tell the throttle what producing the last frame cost the caller's loop."""
         self._throttle.record_cost(seconds)
 
+    def save_clip(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
+        """Write the frames this view kept (its last ``replay_seconds``, 30 by default) to an
+        ``.mp4`` or ``.gif`` file, at the pace they were shown; returns the path.
+
+        >>> import numpy as np, tempfile, os
+        >>> view = LiveView(send=lambda header, buffers: None, in_kernel=True)
+        >>> for i in range(3):
+        ...     _ = view.push(np.full((32, 48, 3), 80 * i, np.uint8), force=True); _ = view.flush()
+        >>> view.save_clip(os.path.join(tempfile.mkdtemp(), "last.gif")).suffix
+        '.gif'
+        >>> view.close()
+        """
+        return self._streamer.history.save(path, fps)
+
+    @property
+    def replay_frames(self) -> int:
+        """How many sent frames the view keeps for its timeline slider and :meth:`save_clip`."""
+        return len(self._streamer.history)
+
     def flush(self, timeout: float = 5.0) -> bool:
         """Wait until the frame pushed last has been sent (or skipped); True if it was."""
         return self._streamer.flush(timeout)
@@ -320,6 +358,7 @@ class LiveView(anywidget.AnyWidget):
         with _views_lock:
             if self in _views:
                 _views.remove(self)
+        self.controls.forget()
         try:
             self._streamer.stop()
             self._leave_last_frame()
@@ -327,15 +366,27 @@ class LiveView(anywidget.AnyWidget):
             self._display_handle = None
             super().close()  # closes the comm: ipywidgets forgets the widget, so it can be collected
 
-    def _leave_last_frame(self) -> None:
+    def keep_still_image(self) -> None:
+        """Put the last frame sent into the view's output as a still image, beside the live view:
+        a notebook saved now shows that picture where no widget can be drawn (opened without a
+        kernel, nbconvert, GitHub), and the live view where it can. For views shown by :meth:`show`."""
+        self._leave_last_frame(keep_widget=True)
+
+    def report(self, message: str) -> None:
+        """Show ``message`` under the picture (a run's error, for one)."""
+        self._post_state(message=message)
+
+    def _leave_last_frame(self, keep_widget: bool = False) -> None:
         latest = self._streamer.latest
         if self._display_handle is None or latest is None or not self._in_kernel:
             return
         header, data = latest
         mime = f"image/{header['format']}"
+        bundle = {mime: base64.b64encode(data).decode("ascii"), "text/plain": f"<{self.title or 'gymview'}: last frame>"}
+        if keep_widget:
+            bundle[_WIDGET_VIEW] = {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
         self._display_handle.update(
-            {mime: base64.b64encode(data).decode("ascii"), "text/plain": f"<{self.title or 'gymview'}: last frame>"},
-            metadata={mime: {"width": header["width"], "height": header["height"]}}, raw=True,
+            bundle, metadata={mime: {"width": header["width"], "height": header["height"]}}, raw=True,
         )
 
     # -- the wire --------------------------------------------------------------------------
@@ -343,11 +394,88 @@ class LiveView(anywidget.AnyWidget):
         if self.comm is not None:
             self.send(header, buffers)
 
+    def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
+        controls = controls or self.controls
+        with self._control_lock:
+            heard = list(self._heard)
+        self._streamer.post({
+            "type": protocol.STATE, "state": controls.state, "speed": controls.speed,
+            "fps": self.env_fps, "speeds": list(SPEEDS), "history": self.replay_frames, "heard": heard,
+            "message": message,
+        })
+
+    def _apply(self, content: dict[str, Any]) -> None:
+        """A click, key or replay request; runs on whichever thread heard it, only sets state."""
+        kind, click = content.get("type"), content.get("id")
+        if kind == protocol.KEY:
+            self.controls.press(str(content.get("key")), bool(content.get("down")))
+            return
+        if kind == protocol.REPLAY:
+            self._replay(content.get("index"))
+            return
+        action = content.get("action")
+        if action == "cancel":
+            self._cancel(str(content.get("of")))
+            return
+        if action not in ("pause", "play", "step", "stop", "speed"):
+            return  # an action of a newer page: nothing to do
+        with self._control_lock:
+            if isinstance(click, str):
+                self._heard.append(click)  # the state message that follows names it
+                self._applied[click] = action
+        if action == "speed":
+            try:
+                self.controls.set_speed(content.get("value"))
+            except (TypeError, ValueError):
+                self._post_state()  # a speed this kernel does not take: the page shows the current one
+            return
+        {"pause": self.controls.pause, "play": self.controls.resume, "step": self.controls.step,
+         "stop": self.controls.stop}[action]()
+
+    def _cancel(self, click: str) -> None:
+        """The browser gave up on this click (it got no answer while a cell ran): undo it if it
+        came only now, so a late Pause or Stop does not hit the next run."""
+        with self._control_lock:
+            action = self._applied.pop(click, None)
+        if action == "stop":
+            self.controls.undo_stop()
+        elif action in ("pause", "step"):
+            self.controls.resume()
+
+    def _replay(self, index: Any) -> None:
+        history = self._streamer.history
+        if not isinstance(index, int) or not -len(history) <= index < len(history):
+            return
+        header, data = history.get(index)
+        self._streamer.post({**header, "replay": index if index >= 0 else len(history) + index}, [data])
+
+    def hear_early(self, data: Any) -> bool:
+        """ipykernel's shell-channel thread shows each browser message here before it queues it
+        (see :func:`_hear_clicks_during_cells`): clicks, keys and replay requests act now, even
+        while a cell blocks the shell. Returns True when the message was applied."""
+        content = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None
+        if not isinstance(content, dict) or content.get("type") not in (protocol.CONTROL, protocol.KEY, protocol.REPLAY):
+            return False
+        key = content.get("id")
+        if not isinstance(key, str):
+            return False
+        self._apply(content)  # if it raises, the queued copy is applied later, where errors show
+        with self._control_lock:
+            self._heard_early.add(key)
+        return True
+
     def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         # Runs on the shell thread, or on a subshell thread while a cell runs: keep it thread-safe.
         if not isinstance(content, dict):
             return
         kind = content.get("type")
+        if kind in (protocol.CONTROL, protocol.KEY, protocol.REPLAY):
+            with self._control_lock:
+                if content.get("id") in self._heard_early:
+                    self._heard_early.discard(content.get("id"))
+                    return
+            self._apply(content)
+            return
         client = str(content.get("client", ""))
         if kind == protocol.READY:
             if content.get("v") != protocol.PROTOCOL_VERSION:
@@ -362,9 +490,38 @@ class LiveView(anywidget.AnyWidget):
             self._update_rate()
             if not self._closed:
                 self._streamer.resend_latest()
+                self._post_state()  # the page shows the buttons as the loop stands
         elif kind == protocol.ACK and isinstance(content.get("seq"), int):
             self._streamer.acknowledge(content["seq"])
         elif kind == protocol.VISIBILITY:
             with self._rate_lock:
                 self._client_visible[client] = bool(content.get("visible"))
             self._update_rate()
+
+
+def _hear_clicks_during_cells(view: LiveView) -> None:
+    """Let the view's buttons act while a cell blocks the kernel.
+
+    ipykernel 7.4 hands every incoming comm message to the subshell its comm last published from
+    (so replies reach an ``await``-ing cell); a view that streams from a cell on the main shell thus
+    gets its clicks routed to that busy shell, even when JupyterLab sent them over a subshell, and
+    they wait for the cell to end. Its shell-channel thread asks ``comm._reply_subshell_for(data,
+    subshell)`` first: there the view applies clicks at once (thread-safe state only) and keeps
+    the subshell the browser chose for the rest. ipykernel 7.0-7.3 route to the browser's subshell
+    themselves; ipykernel 6 has no such thread, and the browser says so on a click that gets no answer.
+    """
+    comm = view.comm
+    if comm is None or not hasattr(comm, "_reply_subshell_for"):
+        return
+    ref = weakref.ref(view)
+
+    def route(data: Any, subshell: Any) -> Any:
+        target = ref()
+        if target is not None:
+            try:
+                target.hear_early(data)
+            except Exception:  # ipykernel drops a message whose routing raises; the queued copy still acts
+                pass
+        return subshell
+
+    comm._reply_subshell_for = route

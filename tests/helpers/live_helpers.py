@@ -4,12 +4,17 @@ from gymview.live.widget import LiveView
 
 
 class ShownView(LiveView):
-    """A LiveView in a kernel, displayed, whose frame messages land in ``self.sent``."""
+    """A LiveView in a kernel, displayed, whose frame messages land in ``self.sent`` and whose
+    state messages (answers to the buttons) in ``self.states``."""
 
     def __init__(self, **kwargs):
         self.sent = []
-        super().__init__(send=lambda header, buffers: self.sent.append((header, buffers)), in_kernel=True, **kwargs)
+        self.states = []
+        super().__init__(send=self._deliver, in_kernel=True, **kwargs)
         self._repr_mimebundle_()  # what IPython's display() calls
+
+    def _deliver(self, header, buffers):
+        (self.states if header.get("type") == "state" else self.sent).append((header, buffers))
 
 
 def browser_says(view, content):

@@ -18,6 +18,8 @@ class Execution:
     stdout: str = ""
     error: str | None = None
     reply: dict = field(default_factory=dict)  # the shell reply's content: status, ename, ...
+    # comm messages published meanwhile under another parent (e.g. a click handled on a subshell)
+    other_comm: list = field(default_factory=list)
 
     def of_type(self, msg_type):
         return [m for _, m in self.messages if m["header"]["msg_type"] == msg_type]
@@ -58,6 +60,8 @@ class Kernel:
             except queue.Empty:
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
+                if msg["header"]["msg_type"] == "comm_msg":
+                    result.other_comm.append((time.monotonic(), msg))
                 continue
             result.messages.append((time.monotonic(), msg))
             kind = msg["header"]["msg_type"]

@@ -1,0 +1,146 @@
+"""``background(fn, ...)``: any long call (``model.learn``, ``neat`` evolution, a loop) in a thread,
+with a small status line in the notebook, so the cell, and the views' buttons, are free at once.
+
+A job's Stop asks, it does not kill: watched envs stepping in the job's thread raise
+:class:`gymview.Stopped` at their next ``step()``, and code of your own can poll
+:func:`should_stop`.
+
+>>> import time, gymview
+>>> def count(n):
+...     total = 0
+...     for i in range(n):
+...         if gymview.should_stop():
+...             break
+...         total += i
+...     return total
+>>> job = gymview.background(count, 1000, display=False)
+>>> job.wait()
+499500
+>>> job.state
+'finished'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+from gymview.live.controls import Stopped, request_thread_stop, thread_stop_requested
+
+__all__ = ["Job", "background", "should_stop"]
+
+
+def should_stop() -> bool:
+    """True in a :func:`background` job whose stop was requested (its Stop button, ``job.stop()``):
+    long loops of your own check it and return early.
+
+    >>> should_stop()
+    False
+    """
+    return thread_stop_requested()
+
+
+class Job:
+    """A call running in a background thread, made by :func:`background`.
+
+    ``state`` is "running", "finished", "stopped" (it ended with :class:`gymview.Stopped` after a
+    stop request) or "failed"; ``result`` is the call's return value once finished.
+    """
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], display: bool) -> None:
+        self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        self.state = "running"
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.started = time.time()
+        self.ended: float | None = None
+        self._stop_requested = False
+        self._status = None
+        if display:
+            from gymview.live.job_status import JobStatus, show_in_notebook
+
+            self._status = JobStatus(name=self.name, started=self.started, on_stop=self.request_stop)
+            show_in_notebook(self._status)
+        self._thread = threading.Thread(target=self._main, args=(fn, args, kwargs), name=f"gymview-job-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _main(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        try:
+            self.result = fn(*args, **kwargs)
+            self.state = "stopped" if self._stop_requested else "finished"
+        except Stopped:
+            self.state = "stopped"
+        except BaseException as error:  # kept for wait(), shown in the status line now
+            self.error, self.state = error, "failed"
+        finally:
+            self.ended = time.time()
+            request_thread_stop(threading.get_ident(), stop=False)
+            if self._status is not None:
+                message = f"{type(self.error).__name__}: {self.error}" if self.error is not None else ""
+                self._status.finish(self.state, self.ended, message)
+
+    def request_stop(self) -> None:
+        """Ask the job to end: its watched envs raise Stopped, :func:`should_stop` turns True."""
+        if self._thread.is_alive():
+            self._stop_requested = True
+            request_thread_stop(self._thread.ident)
+            if self._status is not None:
+                self._status.stopping()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """:meth:`request_stop`, then wait up to ``timeout`` s for the call to return."""
+        self.request_stop()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(
+                f"{self.name} did not end within {timeout} s of the stop request: it steps no watched env "
+                f"and does not check gymview.should_stop()"
+            )
+
+    @property
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.time()) - self.started
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Wait for the call; return its result, or re-raise its error (None if it was stopped)."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError(f"{self.name} is still running after {timeout} s; job.stop() asks it to end")
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        async def finished() -> Any:
+            while self._thread.is_alive():
+                await asyncio.sleep(0.05)
+            return self.wait()
+
+        return finished().__await__()
+
+    def __repr__(self) -> str:
+        return f"<gymview.Job {self.name}: {self.state}, {self.elapsed:.1f} s>"
+
+
+def background(fn: Callable[..., Any], *args: Any, display: bool = True, **kwargs: Any) -> Job:
+    """Run ``fn(*args, **kwargs)`` in a background thread and return a :class:`Job` at once.
+
+    In a notebook a status line shows it running, finished or failed, its elapsed time, and a
+    Stop button (``job.stop()``). ``job.wait()`` (or ``await job``) returns ``fn``'s result or
+    re-raises its error. Because the cell ends at once, the kernel hears every view's buttons
+    in every front-end while the job runs.
+
+    >>> job = background(sum, [1, 2, 3], display=False)
+    >>> job.wait()
+    6
+    """
+    if not callable(fn):
+        raise TypeError(f"background() runs a callable, e.g. background(model.learn, total_timesteps=10_000); got {fn!r}")
+    return Job(fn, args, kwargs, display)

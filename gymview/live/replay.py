@@ -1,0 +1,125 @@
+"""FrameHistory: the frames a view sent lately, as sent (compressed), for instant replay.
+
+A view keeps the last ``seconds`` of its frames, and never more than ``max_bytes`` of them:
+at the default 30 s and 32 MB that is 30 s of 512-pixel JPEGs (about 20 KB each) at 30 fps, and
+fewer seconds of bigger frames. While the run is paused or stopped, the view's timeline slider
+scrubs back through them, and :meth:`FrameHistory.save` writes them out as a clip.
+
+>>> history = FrameHistory(seconds=30)
+>>> history.add({"seq": 0, "step": 1}, b"jpeg bytes", at=0.0)
+>>> len(history), history.total_bytes
+(1, 10)
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import os
+import pathlib
+import threading
+from typing import Any
+
+import numpy as np
+
+from gymview._checks import check_int
+
+__all__ = ["FrameHistory", "DEFAULT_SECONDS", "DEFAULT_MAX_BYTES"]
+
+DEFAULT_SECONDS = 30.0
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+
+
+class FrameHistory:
+    """The last ``seconds`` of sent frames (header, image bytes, send time), at most ``max_bytes``."""
+
+    def __init__(self, seconds: float = DEFAULT_SECONDS, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0):
+            raise ValueError(f"replay_seconds must be a number of seconds >= 0 (0 keeps no frames); got {seconds!r}")
+        self.seconds = float(seconds)
+        self.max_bytes = check_int("replay_max_bytes", max_bytes, minimum=0)
+        self._frames: collections.deque[tuple[dict[str, Any], bytes, float]] = collections.deque()
+        self._lock = threading.Lock()
+        self.total_bytes = 0
+
+    def add(self, header: dict[str, Any], data: bytes, at: float) -> None:
+        """Keep one sent frame; forget those older than ``seconds`` before ``at`` or over the bound."""
+        with self._lock:
+            if self.seconds > 0 and len(data) <= self.max_bytes:
+                self._frames.append((header, data, at))
+                self.total_bytes += len(data)
+            while self._frames and (
+                self.total_bytes > self.max_bytes or at - self._frames[0][2] > self.seconds
+            ):
+                self.total_bytes -= len(self._frames.popleft()[1])
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def get(self, index: int) -> tuple[dict[str, Any], bytes]:
+        """The ``index``-th kept frame, oldest first (negative counts from the newest)."""
+        with self._lock:
+            header, data, _ = self._frames[index]
+        return header, data
+
+    def snapshot(self) -> list[tuple[dict[str, Any], bytes, float]]:
+        with self._lock:
+            return list(self._frames)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._frames.clear()
+            self.total_bytes = 0
+
+    def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
+        """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, or ``.gif``), at the pace
+        they were sent (``fps``: the clip's frame rate, by default the rate they were sent at)."""
+        path = pathlib.Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".mp4", ".gif"):
+            raise ValueError(f"save_clip writes .mp4 or .gif files; got {str(path)!r}")
+        frames = self.snapshot()
+        if not frames:
+            raise ValueError("this view has no frames to save yet (it keeps the frames it sent; none were sent)")
+        if fps is None:
+            span = frames[-1][2] - frames[0][2]
+            fps = (len(frames) - 1) / span if len(frames) > 1 and span > 0 else 10.0
+        if not fps > 0:
+            raise ValueError(f"fps must be above 0; got {fps!r}")
+        pictures = _decoded([data for _, data, _ in frames])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".gif":
+            _write_gif(path, pictures, fps)
+        else:
+            _write_mp4(path, pictures, fps)
+        return path
+
+
+def _decoded(images: list[bytes]) -> list[np.ndarray]:
+    """RGB arrays of the same size as the first (a view's size may change mid-run)."""
+    from PIL import Image
+
+    pictures: list[np.ndarray] = []
+    size = None
+    for data in images:
+        image = Image.open(io.BytesIO(data)).convert("RGB")
+        size = size or image.size
+        if image.size != size:
+            image = image.resize(size)
+        pictures.append(np.asarray(image))
+    return pictures
+
+
+def _write_gif(path: pathlib.Path, pictures: list[np.ndarray], fps: float) -> None:
+    from PIL import Image
+
+    images = [Image.fromarray(picture) for picture in pictures]
+    images[0].save(path, save_all=True, append_images=images[1:], duration=max(20, round(1000 / fps)), loop=0)
+
+
+def _write_mp4(path: pathlib.Path, pictures: list[np.ndarray], fps: float) -> None:
+    from gymview.video.recorder import VideoRecorder
+
+    with VideoRecorder(path, fps=fps) as recorder:
+        for picture in pictures:
+            recorder.write(picture)
