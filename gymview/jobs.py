@@ -59,6 +59,9 @@ class Job:
         self.ended: float | None = None
         self._stop_requested = False
         self._status = None
+        self._finished = threading.Event()  # waited on instead of join (see gymview.playback.Run)
+        self._ending = False
+        self._stop_lock = threading.Lock()  # a stop request never outlives the thread it names
         if display:
             from gymview.live.job_status import JobStatus, show_in_notebook
 
@@ -77,24 +80,30 @@ class Job:
             self.error, self.state = error, "failed"
         finally:
             self.ended = time.time()
-            request_thread_stop(threading.get_ident(), stop=False)
-            if self._status is not None:
-                message = f"{type(self.error).__name__}: {self.error}" if self.error is not None else ""
-                self._status.finish(self.state, self.ended, message)
+            with self._stop_lock:
+                self._ending = True
+                request_thread_stop(threading.get_ident(), stop=False)
+            try:
+                if self._status is not None:
+                    message = f"{type(self.error).__name__}: {self.error}" if self.error is not None else ""
+                    self._status.finish(self.state, self.ended, message)
+            finally:
+                self._finished.set()
 
     def request_stop(self) -> None:
         """Ask the job to end: its watched envs raise Stopped, :func:`should_stop` turns True."""
-        if self._thread.is_alive():
+        with self._stop_lock:
+            if self._ending:
+                return
             self._stop_requested = True
             request_thread_stop(self._thread.ident)
-            if self._status is not None:
-                self._status.stopping()
+        if self._status is not None:
+            self._status.stopping()
 
     def stop(self, timeout: float = 10.0) -> None:
         """:meth:`request_stop`, then wait up to ``timeout`` s for the call to return."""
         self.request_stop()
-        self._thread.join(timeout)
-        if self._thread.is_alive():
+        if not self._finished.wait(timeout):
             raise TimeoutError(
                 f"{self.name} did not end within {timeout} s of the stop request: it steps no watched env "
                 f"and does not check gymview.should_stop()"
@@ -102,16 +111,21 @@ class Job:
 
     @property
     def done(self) -> bool:
-        return not self._thread.is_alive()
+        return self._finished.is_set()
 
     @property
     def elapsed(self) -> float:
         return (self.ended or time.time()) - self.started
 
     def wait(self, timeout: float | None = None) -> Any:
-        """Wait for the call; return its result, or re-raise its error (None if it was stopped)."""
-        self._thread.join(timeout)
-        if self._thread.is_alive():
+        """Wait for the call; return its result, or re-raise its error (None if it was stopped).
+        A kernel interrupt (or Ctrl-C) while waiting asks the job to stop, as its Stop button does."""
+        try:
+            finished = self._finished.wait(timeout)
+        except KeyboardInterrupt:
+            self.request_stop()
+            raise
+        if not finished:
             raise TimeoutError(f"{self.name} is still running after {timeout} s; job.stop() asks it to end")
         if self.error is not None:
             raise self.error
@@ -119,7 +133,7 @@ class Job:
 
     def __await__(self) -> Generator[Any, None, Any]:
         async def finished() -> Any:
-            while self._thread.is_alive():
+            while not self._finished.is_set():
                 await asyncio.sleep(0.05)
             return self.wait()
 

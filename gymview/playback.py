@@ -76,7 +76,7 @@ def key_policy(keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozens
         raise ValueError("play(keys=...) needs noop=: the action taken while no mapped key is held")
     combos: list[tuple[frozenset[str], Any]] = []
     for names, action in keys.items():
-        combo = frozenset([names] if isinstance(names, str) else names)
+        combo = frozenset([names] if isinstance(names, str) else names if isinstance(names, tuple) else [None])
         if not combo or not all(isinstance(name, str) and name for name in combo):
             raise TypeError(f"each key of keys must be a key name or a tuple of key names; got {names!r}")
         if not space.contains(np.asarray(action, dtype=space.dtype) if isinstance(space, gym.spaces.Box) else action):
@@ -116,6 +116,8 @@ class Run:
         self._restore_speed = restore_speed
         self._error: BaseException | None = None
         self._stopped = False
+        # Waited on instead of Thread.join: an interrupt inside join() can leave is_alive() wrong.
+        self._finished = threading.Event()
         self._thread = threading.Thread(target=self._main, name="gymview-play", daemon=True)
         self._thread.start()
 
@@ -132,15 +134,14 @@ class Run:
 
     def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
         """End the loop at the next step boundary and wait for it; safe to call twice."""
-        if self._thread.is_alive():
+        if not self._finished.is_set():
             self.view.controls.stop()
-            self._thread.join(timeout)
-            if self._thread.is_alive():
+            if not self._finished.wait(timeout):
                 raise TimeoutError(f"the play loop did not reach a step boundary within {timeout} s (a slow env.step?)")
 
     @property
     def done(self) -> bool:
-        return not self._thread.is_alive()
+        return self._finished.is_set()
 
     @property
     def stopped(self) -> bool:
@@ -153,11 +154,11 @@ class Run:
         A kernel interrupt (or Ctrl-C) while waiting stops the loop at a step boundary first.
         """
         try:
-            self._thread.join(timeout)
+            finished = self._finished.wait(timeout)
         except KeyboardInterrupt:
             self.stop()
             raise
-        if self._thread.is_alive():
+        if not finished:
             raise TimeoutError(f"the play loop is still running after {timeout} s; run.stop() ends it")
         if self._error is not None:
             raise self._error
@@ -165,7 +166,7 @@ class Run:
 
     def __await__(self) -> Generator[Any, None, list[dict[str, Any]]]:
         async def finished() -> list[dict[str, Any]]:
-            while self._thread.is_alive():
+            while not self._finished.is_set():
                 await asyncio.sleep(0.05)
             return self.wait()
 
@@ -193,6 +194,8 @@ class Run:
             except Exception as error:  # the loop's own error comes first
                 if self._error is None:
                     self._error = error
+            finally:
+                self._finished.set()
 
     def _loop(self) -> None:
         observation, _ = self.env.reset(seed=self._seed)

@@ -92,3 +92,31 @@ def custom_messages(result, kind):
         data = msg["content"].get("data", {}) if msg["header"]["msg_type"] == "comm_msg" else {}
         if data.get("method") == "custom" and data.get("content", {}).get("type") == kind:
             yield data["content"]
+
+
+def test_an_interrupt_while_waiting_for_play_stops_the_run_at_a_step_boundary(kernel):
+    code = """
+import gymnasium as gym, gymview
+run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed=4.0)
+print("PLAYING", flush=True)
+run.wait()
+"""
+    reply = kernel.execute(code, until_text="PLAYING", on_text=kernel.manager.interrupt_kernel).reply
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    after = kernel.run(
+        "import threading\n"
+        "print(run.stopped, run.done, [t.name for t in threading.enumerate() if t.name == 'gymview-play'])"
+    ).stdout
+    assert after.split() == ["True", "True", "[]"]
+
+
+def test_play_returns_at_once_and_the_buttons_act_on_it_while_the_kernel_is_idle(kernel, tmp_path):
+    comm_file = tmp_path / "comm-id"
+    kernel.run(f"""
+import gymnasium as gym, gymview
+run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed="max")
+open({str(comm_file)!r}, "w").write(run.view.comm.comm_id)
+""")
+    comm_id = comm_file.read_text()
+    click(kernel, comm_id, "stop", 1)
+    assert kernel.run("print(run.wait(timeout=30) == run.results, run.stopped)").stdout.split() == ["True", "True"]

@@ -1,0 +1,251 @@
+"""gymview.play and gymview.background, driven from Python like the view's buttons."""
+
+import threading
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gymview
+from gymview.playback import key_policy
+
+
+def cartpole():
+    return gym.make("CartPole-v1", render_mode="rgb_array")
+
+
+def balance(obs):
+    return int(obs[2] > 0)
+
+
+def test_play_runs_episodes_with_a_policy_and_reports_each():
+    run = gymview.play(cartpole(), balance, episodes=3, speed="max", seed=1)
+    results = run.wait(timeout=60)
+    assert len(results) == 3 and run.done and not run.stopped
+    assert all(r["steps"] > 20 and r["return"] == r["steps"] and r["terminated"] for r in results)
+    assert "finished" in repr(run)
+    run.env.close()
+
+
+def test_speed_one_plays_at_the_envs_render_fps():
+    env = cartpole()
+    fps = env.metadata["render_fps"]
+    times = []
+    watched = gymview.watch(env, display=False)
+    original = watched.env.step
+
+    def timed(action):
+        times.append(time.perf_counter())
+        return original(action)
+
+    watched.env.step = timed
+    run = gymview.play(watched, balance, steps=int(2.5 * fps), speed=1.0)
+    run.wait(timeout=60)
+    rate = (len(times) - 1) / (times[-1] - times[0])
+    assert abs(rate - fps) <= 0.1 * fps, f"{rate:.1f} steps/s at speed 1.0; the env renders at {fps}"
+    assert watched.view.controls.speed is None, "the view's own speed comes back when the run ends"
+    watched.close()
+
+
+def test_pause_step_resume_and_stop_from_python():
+    run = gymview.play(cartpole(), balance, speed="max")
+    try:
+        while run.steps_taken < 10:
+            time.sleep(0.01)
+        run.pause()
+        time.sleep(0.1)
+        held = run.steps_taken
+        time.sleep(0.2)
+        assert run.steps_taken == held
+        run.step()
+        deadline = time.monotonic() + 30
+        while run.steps_taken == held and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        assert run.steps_taken == held + 1
+        run.resume()
+        while run.steps_taken < held + 50:
+            time.sleep(0.01)
+    finally:
+        run.stop()
+    assert run.stopped and run.done and run.wait() == run.results
+    assert not [t for t in threading.enumerate() if t.name == "gymview-play"]
+    run.env.close()
+
+
+def test_a_policy_error_is_re_raised_by_wait_and_shown_in_the_view():
+    def broken(obs):
+        raise ZeroDivisionError("policy broke")
+
+    env = gymview.watch(cartpole(), display=False)
+    reports = []
+    env.view.report = reports.append
+    run = gymview.play(env, broken, speed="max")
+    with pytest.raises(ZeroDivisionError, match="policy broke"):
+        run.wait(timeout=60)
+    assert reports and "ZeroDivisionError: policy broke" in reports[0]
+    env.close()
+
+
+def test_an_sb3_model_is_a_policy_played_deterministically():
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, seed=0, device="cpu")
+    run = gymview.play(cartpole(), model, episodes=2, speed="max", seed=0)
+    first = run.wait(timeout=120)
+    again = gymview.play(cartpole(), model, episodes=2, speed="max", seed=0).wait(timeout=120)
+    assert [r["steps"] for r in first] == [r["steps"] for r in again]  # deterministic=True
+    run.env.close()
+
+
+def test_keys_choose_the_action_the_env_receives():
+    env = gymview.watch(cartpole(), display=False)
+    received = []
+    original = env.env.step
+    env.env.step = lambda action: (received.append(action), original(action))[1]
+    run = gymview.play(env, keys={"ArrowLeft": 0, "ArrowRight": 1}, noop=0, speed="max")
+    try:
+        assert env.view.keyboard
+        while len(received) < 20:
+            time.sleep(0.01)
+        assert set(received) == {0}  # noop while no key is held
+        env.view.controls.press("ArrowRight", True)
+        deadline = time.monotonic() + 30
+        while 1 not in received and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        run.stop()
+    assert 1 in received and not env.view.keyboard
+    env.close()
+
+
+def test_key_policy_checks_its_mapping():
+    space = gym.spaces.Discrete(2)
+    with pytest.raises(ValueError, match="noop"):
+        key_policy({"a": 0}, None, frozenset, space)
+    with pytest.raises(ValueError, match="not an action"):
+        key_policy({"a": 5}, 0, frozenset, space)
+    with pytest.raises(TypeError, match="key names"):
+        key_policy({3: 0}, 0, frozenset, space)
+    box = gym.spaces.Box(-1.0, 1.0, (1,))
+    policy = key_policy({"a": [-1.0], "d": [1.0]}, [0.0], lambda: frozenset({"d"}), box)
+    assert policy(None) == [1.0]
+
+
+def test_bad_arguments_fail_before_anything_runs():
+    with pytest.raises(TypeError, match="one gymnasium env"):
+        gymview.play(gym.make_vec("CartPole-v1", 2))
+    with pytest.raises(ValueError, match="speed"):
+        gymview.play(cartpole(), speed=0)
+    with pytest.raises(TypeError, match="policy"):
+        gymview.play(cartpole(), policy=42, steps=1).wait()
+    with pytest.raises(ValueError, match="not both"):
+        gymview.play(cartpole(), balance, keys={"a": 0}, noop=0)
+
+
+def test_await_a_run():
+    import asyncio
+
+    run = gymview.play(cartpole(), balance, episodes=1, speed="max", seed=0)
+    assert len(asyncio.run(_awaited(run))) == 1
+    run.env.close()
+
+
+async def _awaited(thing):
+    return await thing
+
+
+def test_background_returns_the_result_or_re_raises():
+    job = gymview.background(sum, [1, 2, 3], display=False)
+    assert job.wait(timeout=30) == 6 and job.state == "finished"
+    failing = gymview.background(lambda: 1 / 0, display=False)
+    with pytest.raises(ZeroDivisionError):
+        failing.wait(timeout=30)
+    assert failing.state == "failed"
+    with pytest.raises(TypeError, match="callable"):
+        gymview.background(42)
+
+
+def test_a_stopped_job_ends_its_watched_loop_and_should_stop_turns_true():
+    env = gymview.watch(cartpole(), display=False)
+    seen = []
+
+    def train():
+        env.reset(seed=0)
+        while True:
+            seen.append(gymview.should_stop())
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                env.reset()
+
+    job = gymview.background(train, display=False)
+    while len(seen) < 100:
+        time.sleep(0.01)
+    job.stop(timeout=30)
+    assert job.state == "stopped" and job.done and job.wait() is None
+    assert not gymview.should_stop() and not env.view.controls.engaged
+    env.close()
+
+
+def test_a_job_polling_should_stop_ends_as_stopped():
+    def loop():
+        while not gymview.should_stop():
+            time.sleep(0.005)
+        return "ended early"
+
+    job = gymview.background(loop, display=False)
+    time.sleep(0.05)
+    job.stop(timeout=30)
+    assert job.state == "stopped" and job.result == "ended early"
+    assert asyncio_run(job) == "ended early"
+
+
+def asyncio_run(awaitable):
+    import asyncio
+
+    return asyncio.run(_awaited(awaitable))
+
+
+def test_save_clip_writes_the_kept_frames(tmp_path):
+    from live_helpers import ShownView
+
+    view = ShownView(fps=120)
+    try:
+        for shade in range(0, 250, 25):
+            view.push(np.full((48, 64, 3), shade, np.uint8), force=True)
+            view.flush()
+        gif = view.save_clip(tmp_path / "clip.gif", fps=10)
+        mp4 = view.save_clip(tmp_path / "clip.mp4", fps=10)
+        from PIL import Image
+
+        with Image.open(gif) as image:
+            assert image.n_frames == 10
+        import imageio_ffmpeg
+
+        frames = list(imageio_ffmpeg.read_frames(str(mp4)))
+        assert len(frames) - 1 == 10  # read_frames yields the metadata first
+        with pytest.raises(ValueError, match=".mp4 or .gif"):
+            view.save_clip(tmp_path / "clip.avi")
+    finally:
+        view.close()
+    empty = ShownView()
+    with pytest.raises(ValueError, match="no frames"):
+        empty.save_clip(tmp_path / "none.gif")
+    empty.close()
+
+
+def test_the_replay_history_is_bounded_by_bytes_and_seconds():
+    from gymview.live.replay import FrameHistory
+
+    history = FrameHistory(seconds=10, max_bytes=1000)
+    for i in range(20):
+        history.add({"seq": i}, b"x" * 100, at=float(i))
+    assert len(history) == 10 and history.total_bytes == 1000  # the byte bound
+    history = FrameHistory(seconds=5, max_bytes=10**6)
+    for i in range(20):
+        history.add({"seq": i}, b"x", at=float(i))
+    assert [history.get(k)[0]["seq"] for k in (0, -1)] == [14, 19]  # the time bound
+    with pytest.raises(ValueError, match="replay_seconds"):
+        FrameHistory(seconds=-1)
