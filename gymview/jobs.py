@@ -30,7 +30,16 @@ from typing import Any
 
 from gymview.live.controls import Stopped, request_thread_stop, thread_stop_requested
 
-__all__ = ["Job", "background", "should_stop"]
+__all__ = ["Job", "background", "running_jobs", "should_stop"]
+
+_running: list[Job] = []
+_running_lock = threading.Lock()
+
+
+def running_jobs() -> list[Job]:
+    """The :func:`background` jobs of this process that have not ended."""
+    with _running_lock:
+        return list(_running)
 
 
 def should_stop() -> bool:
@@ -68,6 +77,8 @@ class Job:
             self._status = JobStatus(name=self.name, started=self.started, on_stop=self.request_stop)
             show_in_notebook(self._status)
         self._thread = threading.Thread(target=self._main, args=(fn, args, kwargs), name=f"gymview-job-{self.name}", daemon=True)
+        with _running_lock:
+            _running.append(self)
         self._thread.start()
 
     def _main(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -88,6 +99,8 @@ class Job:
                     message = f"{type(self.error).__name__}: {self.error}" if self.error is not None else ""
                     self._status.finish(self.state, self.ended, message)
             finally:
+                with _running_lock:
+                    _running.remove(self)
                 self._finished.set()
 
     def request_stop(self) -> None:

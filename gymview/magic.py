@@ -15,7 +15,8 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension", "gymview_magic"
 
 _USAGE = """usage: %gymview status | %gymview stop | %gymview setup | %gymview doctor
   status  print the counters of every live view in this kernel
-  stop    stop the stream threads of all live views (their last frames stay on the page)
+  stop    end every gymview.play run and ask every gymview.background job to stop, then stop
+          the stream threads of all live views (their last frames stay on the page)
   setup   run gymview.setup() again and print its report
   doctor  check display, Xvfb, ffmpeg, torch/CUDA and widget versions, and print fixes"""
 
@@ -42,8 +43,21 @@ def gymview_magic(line: str) -> None:
     if command == "status":
         print(status_table())
     elif command == "stop":
-        views = live_views()
+        from gymview.jobs import running_jobs
+        from gymview.playback import running_plays
+
         failures = []
+        runs, jobs = running_plays(), running_jobs()
+        for job in jobs:
+            job.request_stop()
+        for run in runs:
+            try:
+                run.stop()
+            except Exception as error:
+                failures.append(f"play: {error!r}")
+        if runs or jobs:
+            print(f"stopped {len(runs)} play run(s); asked {len(jobs)} background job(s) to stop")
+        views = live_views()
         for view in views:
             try:
                 view.stop()

@@ -25,7 +25,16 @@ from gymview._checks import check_optional_int
 from gymview.live.controls import Stopped, check_speed
 from gymview.watched import WatchedEnv, watch
 
-__all__ = ["play", "Run", "key_policy"]
+__all__ = ["play", "Run", "key_policy", "running_plays"]
+
+_running: list[Run] = []
+_running_lock = threading.Lock()
+
+
+def running_plays() -> list[Run]:
+    """The :func:`play` runs of this process that have not ended."""
+    with _running_lock:
+        return list(_running)
 
 # How long stop() and close waits for the loop to reach a step boundary.
 STOP_TIMEOUT_SECONDS = 10.0
@@ -119,6 +128,8 @@ class Run:
         # Waited on instead of Thread.join: an interrupt inside join() can leave is_alive() wrong.
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._main, name="gymview-play", daemon=True)
+        with _running_lock:
+            _running.append(self)
         self._thread.start()
 
     # -- the buttons, from Python ---------------------------------------------------------------
@@ -195,6 +206,8 @@ class Run:
                 if self._error is None:
                     self._error = error
             finally:
+                with _running_lock:
+                    _running.remove(self)
                 self._finished.set()
 
     def _loop(self) -> None:

@@ -60,3 +60,18 @@ def test_magic_setup_doctor_and_unload(monkeypatch, capsys):
     enable_inline_human()
     unload_ipython_extension(None)
     assert not inline_human_enabled()
+
+
+def test_magic_stop_ends_play_runs_and_asks_background_jobs_to_stop(capsys):
+    import time
+
+    import gymnasium as gym
+
+    import gymview
+
+    run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed="max")
+    job = gymview.background(lambda: [time.sleep(0.01) for _ in iter(lambda: gymview.should_stop(), True)], display=False)
+    gymview_magic("stop")
+    assert "stopped 1 play run(s); asked 1 background job(s) to stop" in capsys.readouterr().out
+    assert run.stopped and job.wait(timeout=30) is not None and job.state == "stopped"
+    run.env.close()

@@ -97,8 +97,13 @@ def custom_messages(result, kind):
 def test_an_interrupt_while_waiting_for_play_stops_the_run_at_a_step_boundary(kernel):
     code = """
 import gymnasium as gym, gymview
-run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed=4.0)
-print("PLAYING", flush=True)
+calls = []
+def policy(obs):  # says so once the cell has long been waiting in run.wait()
+    calls.append(1)
+    if len(calls) == 20:
+        print("PLAYING", flush=True)
+    return 0
+run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), policy, speed=4.0)
 run.wait()
 """
     reply = kernel.execute(code, until_text="PLAYING", on_text=kernel.manager.interrupt_kernel).reply
