@@ -350,6 +350,7 @@ function render({ model, el }) {
   model.on("change:show_controls", showBar);
 
   const click = (action, value) => {
+    el.dataset.lastClickAt = String(Date.now()); // ms since the epoch: tests compare it with the kernel's clock
     const msg = { type: "control", action };
     if (value !== undefined) msg.value = value;
     stream.sendControl(msg, action !== "speed");
@@ -366,7 +367,7 @@ function render({ model, el }) {
   // Keyboard play: the view takes focus; keys go to the kernel, not to the notebook's shortcuts.
   const keysDown = new Set();
   const onKey = (down) => (event) => {
-    if (!model.get("keyboard")) return;
+    if (!model.get("keyboard") || !el.contains(event.target)) return;
     event.preventDefault();
     event.stopPropagation();
     if (event.repeat || keysDown.has(event.key) === down) return;
@@ -389,8 +390,10 @@ function render({ model, el }) {
   };
   showKeyboard();
   model.on("change:keyboard", showKeyboard);
-  el.addEventListener("keydown", onKeyDown);
-  el.addEventListener("keyup", onKeyUp);
+  // Taken on the window in the capture phase, before the notebook's own shortcut handling (Notebook 7
+  // swallows some keys, e.g. arrows, before they reach the focused element).
+  window.addEventListener("keydown", onKeyDown, true);
+  window.addEventListener("keyup", onKeyUp, true);
   el.addEventListener("blur", onBlur);
   canvas.addEventListener("mousedown", () => { if (model.get("keyboard")) el.focus(); });
 
@@ -472,8 +475,8 @@ function render({ model, el }) {
     if (scheduled !== 0) cancelAnimationFrame(scheduled);
     observer.disconnect();
     document.removeEventListener("visibilitychange", onPageVisibility);
-    el.removeEventListener("keydown", onKeyDown);
-    el.removeEventListener("keyup", onKeyUp);
+    window.removeEventListener("keydown", onKeyDown, true);
+    window.removeEventListener("keyup", onKeyUp, true);
     el.removeEventListener("blur", onBlur);
     model.off("change:title", showTitle);
     model.off("change:show_controls", showBar);
