@@ -15,7 +15,8 @@ with Chromium and prints the frames per second that reached the page. ``--sb3`` 
 PPO ``learn()`` on CartPole with 1 and 4 envs, watched (``gymview.watch(venv)``) and not, in
 alternating rounds in one kernel. ``--mujoco`` times a HalfCheetah-v5 loop plain, watched (frames
 painted in the encoder process) and watched with ``fast_render=False`` (rendered in the loop), in
-alternating slices in one kernel, with the frames/s each watched loop sent.
+alternating slices in one kernel, with the frames/s each watched loop sent. ``--controls`` runs
+benchmarks/controls.py: the Pause / Step / Stop check's cost a step, and Pause's click latency.
 """
 
 from __future__ import annotations
@@ -294,6 +295,8 @@ def main() -> None:
     parser.add_argument("--sb3", action="store_true", help="also time SB3 PPO learn(), watched vs not")
     parser.add_argument("--sb3-rounds", type=int, default=8, help="alternating learn() rounds per env count")
     parser.add_argument("--mujoco", action="store_true", help="also time a HalfCheetah loop, watched vs not")
+    parser.add_argument("--controls", action="store_true",
+                        help="also the controls' cost a step and Pause's click latency in JupyterLab (benchmarks/controls.py)")
     parser.add_argument("--mujoco-rounds", type=int, default=10, help="alternating 1 s slices per variant")
     args = parser.parse_args()
     for name in list(VARIANTS):
@@ -325,6 +328,10 @@ def main() -> None:
         print("| variant | loop speed vs plain | frames/s sent |\n|---|---:|---:|")
         for name, ratio, fps in run_mujoco(args.mujoco_rounds, 1.0):
             print(f"| {name} | {ratio:.3f}x | {fps:.1f} |")
+    if args.controls:
+        import subprocess
+
+        subprocess.run([sys.executable, str(REPO / "benchmarks" / "controls.py")], check=True)
     if args.browser:
         import tempfile
 
