@@ -150,6 +150,9 @@ class Run:
             if not self._finished.wait(timeout):
                 raise TimeoutError(f"the play loop did not reach a step boundary within {timeout} s (a slow env.step?)")
 
+    def in_loop_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
     @property
     def done(self) -> bool:
         return self._finished.is_set()
@@ -199,6 +202,7 @@ class Run:
             self.view.report(f"play stopped: {type(error).__name__}: {error}")
         finally:
             controls.set_speed(self._restore_speed)
+            controls.set_keys(())
             self.view.keyboard = False
             try:
                 self.env.show_final_frame()
@@ -275,8 +279,11 @@ def play(
         env.view.keyboard = True
     else:
         act = _as_policy(policy, env)
+    if any(run.env is env for run in running_plays()):
+        raise RuntimeError("this env is already playing: run.stop() the other run first (two loops cannot step one env)")
     controls = env.view.controls
     restore = controls.speed
+    controls.set_keys(())
     controls.resume()
     controls.set_speed(speed)
     return Run(env, act, episodes, steps, seed, restore)

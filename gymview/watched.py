@@ -274,6 +274,11 @@ class ShowsFrames:
         if self._closed:
             return
         self._closed = True
+        from gymview.playback import running_plays
+
+        for run in running_plays():  # a play loop on this env ends before the env closes
+            if run.env is self and not run.in_loop_thread():
+                run.stop()
         try:
             if started:
                 self._stop_view()

@@ -123,13 +123,20 @@ export class FrameStream {
     }
     if (msg.message) this.notice = msg.message;
     else if (this.pending.size === 0 && this.notice === NOT_HEARD) this.notice = "";
-    if (msg.state === "running") this.replayed = null;
+    if (msg.state === "running" && this.replayed !== null) {
+      this.replayed.bitmap.close?.();
+      this.replayed = null;
+    }
     this.tell();
   }
 
   async onReplay(msg, blob) {
     try {
       const bitmap = await this.decode(blob);
+      if (this.state?.state === "running") {
+        bitmap.close?.(); // the run went on while it decoded: live frames win
+        return;
+      }
       this.replayed?.bitmap.close?.();
       this.replayed = { header: msg, bitmap };
       this.tell();
@@ -270,6 +277,8 @@ function initialize({ model }) {
   model.on("msg:custom", onCustom);
   return () => {
     model.off("msg:custom", onCustom);
+    for (const timer of stream.pending.values()) clearTimeout(timer);
+    stream.pending.clear();
     streams.delete(model.get("_stream_id"));
   };
 }
@@ -384,6 +393,7 @@ function render({ model, el }) {
     el.dataset.keysDown = "";
   };
   const showKeyboard = () => {
+    if (!model.get("keyboard")) onBlur(); // keys held when keyboard play ends are released
     el.tabIndex = model.get("keyboard") ? 0 : -1;
     el.classList.toggle("gymview-keyboard", Boolean(model.get("keyboard")));
     if (model.get("keyboard")) el.setAttribute("aria-label", "Game view: click, then play with the keyboard");

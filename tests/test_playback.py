@@ -249,3 +249,20 @@ def test_the_replay_history_is_bounded_by_bytes_and_seconds():
     assert [history.get(k)[0]["seq"] for k in (0, -1)] == [14, 19]  # the time bound
     with pytest.raises(ValueError, match="replay_seconds"):
         FrameHistory(seconds=-1)
+
+
+def test_one_env_plays_one_run_and_closing_it_ends_the_run():
+    env = gymview.watch(cartpole(), display=False)
+    run = gymview.play(env, balance, speed="max")
+    with pytest.raises(RuntimeError, match="already playing"):
+        gymview.play(env, balance)
+    env.close()
+    assert run.done and run.stopped
+
+
+def test_stop_ends_a_slowly_paced_run_at_once():
+    run = gymview.play(cartpole(), balance, speed=0.001)  # one step every 20 s
+    time.sleep(0.2)  # the loop is in its first 20 s wait (or about to be)
+    run.stop(timeout=10)  # the pacing wait ends on the click, not after 20 s
+    assert run.stopped
+    run.env.close()

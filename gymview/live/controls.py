@@ -19,6 +19,7 @@ gymview.live.controls.Stopped: stopped from the view (or run.stop()); catch gymv
 
 from __future__ import annotations
 
+import numbers
 import os
 import threading
 import time
@@ -56,10 +57,11 @@ def check_speed(speed: float | str | None) -> float | None:
     """``speed`` as a positive float, or None for "max" (None, "max" or ``float("inf")``)."""
     if speed is None or speed == "max":
         return None
-    if isinstance(speed, bool) or not isinstance(speed, (int, float)):
+    if isinstance(speed, bool) or not isinstance(speed, numbers.Real):
         raise TypeError(f"speed must be a number (1.0 = the env's real time) or 'max'; got {speed!r}")
     if speed == float("inf"):
         return None
+    speed = float(speed)
     if not speed > 0:
         raise ValueError(f"speed must be above 0 (1.0 = the env's real time, 'max' = as fast as it goes); got {speed!r}")
     return float(speed)
@@ -235,6 +237,10 @@ class RunControls:
         now = time.perf_counter()
         # A loop that fell behind (a slow step, a pause) starts again from now instead of racing.
         deadline = max(self._next_deadline, now)
-        if deadline > now:
-            time.sleep(deadline - now)
+        with self._cond:  # a click (Stop, Pause, another speed) ends the wait at once
+            while self.state == RUNNING and self.speed is not None and not self._stop_pending:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
         self._next_deadline = deadline + interval

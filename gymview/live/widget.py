@@ -408,7 +408,8 @@ class LiveView(anywidget.AnyWidget):
         """A click, key or replay request; runs on whichever thread heard it, only sets state."""
         kind, click = content.get("type"), content.get("id")
         if kind == protocol.KEY:
-            self.controls.press(str(content.get("key")), bool(content.get("down")))
+            if isinstance(content.get("key"), str):
+                self.controls.press(content["key"], bool(content.get("down")))
             return
         if kind == protocol.REPLAY:
             self._replay(content.get("index"))
@@ -423,6 +424,8 @@ class LiveView(anywidget.AnyWidget):
             if isinstance(click, str):
                 self._heard.append(click)  # the state message that follows names it
                 self._applied[click] = action
+                while len(self._applied) > 64:  # only a click the page may still cancel matters
+                    del self._applied[next(iter(self._applied))]
         if action == "speed":
             try:
                 self.controls.set_speed(content.get("value"))
@@ -446,7 +449,10 @@ class LiveView(anywidget.AnyWidget):
         history = self._streamer.history
         if not isinstance(index, int) or not -len(history) <= index < len(history):
             return
-        header, data = history.get(index)
+        try:
+            header, data = history.get(index)
+        except IndexError:  # the oldest frames aged out meanwhile
+            return
         self._streamer.post({**header, "replay": index if index >= 0 else len(history) + index}, [data])
 
     def hear_early(self, data: Any) -> bool:

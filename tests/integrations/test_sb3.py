@@ -79,3 +79,22 @@ def test_what_watch_cannot_take_is_refused_before_a_view_exists():
     with pytest.raises(ValueError, match="make_vec_env"):
         gymview.watch(no_frames)
     assert len(gymview.live_views()) == before
+
+
+def test_stop_from_the_view_ends_learn_on_a_watched_vec_env_and_through_the_callback():
+    from gymview.integrations.sb3 import WatchCallback
+
+    venv = gymview.watch(make_vec_env("CartPole-v1", n_envs=2, env_kwargs={"render_mode": "rgb_array"}), display=False)
+    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=32, device="cpu", seed=0)
+    venv.view.controls.stop()
+    with pytest.raises(gymview.Stopped):
+        model.learn(10_000)
+    venv.close()
+    plain = make_vec_env("CartPole-v1", n_envs=2, env_kwargs={"render_mode": "rgb_array"})
+    callback = WatchCallback(display=False)
+    model = PPO("MlpPolicy", plain, n_steps=32, batch_size=32, device="cpu", seed=0)
+    model.learn(64, callback=callback)  # makes the callback's view
+    callback.view.controls.stop()
+    model.learn(10_000, callback=callback, reset_num_timesteps=False)
+    assert model.num_timesteps < 64 + 10_000 and callback.view.controls.state == "stopped"
+    plain.close()
