@@ -67,37 +67,18 @@ def paired_overhead(rounds: int, slice_s: float = 0.25) -> tuple[float, float]:
     return statistics.median(ratios), statistics.median(floors)
 
 
-LOOP = """
-import json, time, gymnasium as gym, gymview
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
-obs, info = env.reset(seed=0)
-times = []
-try:
-    while True:
-        obs, reward, terminated, truncated, info = env.step(0)
-        times.append(time.time())
-        if terminated or truncated:
-            obs, info = env.reset()
-finally:
-    json.dump(times, open("times.json", "w"))
-"""
-
-
 def click_latency(tmp: pathlib.Path, clicks: int) -> list[float]:
     """Milliseconds from each Pause click leaving the page to the kernel's last step before it held."""
-    from lab import chromium_page, open_notebook, running_server
+    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+    from test_controls_browser import BLOCKING  # the browser test's blocking watched loop
 
     root = tmp / "root"
     root.mkdir(parents=True, exist_ok=True)
-    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": LOOP}
-    notebook = {"cells": [cell], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                             "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
-    (root / "latency.ipynb").write_text(json.dumps(notebook))
+    (root / "latency.ipynb").write_text(json.dumps(notebook_of([BLOCKING])))
     pauses = []
     with running_server(root, "lab") as server, chromium_page() as page:
         open_notebook(page, server, "latency.ipynb")
-        page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0;"
-                      " window.jupyterapp.commands.execute('notebook:run-cell'); }")
+        start_cell(page, 0)
         page.wait_for_function("() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 5",
                                timeout=60_000)
         view = page.locator(".gymview").first
@@ -110,8 +91,7 @@ def click_latency(tmp: pathlib.Path, clicks: int) -> list[float]:
             page.wait_for_function("() => document.querySelector('.gymview').dataset.state === 'running'", timeout=30_000)
             page.wait_for_timeout(300)
         view.get_by_role("button", name="Stop").click()
-        page.wait_for_function("() => window.jupyterapp.shell.currentWidget.content.widgets[0]"
-                               ".outputArea.node.innerText.includes('Stopped')", timeout=60_000)
+        wait_for_output(page, 0, "Stopped")
     times = json.loads((root / "times.json").read_text())
     latencies = []
     for clicked in pauses:

@@ -114,7 +114,6 @@ class RunControls:
         self._stop_pending = False
         self._next_deadline = 0.0
         self._keys_down: set[str] = set()
-        self.steps_taken = 0  # steps let through while paused (Step), for the status line
         self.engaged = False  # the one attribute a step reads: True when before_step has work
         with _registry_lock:
             _all_controls.append(self)
@@ -219,7 +218,6 @@ class RunControls:
                 self._stop_pending = False  # the view keeps showing "stopped" until stepping resumes
             elif self.state == PAUSED:  # a Step
                 self._steps_allowed -= 1
-                self.steps_taken += 1
                 changed = True
             elif self.state == STOPPED:  # stepping again after a stop
                 self.state, changed = RUNNING, True

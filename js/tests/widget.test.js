@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { CLIENT_ID, FrameStream, RateMeter, statusText } from "../widget.js";
+import { CLIENT_ID, FrameStream, NOT_HEARD, RateMeter, speedLabel, statusText } from "../widget.js";
 
 function fakeModel() {
   const sent = [];
@@ -152,4 +152,52 @@ test("a kernel speaking another protocol version is reported once, and frames st
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /reload the page/);
   assert.equal(stream.received, 2);
+});
+
+test("a click the kernel answers clears its timer; one it never answers shows the notice and is cancelled", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model);
+  const timers = [];
+  const fakeTimer = (fn) => (timers.push(fn), timers.length);
+  const heard = stream.sendControl({ type: "control", action: "pause" }, true, fakeTimer);
+  const lost = stream.sendControl({ type: "control", action: "stop" }, true, fakeTimer);
+  stream.onState({ type: "state", state: "paused", heard: [heard] });
+  assert.equal(stream.pending.size, 1);
+  timers[1](); // the unanswered click's timer fires
+  assert.equal(stream.notice, NOT_HEARD);
+  assert.deepEqual(model.sent.at(-1), { type: "control", action: "cancel", of: lost, id: `${CLIENT_ID}:3` });
+  timers[0](); // the answered one's timer (already cleared in a browser) does nothing
+  assert.equal(model.sent.length, 3);
+  stream.onState({ type: "state", state: "running", heard: [] });
+  assert.equal(stream.notice, ""); // nothing pending any more: the notice goes
+});
+
+test("a kernel message (a run's error) shows as the notice", () => {
+  const stream = new FrameStream(fakeModel());
+  stream.onState({ type: "state", state: "stopped", heard: [], message: "play stopped: ZeroDivisionError" });
+  assert.equal(stream.notice, "play stopped: ZeroDivisionError");
+});
+
+test("replayed frames are kept apart from live ones and dropped when the run goes on", async () => {
+  const { decode } = decoder();
+  const stream = new FrameStream(fakeModel(), decode);
+  stream.onState({ type: "state", state: "paused", heard: [] });
+  stream.onMessage(header(3, { replay: 1 }), bytes());
+  await settle();
+  assert.equal(stream.replayed.header.replay, 1);
+  assert.equal(stream.latest, null); // not a new frame
+  const bitmap = stream.replayed.bitmap;
+  stream.onState({ type: "state", state: "running", heard: [] });
+  assert.equal(stream.replayed, null);
+  assert.ok(bitmap.closed);
+  stream.onMessage(header(3, { replay: 1 }), bytes()); // arrives after Play: ignored
+  await settle();
+  assert.equal(stream.replayed, null);
+});
+
+test("speed labels", () => {
+  assert.equal(speedLabel(null, 50), "max");
+  assert.equal(speedLabel(0.25, 50), "x0.25 (12.5 fps)");
+  assert.equal(speedLabel(2, null), "x2");
+  assert.equal(statusText(header(1), 30, "paused").split(" · ")[0], "paused");
 });

@@ -224,3 +224,35 @@ def measure_fps(page, seconds: float = 2.0, index: int = 0) -> tuple[float, floa
     last = widget_counters(page, index)
     elapsed = time.monotonic() - started
     return (last["received"] - first["received"]) / elapsed, (last["drawn"] - first["drawn"]) / elapsed
+
+
+def notebook_of(cells: list[str]) -> dict:
+    """An nbformat 4 notebook (as a dict) of code cells, for the python3 kernel."""
+    return {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                  for c in cells],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+def start_cell(page, index: int) -> None:
+    """Run cell ``index`` alone; returns at once (another cell's click can reach the kernel meanwhile)."""
+    page.evaluate(
+        """(index) => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = index;
+            window.jupyterapp.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+
+
+def wait_for_output(page, index: int, marker: str, timeout_ms: int = 60_000) -> str:
+    """Wait until cell ``index``'s output contains ``marker``; return that output's text."""
+    page.wait_for_function(
+        "([i, marker]) => window.jupyterapp.shell.currentWidget.content.widgets[i]"
+        ".outputArea.node.innerText.includes(marker)",
+        arg=[index, marker], timeout=timeout_ms,
+    )
+    return page.evaluate("(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].outputArea.node.innerText", index)

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from lab import chromium_page, open_notebook, running_server, widget_counters
+from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output, widget_counters
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,43 +28,18 @@ threading.Thread(target=loop, daemon=True).start()
 ]
 
 
-def notebook(cells):
-    return {
-        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
-                  for c in cells],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    }
-
-
 def run_cell(page, index, marker):
-    page.evaluate(
-        """(index) => {
-            const panel = window.jupyterapp.shell.currentWidget;
-            panel.content.activeCellIndex = index;
-            window.jupyterapp.commands.execute('notebook:run-cell');
-        }""",
-        index,
-    )
-    page.wait_for_function(
-        """([index, marker]) => {
-            const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
-            return cell.outputArea.node.innerText.includes(marker);
-        }""",
-        arg=[index, marker],
-        timeout=60_000,
-    )
-    return page.evaluate("(index) => window.jupyterapp.shell.currentWidget.content.widgets[index].outputArea.node.innerText", index)
+    start_cell(page, index)
+    return wait_for_output(page, index, marker)
 
 
 def test_acks_and_visibility_reach_the_kernel(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    (root / "flow.ipynb").write_text(json.dumps(notebook(CELLS)))
+    (root / "flow.ipynb").write_text(json.dumps(notebook_of(CELLS)))
     with running_server(root, "lab") as server, chromium_page() as page:
         open_notebook(page, server, "flow.ipynb")
-        page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; "
-                      "window.jupyterapp.commands.execute('notebook:run-cell'); }")
+        start_cell(page, 0)
         page.wait_for_function("() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 5",
                                timeout=60_000)
         page.wait_for_timeout(2000)  # the kernel is idle: it handles acks as they come
