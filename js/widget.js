@@ -82,6 +82,7 @@ export class FrameStream {
     this.state = null;
     /** @type {DecodedFrame | null} a kept frame the replay slider asked for */
     this.replayed = null;
+    this.replaying = false; // a replay was asked for and not ended since
     this.clicks = 0;
     /** @type {Map<string, any>} clicks sent and not answered yet -> their timer */
     this.pending = new Map();
@@ -123,17 +124,29 @@ export class FrameStream {
     }
     if (msg.message) this.notice = msg.message;
     else if (this.pending.size === 0 && this.notice === NOT_HEARD) this.notice = "";
-    if (msg.state === "running" && this.replayed !== null) {
+    if (msg.state === "running") this.endReplay();
+    this.tell();
+  }
+
+  /** Ask the kernel for kept frame `index` (the Replay slider). */
+  askReplay(index) {
+    this.replaying = true;
+    this.sendControl({ type: "replay", index });
+  }
+
+  /** Back to live frames: the run goes on (Play) or moves (Step); a replay still decoding is dropped. */
+  endReplay() {
+    this.replaying = false;
+    if (this.replayed !== null) {
       this.replayed.bitmap.close?.();
       this.replayed = null;
     }
-    this.tell();
   }
 
   async onReplay(msg, blob) {
     try {
       const bitmap = await this.decode(blob);
-      if (this.state?.state === "running") {
+      if (!this.replaying) {
         bitmap.close?.(); // the run went on while it decoded: live frames win
         return;
       }
@@ -360,9 +373,14 @@ function render({ model, el }) {
 
   const click = (action, value) => {
     el.dataset.lastClickAt = String(Date.now()); // ms since the epoch: tests compare it with the kernel's clock
+    if (action === "step" || action === "play") {
+      stream.endReplay();
+      slider.value = slider.max;
+    }
     const msg = { type: "control", action };
     if (value !== undefined) msg.value = value;
     stream.sendControl(msg, action !== "speed");
+    el.dataset.unanswered = String(stream.pending.size);
   };
   pause.addEventListener("click", () => click("pause"));
   play.addEventListener("click", () => click("play"));
@@ -370,7 +388,7 @@ function render({ model, el }) {
   stop.addEventListener("click", () => click("stop"));
   speed.addEventListener("change", () => click("speed", speed.value === "max" ? "max" : Number(speed.value)));
   slider.addEventListener("input", () => {
-    stream.sendControl({ type: "replay", index: Number(slider.value) });
+    stream.askReplay(Number(slider.value));
   });
 
   // Keyboard play: the view takes focus; keys go to the kernel, not to the notebook's shortcuts.
@@ -433,6 +451,7 @@ function render({ model, el }) {
     notice.textContent = stream.notice;
     notice.hidden = stream.notice === "";
     el.dataset.notice = stream.notice;
+    el.dataset.unanswered = String(stream.pending.size); // clicks the kernel has not applied yet
     if (lastHeader !== null) status.textContent = statusText(lastHeader, meter.rate(performance.now()), state && now);
   };
 

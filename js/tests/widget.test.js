@@ -182,6 +182,10 @@ test("replayed frames are kept apart from live ones and dropped when the run goe
   const { decode } = decoder();
   const stream = new FrameStream(fakeModel(), decode);
   stream.onState({ type: "state", state: "paused", heard: [] });
+  stream.onMessage(header(3, { replay: 0 }), bytes()); // not asked for: ignored
+  await settle();
+  assert.equal(stream.replayed, null);
+  stream.askReplay(1);
   stream.onMessage(header(3, { replay: 1 }), bytes());
   await settle();
   assert.equal(stream.replayed.header.replay, 1);
@@ -191,6 +195,24 @@ test("replayed frames are kept apart from live ones and dropped when the run goe
   assert.equal(stream.replayed, null);
   assert.ok(bitmap.closed);
   stream.onMessage(header(3, { replay: 1 }), bytes()); // arrives after Play: ignored
+  await settle();
+  assert.equal(stream.replayed, null);
+});
+
+test("a Step ends the replay: the stepped live frame shows, a replay still decoding is dropped", async () => {
+  const { decode } = decoder();
+  const model = fakeModel();
+  const stream = new FrameStream(model, decode);
+  stream.onState({ type: "state", state: "paused", heard: [] });
+  stream.askReplay(2);
+  assert.equal(model.sent.at(-1).type, "replay");
+  stream.onMessage(header(3, { replay: 2 }), bytes());
+  await settle();
+  assert.equal(stream.replayed.header.replay, 2);
+  stream.askReplay(1);
+  stream.endReplay(); // Step clicked; the answer to the second ask is still on its way
+  assert.equal(stream.replayed, null);
+  stream.onMessage(header(3, { replay: 1 }), bytes());
   await settle();
   assert.equal(stream.replayed, null);
 });

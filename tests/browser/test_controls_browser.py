@@ -2,6 +2,7 @@
 in JupyterLab and Notebook 7 as ./dev.sh installs them."""
 
 import json
+import time
 
 import pytest
 from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
@@ -27,15 +28,17 @@ env.close()
 print("THREADS", sorted(t.name for t in threading.enumerate() if t.name.startswith("gymview")))
 """
 PLAY = """
-keys_seen = []
+actions_seen = []
 def keyed(action):
-    keys_seen.append(action)
+    if not actions_seen or actions_seen[-1] != action:  # each change of action, shown under the picture
+        actions_seen.append(action)
+        run.view.report(f"ACTIONS {actions_seen}")
     return action
 run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), keys={"ArrowRight": 1, "ArrowLeft": 0}, noop=0, speed=1.0)
 inner_step = run.env.env.step
 run.env.env.step = lambda action: inner_step(keyed(action))
 """
-RESULTS = "run.wait(timeout=30)\nprint('KEYS', sorted(set(keys_seen)), 'RUN', run.stopped, run.done)"
+RESULTS = "run.wait(timeout=30)\nprint('KEYS', sorted(set(actions_seen)), 'RUN', run.stopped, run.done)"
 
 
 def cell_text(page, index):
@@ -51,6 +54,26 @@ def wait_for_state(page, index, state):
                            arg=[index, state], timeout=30_000)
 
 
+def click_and_wait_for_answer(page, index, name):
+    """Click the button, wait until the kernel says it applied the click; return when the page sent it
+    and when the test saw the answer (one clock: page, kernel and test run on this machine)."""
+    target = view(page, index)
+    target.get_by_role("button", name=name).click()
+    sent = float(target.get_attribute("data-last-click-at")) / 1000
+    page.wait_for_function("(i) => document.querySelectorAll('.gymview')[i].dataset.unanswered === '0'",
+                           arg=index, timeout=60_000)
+    return sent, time.time()
+
+
+def frames_received(page, index):
+    return int(view(page, index).get_attribute("data-frames-received"))
+
+
+def wait_for_frames(page, index, more_than):
+    page.wait_for_function("([i, n]) => Number(document.querySelectorAll('.gymview')[i].dataset.framesReceived) > n",
+                           arg=[index, more_than], timeout=60_000)
+
+
 @pytest.mark.parametrize("app", ["lab", "notebook"])
 def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
     root = tmp_path / "root"
@@ -61,33 +84,32 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         start_cell(page, 0)
         page.wait_for_function("() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 5",
                                timeout=60_000)
+        # Each click waits for the kernel's answer, and each check counts the loop's steps around the
+        # moments the kernel applied the clicks: how fast a click lands is measured by
+        # benchmarks/controls.py, never asserted here.
         loop = view(page, 0)
-        clicked = {}
-        for name in ("Pause", "Step", "Play", "Stop"):
-            loop.get_by_role("button", name=name).click()
-            clicked[name] = float(loop.get_attribute("data-last-click-at")) / 1000  # when the page sent it
-            if name == "Pause":
-                wait_for_state(page, 0, "paused")
-                page.wait_for_timeout(1500)
-                # While paused the slider scrubs back through the kept frames.
-                slider = loop.get_by_role("slider", name="Replay")
-                slider.fill("0")
-                page.wait_for_function("() => document.querySelector('.gymview').dataset.replayIndex === '0'",
-                                       timeout=30_000)
-            elif name == "Step":
-                page.wait_for_timeout(1000)
-            elif name == "Play":
-                wait_for_state(page, 0, "running")
-                page.wait_for_timeout(1000)
+        _, paused = click_and_wait_for_answer(page, 0, "Pause")
+        wait_for_state(page, 0, "paused")
+        # While paused the slider scrubs back through the kept frames.
+        loop.get_by_role("slider", name="Replay").fill("0")
+        page.wait_for_function("() => document.querySelector('.gymview').dataset.replayIndex === '0'",
+                               timeout=30_000)
+        before_step = frames_received(page, 0)
+        stepped, _ = click_and_wait_for_answer(page, 0, "Step")
+        wait_for_frames(page, 0, before_step)  # the paused loop shows the state after its one step
+        resumed, _ = click_and_wait_for_answer(page, 0, "Play")
+        wait_for_state(page, 0, "running")
+        wait_for_frames(page, 0, frames_received(page, 0) + 3)
+        _, stopped = click_and_wait_for_answer(page, 0, "Stop")
         # (The kernel's status is no sign: clicks handled on a subshell report busy/idle too.)
         wait_for_output(page, 0, "Stopped")
         assert page.evaluate("() => document.querySelector('.gymview').dataset.notice") == ""
         times = json.loads((root / "times.json").read_text())
-        late = [round(t - clicked["Pause"], 3) for t in times if clicked["Pause"] + 0.5 < t < clicked["Step"]]
-        assert not late, f"Pause took effect after 0.5 s: {len(late)} steps, from {late[:3]} to {late[-3:]}"
-        assert len([t for t in times if clicked["Step"] < t < clicked["Play"]]) == 1, "Step let one step through"
-        assert len([t for t in times if clicked["Play"] < t < clicked["Stop"]]) > 100, "Play resumed the loop"
-        assert times[-1] < clicked["Stop"] + 0.5, "Stop ended the loop within 0.5 s"
+        # At most the step in progress when the kernel applied a Pause or Stop finishes after it.
+        assert len([t for t in times if paused < t < stepped]) <= 1, "Pause held the loop while the cell ran"
+        assert len([t for t in times if stepped < t < resumed]) == 1, "Step let exactly one step through"
+        assert len([t for t in times if resumed < t]) > 1, "Play resumed the loop"
+        assert len([t for t in times if stopped < t]) <= 1, "Stop ended the loop"
         start_cell(page, 1)
         assert "THREADS []" in wait_for_output(page, 1, "THREADS")
 
@@ -98,8 +120,11 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         game = page.locator(".gymview.gymview-keyboard")
         game.locator("canvas").click()
         page.keyboard.down("ArrowRight")
-        page.wait_for_timeout(700)
+        page.wait_for_function("() => document.querySelector('.gymview.gymview-keyboard').dataset.notice"
+                               ".endsWith('1]')", timeout=60_000)
         page.keyboard.up("ArrowRight")
+        page.wait_for_function("() => document.querySelector('.gymview.gymview-keyboard').dataset.notice"
+                               ".endsWith('1, 0]')", timeout=60_000)
         game.get_by_role("button", name="Stop").click()
         start_cell(page, 3)
         text = wait_for_output(page, 3, "RUN")

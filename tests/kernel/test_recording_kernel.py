@@ -69,7 +69,7 @@ def test_interrupt_keeps_ffmpeg_alive_until_env_close_finishes_every_video(kerne
         assert 1 <= len(ffmpeg_processes_writing(folder)) <= 2 and int(recorded) > 0
     writing = ffmpeg_processes_writing(folder)
     reply = kernel.execute("env.close()").reply
-    assert reply["status"] == "ok", reply
+    assert reply["status"] == "ok", f"{reply['ename']}: {reply['evalue']}"
     psutil.wait_procs(writing, timeout=60)
     videos = sorted(folder.glob("*.mp4"))
     assert len(videos) >= 2
