@@ -45,8 +45,10 @@ class Kernel:
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path is not None else ""
 
-    def execute(self, code: str, timeout: float = 120, until_text: str | None = None, on_text=None) -> Execution:
-        """Run ``code``; once ``until_text`` appears on stdout, call ``on_text()`` (once)."""
+    def execute(self, code: str, timeout: float = 120, until_text: str | None = None, on_text=None,
+                on_message=None) -> Execution:
+        """Run ``code``; once ``until_text`` appears on stdout, call ``on_text()`` (once); every IOPub
+        message that arrives meanwhile also goes to ``on_message(msg)``."""
         msg_id = self.client.execute(code)
         result = Execution()
         fired = False
@@ -59,6 +61,8 @@ class Kernel:
                 msg = self.client.get_iopub_msg(timeout=remaining)
             except queue.Empty:
                 continue
+            if on_message is not None:
+                on_message(msg)
             if msg["parent_header"].get("msg_id") != msg_id:
                 if msg["header"]["msg_type"] == "comm_msg":
                     result.other_comm.append((time.monotonic(), msg))

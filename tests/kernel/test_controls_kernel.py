@@ -5,23 +5,27 @@ Clicks are sent the way front-ends send them: a comm message on the shell channe
 """
 
 import json
+import threading
 import time
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.kernel
 
 BLOCKING_LOOP = """
-import time, gymnasium as gym, gymview
+import time, numpy as np, gymnasium as gym, gymview
 env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
 obs, info = env.reset(seed=0)
 times = []
+counter = np.memmap({counter_file!r}, dtype=np.int64, mode="w+", shape=(1,))  # steps taken, for the test to read
 open({comm_file!r}, "w").write(env.view.comm.comm_id)
 print("LOOPING", flush=True)
 try:
     while time.time() < {deadline}:
         obs, reward, terminated, truncated, info = env.step(0)
         times.append(time.time())
+        counter[0] = len(times)
         if terminated or truncated:
             obs, info = env.reset()
 finally:
@@ -50,48 +54,84 @@ def create_subshell(kernel):
             return reply["content"]["subshell_id"]
 
 
+def wait_until(condition, what, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout} s for: {what}")
+        time.sleep(0.01)
+
+
+def answers_of(answered):
+    """An on_message hook that sets ``answered[id]`` when a state message says the kernel applied click ``id``."""
+    def hear(msg):
+        data = msg["content"].get("data", {}) if msg["header"]["msg_type"] == "comm_msg" else {}
+        content = data.get("content", {}) if data.get("method") == "custom" else {}
+        if content.get("type") == "state":
+            for click_id in content.get("heard", []):
+                answered.setdefault(click_id, msg["header"]["date"].timestamp())
+    return hear
+
+
 @pytest.mark.parametrize("route", ["main shell", "subshell"])
 def test_pause_step_play_stop_act_during_a_blocking_loop(kernel, tmp_path, route):
+    """Each click waits for the kernel's answer; the checks count the loop's steps around the moments
+    the kernel applied them (how fast a click lands is measured by benchmarks/controls.py)."""
     kernel.run("import json")
     subshell = create_subshell(kernel) if route == "subshell" else None
-    path, comm_file = tmp_path / "step-times.json", tmp_path / "comm-id"
-    moments = {}
+    path, comm_file, counter_file = tmp_path / "step-times.json", tmp_path / "comm-id", tmp_path / "steps"
+    moments, answered, failures = {}, {}, []
 
-    def steer():  # called once the loop runs; the cell is still busy throughout
+    def steps():
+        return int(np.memmap(counter_file, dtype=np.int64, mode="r", shape=(1,))[0])
+
+    def press(action, number):
+        moments[action] = click(kernel, comm_id, action, number, subshell)
+        wait_until(lambda: f"test:{number}" in answered, f"the kernel's answer to {action}")
+
+    def steer():  # the cell is busy throughout
+        try:
+            press("pause", 1)
+            held = steps()
+            for _ in range(200):  # the step in progress when the Pause landed may still finish
+                time.sleep(0.3)
+                if steps() == held:
+                    break
+                held = steps()
+            else:
+                raise AssertionError("Pause did not hold the loop")
+            press("step", 2)
+            wait_until(lambda: steps() == held + 1, "Step to let a step through")
+            press("play", 3)
+            wait_until(lambda: steps() > held + 100, "Play to resume the loop")
+            press("stop", 4)
+        except BaseException as error:  # reported by the test, in its own thread
+            failures.append(error)
+
+    code = BLOCKING_LOOP.format(deadline=time.time() + 100, path=str(path), comm_file=str(comm_file),
+                                counter_file=str(counter_file))
+    steering = threading.Thread(target=steer, daemon=True)
+
+    def start_steering():
+        nonlocal comm_id
         comm_id = comm_file.read_text()
-        time.sleep(0.5)
-        moments["pause"] = click(kernel, comm_id, "pause", 1, subshell)
-        time.sleep(1.5)
-        moments["step"] = click(kernel, comm_id, "step", 2, subshell)
-        time.sleep(1.0)
-        moments["play"] = click(kernel, comm_id, "play", 3, subshell)
-        time.sleep(1.0)
-        moments["stop"] = click(kernel, comm_id, "stop", 4, subshell)
+        steering.start()
 
-    code = BLOCKING_LOOP.format(deadline=time.time() + 60, path=str(path), comm_file=str(comm_file))
-    result = kernel.execute(code, timeout=120, until_text="LOOPING", on_text=steer)
+    comm_id = None
+    result = kernel.execute(code, timeout=150, until_text="LOOPING", on_text=start_steering,
+                            on_message=answers_of(answered))
+    steering.join(60)
+    assert not failures, failures
     assert result.reply["status"] == "error" and result.reply["ename"] == "Stopped", result.reply
     times = json.loads(path.read_text())
-    during_pause = [t for t in times if moments["pause"] + 0.5 < t < moments["step"]]
-    assert during_pause == [], f"{len(during_pause)} steps ran more than 0.5 s after Pause"
-    after_step = [t for t in times if moments["step"] < t < moments["play"]]
-    assert len(after_step) == 1, f"Step let {len(after_step)} steps through"
-    after_play = [t for t in times if moments["play"] < t < moments["stop"]]
-    assert len(after_play) > 100, "Play did not resume the loop"
-    assert times[-1] < moments["stop"] + 0.5, "Stop did not end the loop within 0.5 s"
-    heard = {click for state in custom_messages(result, "state") for click in state["heard"]}
-    assert {"test:1", "test:2", "test:3", "test:4"} <= heard, "each click is answered while the cell runs"
+    # At most the step in progress when the kernel applied a Pause or Stop finishes after it.
+    assert len([t for t in times if answered["test:1"] < t < moments["step"]]) <= 1, "Pause held the loop"
+    assert len([t for t in times if moments["step"] < t < moments["play"]]) == 1, "Step let one step through"
+    assert len([t for t in times if answered["test:4"] < t]) <= 1, "Stop ended the loop"
     threads = kernel.run(
         "env.close()\nimport threading\nprint(sorted(t.name for t in threading.enumerate() if t.name.startswith('gymview')))"
     ).stdout
     assert threads.strip() == "[]"
-
-
-def custom_messages(result, kind):
-    for _, msg in result.messages + result.other_comm:
-        data = msg["content"].get("data", {}) if msg["header"]["msg_type"] == "comm_msg" else {}
-        if data.get("method") == "custom" and data.get("content", {}).get("type") == kind:
-            yield data["content"]
 
 
 def test_an_interrupt_while_waiting_for_play_stops_the_run_at_a_step_boundary(kernel):

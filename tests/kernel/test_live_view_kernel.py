@@ -14,31 +14,37 @@ import time, gymnasium as gym, gymview
 env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps={fps})
 obs, info = env.reset(seed=0)
 steps, start = 0, time.perf_counter()
-while time.perf_counter() - start < {seconds}:
+while steps % 100 or env.view.stats["frames_sent"] < {frames}:
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     steps += 1
     if terminated or truncated:
         obs, info = env.reset()
+seconds = time.perf_counter() - start
 env.close()
-print("steps", steps, "sent", env.view.stats["frames_sent"])
+print("steps", steps, "sent", env.view.stats["frames_sent"], "seconds", seconds)
 """
 
 
 def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
-    fps, seconds = 30, 4
-    result = kernel.run(LOOP.format(fps=fps, seconds=seconds))
+    fps = 30
+    result = kernel.run(LOOP.format(fps=fps, frames=60))
     assert result.of_type("display_data"), "watch() should show the view inline"
     frames = result.custom_frames()
-    steps = int(result.stdout.split()[1])
+    _, steps, _, sent, _, seconds = result.stdout.split()
+    steps, seconds = int(steps), float(seconds)
+    assert len(frames) == int(sent) >= 60, "every frame the kernel sent arrived"
     assert steps > 20 * len(frames), "the loop must not be rendering every step"
-    assert len(frames) >= 0.6 * fps * seconds, f"only {len(frames)} frames in {seconds} s"
-    # The rate is bounded by fps in every one-second window (a little slack for arrival jitter).
-    times = np.array([t for t, _, _ in frames])
+    # The rate is bounded by fps in every one-second window of the kernel's own send times (machine
+    # load only lowers it), a frame of slack for where a window starts.
+    times = np.array([m["header"]["date"].timestamp() for _, m in result.messages
+                      if m["header"]["msg_type"] == "comm_msg"
+                      and m["content"]["data"].get("content", {}).get("type") == "frame"])
+    assert len(times) == len(frames)
     per_window = [np.sum((times >= t) & (times < t + 1.0)) for t in times]
-    assert max(per_window) <= fps + 3
+    assert max(per_window) <= fps + 1
     # All IOPub traffic of the cell stays far under jupyter_server's 1000 msg/s limit.
     counted = [m for _, m in result.messages if m["header"]["msg_type"] not in ("status", "comm_open", "execute_input")]
-    assert len(counted) / seconds < 50
+    assert len(counted) <= 50 * max(seconds, 1.0)
     seqs = [content["seq"] for _, content, _ in frames]
     assert seqs == list(range(len(seqs))), "sequence numbers must have no gaps"
     for _, content, buffers in frames[:: max(1, len(frames) // 10)]:
@@ -52,7 +58,7 @@ def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
 
 
 def test_load_ext_and_status_magic(kernel):
-    kernel.run(LOOP.format(fps=10, seconds=0.5))  # closed at its end: not listed
+    kernel.run(LOOP.format(fps=10, frames=3))  # closed at its end: not listed
     kernel.run("import gymnasium as gym, gymview\nopen_env = gymview.watch(gym.make('Acrobot-v1', render_mode='rgb_array'))")
     result = kernel.run("%load_ext gymview\n%gymview status")
     assert "Acrobot-v1" in result.stdout and "CartPole-v1" not in result.stdout and "sent" in result.stdout
