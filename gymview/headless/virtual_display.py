@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -130,16 +131,27 @@ def runtime_dir_variable() -> dict[str, str]:
     """``XDG_RUNTIME_DIR`` for SDL on Linux when the session has none (containers, servers, Colab).
 
     Without it pygame prints "error: XDG_RUNTIME_DIR is invalid or not set" into every notebook
-    cell that renders. The folder is private (mode 0700) and removed at exit. Returns {} where
-    nothing is needed.
+    cell that renders. The folder is private (mode 0700), one per user, and shared by that user's
+    processes, so kernels that are killed leave nothing new behind. Returns {} where nothing is
+    needed.
 
     >>> isinstance(runtime_dir_variable(), dict)
     True
     """
     if not sys.platform.startswith("linux") or os.environ.get("XDG_RUNTIME_DIR"):
         return {}
-    folder = tempfile.mkdtemp(prefix="gymview-runtime-")
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    folder = os.path.join(tempfile.gettempdir(), f"gymview-runtime-{os.getuid()}")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return {}
+    found = os.lstat(folder)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or stat.S_IMODE(found.st_mode) != 0o700:
+        # Someone else's file, or a folder others can read: a private one of our own instead.
+        folder = tempfile.mkdtemp(prefix="gymview-runtime-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return {"XDG_RUNTIME_DIR": folder}
 
 
