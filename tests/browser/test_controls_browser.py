@@ -5,7 +5,14 @@ import json
 import time
 
 import pytest
-from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+from lab import (
+    chromium_page,
+    notebook_of,
+    open_notebook,
+    running_server,
+    start_cell,
+    wait_for_output,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -105,8 +105,9 @@ def test_pause_step_play_stop_act_during_a_blocking_loop(kernel, tmp_path, route
             press("play", 3)
             wait_until(lambda: steps() > held + 100, "Play to resume the loop")
             press("stop", 4)
-        except BaseException as error:  # reported by the test, in its own thread
+        except BaseException as error:  # reported by the test; Stop ends the cell so it can be
             failures.append(error)
+            click(kernel, comm_id, "stop", 99, subshell)
 
     code = BLOCKING_LOOP.format(deadline=time.time() + 100, path=str(path), comm_file=str(comm_file),
                                 counter_file=str(counter_file))
@@ -121,7 +122,7 @@ def test_pause_step_play_stop_act_during_a_blocking_loop(kernel, tmp_path, route
     result = kernel.execute(code, timeout=150, until_text="LOOPING", on_text=start_steering,
                             on_message=answers_of(answered))
     steering.join(60)
-    assert not failures, failures
+    assert not failures, (failures, sorted(answered))
     assert result.reply["status"] == "error" and result.reply["ename"] == "Stopped", result.reply
     times = json.loads(path.read_text())
     # At most the step in progress when the kernel applied a Pause or Stop finishes after it.

@@ -1,0 +1,29 @@
+"""Neuroevolution (NEAT) in notebooks: configs that match the env, parallel evolution from notebook
+cells under any start method, a live panel, and the champion to video.
+
+neat-python is imported when first used (``pip install "gymview[neat]"``).
+
+>>> import gymview.neat as gn
+>>> gn.config_for("CartPole-v1").genome_config.num_inputs
+4
+"""
+
+from gymview._lazy import lazy_exports
+
+_EXPORTS = {
+    "DEFAULTS": ".config",
+    "EvolutionPanel": ".panel",
+    "EvolutionResult": ".evolution",
+    "FitnessError": ".evolution",
+    "GenomePolicy": ".policy",
+    "config_for": ".config",
+    "evolve": ".evolution",
+    "fitness_chart_svg": ".panel",
+    "load_config": ".config",
+    "network_svg": ".panel",
+    "record": ".evolution",
+    "spaces_of": ".config",
+}
+
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

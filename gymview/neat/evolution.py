@@ -1,0 +1,295 @@
+"""evolve(): NEAT on a Gymnasium env from a notebook cell, in parallel, reproducible, stoppable; and
+record(): the champion's episodes to video."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+
+from gymview._checks import check_int, check_optional_int
+from gymview.jobs import should_stop
+from gymview.neat._neat import neat_module
+from gymview.neat.config import (
+    check_against_env,
+    config_for,
+    load_config,
+    make_env_from,
+    spaces_of,
+)
+from gymview.neat.evaluation import Evaluator, Task, genome_seed
+from gymview.neat.panel import EvolutionPanel
+from gymview.neat.policy import GenomePolicy
+
+
+class FitnessError(RuntimeError):
+    """A genome's fitness could not be computed (the fitness function raised, or its worker died)."""
+
+
+class EvolutionResult:
+    """What :func:`evolve` found: ``winner`` (the best genome), ``config``, ``policy`` (the winner
+    as ``policy(obs) -> action``, picklable), ``history`` (one row per generation: generation,
+    best, mean, stdev, species, seconds), ``stats`` (neat's StatisticsReporter), ``stopped``."""
+
+    def __init__(self, winner: Any, config: Any, history: list[dict[str, Any]], stats: Any, env: Any,
+                 policy: GenomePolicy, stopped: bool, population: Any) -> None:
+        self.winner = winner
+        self.config = config
+        self.history = history
+        self.stats = stats
+        self.env = env
+        self.policy = policy
+        self.stopped = stopped
+        self.population = population
+
+    @property
+    def generations(self) -> int:
+        return len(self.history)
+
+    def __repr__(self) -> str:
+        fitness = getattr(self.winner, "fitness", None)
+        state = "stopped" if self.stopped else "done"
+        return f"<EvolutionResult {state} after {self.generations} generations, best fitness {fitness}>"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td>{r['generation']}</td><td>{r['best']:.4g}</td><td>{r['mean']:.4g}</td><td>{r['stdev']:.3g}</td>"
+            f"<td>{r['species']}</td><td>{r['seconds']:.2f}</td></tr>" for r in self.history[-15:]
+        )
+        return (f"<p>{self.__repr__()[1:-1]}</p><table><tr><th>generation</th><th>best</th><th>mean</th>"
+                f"<th>stdev</th><th>species</th><th>seconds</th></tr>{rows}</table>")
+
+
+class _History:
+    """A neat reporter that keeps one row per generation."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.generation = 0
+        self.started = time.perf_counter()
+
+    def start_generation(self, generation: int) -> None:
+        self.generation = generation
+        self.started = time.perf_counter()
+
+    def post_evaluate(self, config: Any, population: dict[int, Any], species: Any, best_genome: Any) -> None:
+        fitnesses = [genome.fitness for genome in population.values()]
+        self.rows.append(dict(
+            generation=self.generation, best=max(fitnesses), mean=statistics.fmean(fitnesses),
+            stdev=statistics.pstdev(fitnesses), species=len(species.species), seconds=time.perf_counter() - self.started,
+        ))
+
+    def __getattr__(self, name: str) -> Callable[..., None]:  # the reporter hooks neat calls that we ignore
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+class _Stop(Exception):
+    """Raised inside neat's loop when a stop was requested between generations."""
+
+
+def _env_factories(env: str | Callable[[], gym.Env]) -> tuple[Callable[[], gym.Env], Callable[[], gym.Env] | None, str]:
+    """(make an env to evaluate with, make one to watch or None, a name for it)."""
+    if isinstance(env, str):
+        gym.spec(env)  # an unknown id fails here, with gymnasium's suggestions
+
+        def make() -> gym.Env:
+            return gym.make(env)
+
+        return make, (lambda: gym.make(env, render_mode="rgb_array")), env
+    if isinstance(env, gym.Env):
+        raise TypeError("evolve() needs an env id or a function that makes the env (workers each make their own), "
+                        "e.g. lambda: gym.make('CartPole-v1'); not an env object")
+    if not callable(env):
+        raise TypeError(f"env must be an env id or a function that makes the env; got {type(env).__name__}")
+    probe = env()
+    try:
+        watchable = getattr(probe, "render_mode", None) == "rgb_array"
+        name = probe.spec.id if probe.spec is not None else type(probe.unwrapped).__name__
+    finally:
+        probe.close()
+    return env, (env if watchable else None), name
+
+
+def _config(config: Any, make: Callable[[], gym.Env]) -> Any:
+    neat = neat_module()
+    if config is None:
+        return config_for(make)
+    if isinstance(config, (str, os.PathLike)):
+        return load_config(config, make)
+    if isinstance(config, neat.Config):
+        env, _ = make_env_from(make)
+        try:
+            name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+            genome = config.genome_config
+            check_against_env({"num_inputs": str(genome.num_inputs), "num_outputs": str(genome.num_outputs)},
+                              spaces_of(env), name)
+        finally:
+            env.close()
+        return config
+    raise TypeError(f"config must be None, a neat.Config (see gymview.neat.config_for) or a config file path; got {type(config).__name__}")
+
+
+def evolve(
+    env: str | Callable[[], gym.Env],
+    config: Any = None,
+    generations: int = 50,
+    fitness: Callable[..., float] | None = None,
+    episodes: int = 1,
+    workers: int | None = None,
+    executor: concurrent.futures.Executor | None = None,
+    seed: int = 0,
+    start_method: str | None = None,
+    max_steps: int | None = None,
+    panel: bool | None = None,
+    checkpoint_every: int | None = None,
+    checkpoint_prefix: str = "neat-checkpoint-",
+    resume: str | os.PathLike[str] | None = None,
+) -> EvolutionResult:
+    """Evolve NEAT networks that play ``env``; returns an :class:`EvolutionResult`.
+
+    Args:
+        env: an env id, or a function that makes the env (a lambda or notebook function is fine;
+            each worker makes its own and reuses it for every genome it evaluates).
+        config: None (``config_for(env)``), a ``neat.Config`` or a config file path; its inputs
+            and outputs are checked against the env.
+        generations: at most this many; evolution also ends when ``fitness_threshold`` is reached.
+        fitness: None (the mean return over ``episodes`` episodes), ``fitness(genome, config, env)``
+            or ``fitness(policy, env)``; defined anywhere, including a notebook cell.
+        workers: processes (None: one per core; 0: evaluate in this process). ``executor``: any
+            ``concurrent.futures.Executor`` instead, e.g. a dask client's ``get_executor()``.
+        seed: the same seed gives the same run, serial or parallel, with any number of workers.
+        start_method: "fork", "spawn" or "forkserver" for the worker pool (None: the platform's).
+        max_steps: end each evaluation episode after this many steps.
+        panel: show the fitness chart, the champion's network and the champion playing (default:
+            in a notebook).
+        checkpoint_every / checkpoint_prefix: save neat checkpoints; ``resume`` continues from one.
+
+    A genome whose fitness raises (or whose worker dies) stops the run with :class:`FitnessError`
+    naming the genome and the error, after the workers are ended. In a :func:`gymview.background`
+    job, Stop ends the run after the current generation and returns the best genome so far
+    (``result.stopped``). An interrupt ends the workers and raises ``KeyboardInterrupt``.
+
+    >>> result = evolve("CartPole-v1", config_for("CartPole-v1", pop_size=10), generations=2, workers=0, panel=False)
+    >>> result.generations, result.policy(result.env.reset(seed=0)[0]) in (0, 1)
+    (2, True)
+    """
+    neat = neat_module()
+    check_int("generations", generations)
+    check_int("episodes", episodes)
+    check_int("seed", seed, minimum=0)
+    check_optional_int("max_steps", max_steps, meaning_of_none="episodes end by themselves")
+    if workers is not None:
+        check_int("workers", workers, minimum=0, hint=" (0 evaluates in this process)")
+    make, make_watched, name = _env_factories(env)
+    if resume is not None:
+        population = neat.Checkpointer.restore_checkpoint(os.fspath(resume))
+        config = _config(population.config, make)
+    else:
+        config = _config(config, make)
+        population = neat.Population(config, seed=seed)
+    history, stats = _History(), neat.StatisticsReporter()
+    population.add_reporter(history)
+    population.add_reporter(stats)
+    if checkpoint_every is not None:
+        check_int("checkpoint_every", checkpoint_every, hint=" (generations between checkpoints)")
+        population.add_reporter(neat.Checkpointer(checkpoint_every, filename_prefix=checkpoint_prefix))
+    probe, _ = make_env_from(make)
+    mapping, action_space = spaces_of(probe), probe.action_space
+    probe.close()
+    show = _in_notebook() if panel is None else panel
+    view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
+    evaluator = Evaluator(Task(make, fitness, config, episodes, max_steps), workers, executor, start_method)
+
+    def assign(genomes: list[tuple[int, Any]], config: Any) -> None:
+        if should_stop():
+            raise _Stop
+        generation = population.generation
+        pairs = [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
+        results = evaluator.evaluate(pairs)
+        failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
+        if failed:
+            key, error = failed[0]
+            more = f" ({len(failed) - 1} more genomes failed too)" if len(failed) > 1 else ""
+            raise FitnessError(f"the fitness of genome {key} in generation {generation} failed: {error}{more}")
+        for key, genome in genomes:
+            genome.fitness = results[key][0]
+
+    def champion_policy() -> GenomePolicy:
+        return GenomePolicy(population.best_genome, config, mapping, action_space)
+
+    stopped = False
+    try:
+        if view is not None:
+            population.add_reporter(_PanelReporter(view, history, population, config, champion_policy))
+        try:
+            population.run(assign, generations)
+        except _Stop:
+            stopped = True
+        if view is not None and history.rows and population.best_genome is not None:
+            view.update(history.rows, population.best_genome, config, champion_policy(), done=True)
+    finally:
+        evaluator.close()
+    if population.best_genome is None:
+        raise RuntimeError("stopped before the first generation was evaluated: there is no genome to return")
+    result_env = make()
+    return EvolutionResult(population.best_genome, config, history.rows, stats, result_env, champion_policy(),
+                           stopped, population)
+
+
+class _PanelReporter:
+    """Updates the panel after each generation (neat calls post_evaluate once fitnesses are in)."""
+
+    def __init__(self, panel: EvolutionPanel, history: _History, population: Any, config: Any,
+                 policy: Callable[[], GenomePolicy]) -> None:
+        self.panel, self.history, self.population, self.config, self.policy = panel, history, population, config, policy
+
+    def post_evaluate(self, config: Any, population: dict[int, Any], species: Any, best_genome: Any) -> None:
+        champion = self.population.best_genome
+        if champion is None or best_genome.fitness > champion.fitness:
+            champion = best_genome  # neat updates best_genome just after this call
+        self.panel.update(self.history.rows, champion, self.config,
+                          GenomePolicy(champion, self.config, self.policy().mapping, self.policy().action_space))
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
+def _watch(make: Callable[[], gym.Env]) -> Any:
+    from gymview.watched import watch
+
+    return watch(make())
+
+
+def _in_notebook() -> bool:
+    import sys
+
+    shell = sys.modules.get("IPython") and __import__("IPython").get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/", **options: Any) -> Any:
+    """The champion's episodes to video with :func:`gymview.record_batch` (same options).
+
+    >>> import tempfile
+    >>> result = evolve("CartPole-v1", config_for("CartPole-v1", pop_size=10), generations=1, workers=0, panel=False)
+    >>> len(record(result, episodes=2, out=tempfile.mkdtemp(), workers=1, progress=False).files)
+    2
+    """
+    from gymview.video.batch import record_batch
+
+    if not isinstance(result, EvolutionResult):
+        raise TypeError(f"record() takes the result of gymview.neat.evolve(); got {type(result).__name__}")
+    spec = result.env.spec
+    env: Any = spec.id if spec is not None and not spec.kwargs.get("render_mode") else None
+    if env is None:
+        raise ValueError("record() needs the env id the result was evolved on")
+    return record_batch(env, result.policy, episodes=episodes, out=out, **options)

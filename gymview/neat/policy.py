@@ -1,0 +1,76 @@
+"""GenomePolicy: a genome as ``policy(observation) -> action``, picklable, for play and record_batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from gymview.neat._neat import neat_module
+from gymview.neat.config import SpaceMapping, spaces_of
+
+
+class GenomePolicy:
+    """Acts with the network of ``genome``: argmax of the outputs for Discrete actions, tanh
+    outputs scaled to the bounds for Box actions. Recurrent networks keep their state between
+    calls; :meth:`reset` clears it (call it at each episode start).
+
+    >>> import gymview.neat as gn
+    >>> env = gym.make("CartPole-v1")
+    >>> config = gn.config_for(env, pop_size=10)
+    >>> import neat
+    >>> genome = next(iter(neat.Population(config, seed=0).population.values()))
+    >>> policy = GenomePolicy(genome, config, env)
+    >>> policy(env.reset(seed=0)[0]) in (0, 1)
+    True
+    """
+
+    def __init__(self, genome: Any, config: Any, env: gym.Env | SpaceMapping, action_space: gym.Space | None = None) -> None:
+        self.observation_start = 0  # Discrete observations are one-hot from their space's start
+        if isinstance(env, gym.Env):
+            self.mapping, self.action_space = spaces_of(env), env.action_space
+            if isinstance(env.observation_space, gym.spaces.Discrete):
+                self.observation_start = int(env.observation_space.start)
+        else:
+            if action_space is None:
+                raise TypeError("GenomePolicy(genome, config, mapping) needs action_space= too")
+            self.mapping, self.action_space = env, action_space
+        self.genome = genome
+        self.config = config
+        self._network: Any = None
+
+    @property
+    def network(self) -> Any:
+        if self._network is None:
+            neat = neat_module()
+            kind = neat.nn.FeedForwardNetwork if self.config.genome_config.feed_forward else neat.nn.RecurrentNetwork
+            self._network = kind.create(self.genome, self.config)
+        return self._network
+
+    def reset(self) -> None:
+        """Forget a recurrent network's state (a new episode begins)."""
+        if self._network is not None and hasattr(self._network, "reset"):
+            self._network.reset()
+
+    def inputs(self, observation: Any) -> list[float]:
+        if self.mapping.observation == "discrete":
+            one_hot = [0.0] * self.mapping.inputs
+            one_hot[int(observation) - self.observation_start] = 1.0
+            return one_hot
+        return np.asarray(observation, dtype=np.float64).ravel().tolist()
+
+    def __call__(self, observation: Any) -> Any:
+        outputs = self.network.activate(self.inputs(observation))
+        space = self.action_space
+        if self.mapping.action == "discrete":
+            return int(space.start) + int(np.argmax(outputs))
+        scaled = space.low + (np.clip(np.asarray(outputs, dtype=np.float64), -1.0, 1.0) + 1.0) / 2.0 * (space.high - space.low)
+        return scaled.reshape(space.shape).astype(space.dtype)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_network": None}  # rebuilt where it is used
+
+    def __repr__(self) -> str:
+        fitness = getattr(self.genome, "fitness", None)
+        return f"<GenomePolicy genome {self.genome.key}, fitness {fitness}>"

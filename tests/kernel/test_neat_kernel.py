@@ -1,0 +1,75 @@
+"""gymview.neat in a real IPython kernel: a fitness function defined in the kernel evaluates in
+worker processes under fork, spawn and forkserver, errors name the genome, and neither an error nor
+an interrupt leaves a worker behind."""
+
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+
+SETUP = """
+import json, psutil, gymview.neat as gn
+
+def fitness(policy, env):  # defined in the kernel: pickled by value for the workers
+    total = 0.0
+    obs, _ = env.reset()
+    for _ in range(200):
+        obs, reward, terminated, truncated, _ = env.step(policy(obs))
+        total += reward
+        if terminated or truncated:
+            break
+    return total
+
+def small():
+    return gn.config_for("CartPole-v1", pop_size=30, fitness_threshold=100000)
+
+def workers_left():
+    # multiprocessing's own helpers (the forkserver, the resource tracker) stay for the kernel's life
+    return [p.pid for p in psutil.Process().children(recursive=True)
+            if not any(name in " ".join(p.cmdline()) for name in ("forkserver", "resource_tracker"))]
+"""
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn", "forkserver"])
+def test_a_kernel_fitness_runs_in_workers_like_in_the_kernel(kernel, start_method):
+    kernel.run(SETUP)
+    out = kernel.run(f"""
+serial = gn.evolve("CartPole-v1", small(), generations=3, fitness=fitness, workers=0, seed=2, panel=False)
+pooled = gn.evolve("CartPole-v1", small(), generations=3, fitness=fitness, workers=2, seed=2,
+                   start_method={start_method!r}, panel=False)
+print(json.dumps([serial.history == [dict(r, seconds=s["seconds"]) for r, s in zip(pooled.history, serial.history)],
+                  [r["best"] for r in pooled.history], workers_left()]))
+""").stdout
+    same, best, left = __import__("json").loads(out.strip().splitlines()[-1])
+    assert same and len(best) == 3 and left == []
+
+    failed = kernel.execute(f"""
+def broken(policy, env):
+    if policy.genome.key == 11:
+        raise ValueError("genome 11 is broken")
+    return 1.0
+gn.evolve("CartPole-v1", small(), generations=2, fitness=broken, workers=2, start_method={start_method!r}, panel=False)
+""").reply
+    assert failed["ename"] == "FitnessError"
+    assert "genome 11 in generation 0 failed: ValueError: genome 11 is broken" in failed["evalue"]
+    assert kernel.run("print(workers_left())").stdout.strip() == "[]"
+
+
+def test_an_interrupt_during_evolution_leaves_no_workers(kernel):
+    kernel.run(SETUP)
+
+    def interrupt_soon():
+        time.sleep(2)  # the pool is evaluating by now (were it not, the check below holds all the same)
+        kernel.manager.interrupt_kernel()
+
+    reply = kernel.execute("""
+import time
+def slow(policy, env):
+    time.sleep(0.05)
+    return 1.0
+print("EVOLVING", flush=True)
+gn.evolve("CartPole-v1", small(), generations=1000, fitness=slow, workers=2, start_method="spawn", panel=False)
+""", until_text="EVOLVING", on_text=interrupt_soon).reply
+    assert reply["ename"] == "KeyboardInterrupt"
+    assert kernel.run("print(workers_left())").stdout.strip() == "[]"

@@ -1,0 +1,180 @@
+"""gymview.neat: configs that fit the env, evaluation in workers, errors that name the genome,
+stops, checkpoints and the champion as a policy."""
+
+import concurrent.futures
+import multiprocessing
+import os
+import pickle
+import threading
+
+import gymnasium as gym
+import numpy as np
+import psutil
+import pytest
+
+import gymview
+import gymview.neat as gn
+
+pytestmark = pytest.mark.slow
+
+
+def small(**overrides):
+    return gn.config_for("CartPole-v1", pop_size=20, fitness_threshold=100000, **overrides)
+
+
+def a_genome(config):
+    import neat
+
+    return next(iter(neat.Population(config, seed=0).population.values()))
+
+
+def history(result):
+    return [(row["best"], row["mean"], row["species"]) for row in result.history]
+
+
+def test_config_for_box_observations_and_discrete_actions():
+    config = gn.config_for("CartPole-v1")
+    assert (config.genome_config.num_inputs, config.genome_config.num_outputs) == (4, 2)
+    assert config.pop_size == 150 and config.fitness_threshold == 475.0 and config.genome_config.feed_forward
+
+
+def test_config_for_box_actions_scales_tanh_outputs_to_the_bounds():
+    env = gym.make("Pendulum-v1")
+    config = gn.config_for(env, pop_size=10, recurrent=True)
+    assert (config.genome_config.num_inputs, config.genome_config.num_outputs) == (3, 1)
+    assert not config.genome_config.feed_forward and config.no_fitness_termination  # Pendulum has no threshold
+    genome = a_genome(config)
+    for gene in genome.connections.values():
+        gene.weight = 30.0  # saturate: the output is tanh(large) = 1
+    action = gn.GenomePolicy(genome, config, env)(np.ones(3))
+    assert action.shape == (1,) and action.dtype == np.float32 and action[0] == pytest.approx(2.0)
+
+
+def test_config_for_discrete_observations_is_one_hot():
+    env = gym.make("FrozenLake-v1")
+    config = gn.config_for(env, pop_size=10)
+    assert (config.genome_config.num_inputs, config.genome_config.num_outputs) == (16, 4)
+    genome = a_genome(config)
+    assert gn.GenomePolicy(genome, config, env)(5) in range(4)
+
+
+def test_spaces_neat_cannot_take_are_refused_with_the_fix():
+    env = gym.make("Blackjack-v1")  # Tuple observations
+    with pytest.raises(TypeError, match="FlattenObservation"):
+        gn.config_for(env)
+
+
+def test_unknown_overrides_and_mismatches_name_the_field():
+    with pytest.raises(TypeError, match="'max_stagnaton' is not a neat-python setting; did you mean max_stagnation"):
+        gn.config_for("CartPole-v1", max_stagnaton=5)
+    with pytest.raises(ValueError, match="num_inputs = 5 does not fit CartPole-v1: its observation space needs num_inputs = 4"):
+        gn.config_for("CartPole-v1", num_inputs=5)
+    with pytest.raises(ValueError, match="neat-python refused this config"):
+        gn.config_for("CartPole-v1", activation_default="no-such-function")
+
+
+def test_config_file_round_trip_and_older_files_are_told_what_to_add(tmp_path):
+    path = tmp_path / "cartpole.cfg"
+    gn.config_for("CartPole-v1", path=path, pop_size=30)
+    assert gn.load_config(path, "CartPole-v1").pop_size == 30
+    with pytest.raises(ValueError, match="num_inputs = 4 does not fit MountainCar-v0: its observation space needs "
+                                         "num_inputs = 2; num_outputs = 2 does not fit MountainCar-v0: its action "
+                                         "space needs num_outputs = 3"):
+        gn.load_config(path, "MountainCar-v0")
+    old = tmp_path / "old.cfg"
+    old.write_text("\n".join(line for line in path.read_text().splitlines()
+                             if not line.startswith(("no_fitness_termination", "min_species_size"))))
+    with pytest.raises(ValueError) as refused:
+        gn.load_config(old)
+    assert "[NEAT]\nno_fitness_termination = False" in str(refused.value)
+    assert "min_species_size" not in str(refused.value)  # optional: not asked for
+    with pytest.raises(FileNotFoundError, match="config_for"):
+        gn.load_config(tmp_path / "missing.cfg")
+
+
+def test_defaults_name_every_setting_neat_reads(tmp_path):
+    import configparser
+
+    gn.config_for("CartPole-v1").save(tmp_path / "saved.cfg")
+    saved = configparser.ConfigParser()
+    saved.read(tmp_path / "saved.cfg")
+    written = {(section, key) for section in saved.sections() for key in saved[section]} - {("NEAT", "seed")}
+    assert written == {(section, key) for section, keys in gn.DEFAULTS.items() for key in keys}
+
+
+def test_the_same_seed_gives_the_same_run_serial_in_processes_or_in_threads():
+    serial = gn.evolve("CartPole-v1", small(), generations=3, workers=0, seed=5, panel=False)
+    pooled = gn.evolve("CartPole-v1", small(), generations=3, workers=2, seed=5, start_method="fork", panel=False)
+    with concurrent.futures.ThreadPoolExecutor(2) as executor:
+        threaded = gn.evolve("CartPole-v1", small(), generations=3, executor=executor, seed=5, panel=False)
+    assert history(serial) == history(pooled) == history(threaded)
+    other = gn.evolve("CartPole-v1", small(), generations=3, workers=0, seed=6, panel=False)
+    assert history(other) != history(serial)
+    assert not multiprocessing.active_children()
+
+
+def test_the_champion_policy_pickles_and_plays():
+    result = gn.evolve("CartPole-v1", small(), generations=2, workers=0, panel=False)
+    copy = pickle.loads(pickle.dumps(result.policy))
+    observation, _ = result.env.reset(seed=0)
+    assert copy(observation) == result.policy(observation) in (0, 1)
+    assert [row["generation"] for row in result.history] == [0, 1] and result.stats.most_fit_genomes
+
+
+def test_a_genome_whose_fitness_raises_stops_the_run_naming_it():
+    def fitness(genome, config, env):
+        if genome.key == 7:
+            raise ZeroDivisionError("genome 7 divides by zero")
+        return 1.0
+
+    with pytest.raises(gn.FitnessError, match=r"genome 7 in generation 0 failed: ZeroDivisionError: genome 7 divides by zero \(test_neat.py:"):
+        gn.evolve("CartPole-v1", small(), generations=2, fitness=fitness, workers=2, start_method="fork", panel=False)
+    assert not multiprocessing.active_children()
+
+
+def test_a_worker_that_dies_is_that_genomes_error_never_a_hang():
+    def fitness(genome, config, env):
+        if genome.key == 3:
+            os._exit(9)  # as a segfault in native code would
+        return 1.0
+
+    with pytest.raises(gn.FitnessError, match="genome 3 in generation 0 failed: its worker process died"):
+        gn.evolve("CartPole-v1", small(), generations=2, fitness=fitness, workers=2, start_method="fork", panel=False)
+    assert not multiprocessing.active_children()
+    assert not psutil.Process().children()
+
+
+def test_stop_from_a_background_job_returns_the_best_genome_so_far():
+    evaluated = threading.Event()
+
+    def fitness(policy, env):
+        evaluated.set()
+        return 1.0
+
+    job = gymview.background(gn.evolve, "CartPole-v1", small(), generations=100_000, fitness=fitness, workers=0,
+                             panel=False, display=False)
+    assert evaluated.wait(60)
+    job.request_stop()
+    result = job.wait(timeout=120)
+    assert result.stopped and 1 <= result.generations < 100_000 and result.winner.fitness == 1.0
+
+
+def test_checkpoints_resume_where_they_stopped(tmp_path):
+    prefix = str(tmp_path / "ckpt-")
+    first = gn.evolve("CartPole-v1", small(), generations=3, workers=0, panel=False, checkpoint_every=1,
+                      checkpoint_prefix=prefix)
+    saved = sorted(tmp_path.glob("ckpt-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    assert saved
+    resumed = gn.evolve("CartPole-v1", generations=2, workers=0, panel=False, resume=saved[-1])
+    assert resumed.history[0]["generation"] == int(saved[-1].name.rsplit("-", 1)[1]) > first.history[0]["generation"]
+
+
+def test_bad_arguments_say_what_to_pass():
+    with pytest.raises(TypeError, match="not an env object"):
+        gn.evolve(gym.make("CartPole-v1"))
+    with pytest.raises(TypeError, match="fitness takes 1 arguments"):
+        gn.evolve("CartPole-v1", small(), fitness=lambda genome: 1.0, workers=0, panel=False)
+    with pytest.raises(ValueError, match="start_method must be one of fork, spawn, forkserver"):
+        gn.evolve("CartPole-v1", small(), start_method="thread", panel=False)
+    with pytest.raises(ValueError, match="num_inputs = 4 does not fit MountainCar-v0"):
+        gn.evolve("MountainCar-v0", small(), workers=0, panel=False)
