@@ -1,0 +1,100 @@
+"""(Named apart from `neat`, which it imports.) NEAT on CartPole-v1 (pop 150): generations per second, serial and in parallel, gymview.neat beside
+neat-python's own ParallelEvaluator (fork, fitness in a module), and the wall time to solve.
+
+    python benchmarks/neat_cartpole.py [--generations 5] [--repeats 3]
+
+Each repeat runs every variant once, in a rotating order (paired slices on a noisy machine); the
+table shows medians, and ratios are of medians. All variants evaluate the same fitness: the return
+of one episode, at most 500 steps, with the same network code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import gymnasium as gym
+import neat
+
+import gymview.neat as gn
+
+
+def eval_genome(genome, config):  # neat's ParallelEvaluator needs a module-level function
+    network = neat.nn.FeedForwardNetwork.create(genome, config)
+    env = gym.make("CartPole-v1")
+    observation, _ = env.reset(seed=genome.key)
+    total, done = 0.0, False
+    while not done:
+        output = network.activate(observation.tolist())
+        observation, reward, terminated, truncated, _ = env.step(int(output[1] > output[0]))
+        total, done = total + reward, terminated or truncated
+    env.close()
+    return total
+
+
+def config():
+    return gn.config_for("CartPole-v1", pop_size=150, fitness_threshold=10**9)
+
+
+def neat_serial(generations: int) -> float:
+    population = neat.Population(config(), seed=0)
+
+    def evaluate(genomes, cfg):
+        for _, genome in genomes:
+            genome.fitness = eval_genome(genome, cfg)
+
+    started = time.perf_counter()
+    population.run(evaluate, generations)
+    return generations / (time.perf_counter() - started)
+
+
+def neat_parallel(generations: int) -> float:
+    population = neat.Population(config(), seed=0)
+    started = time.perf_counter()
+    with neat.ParallelEvaluator(2, eval_genome) as evaluator:
+        population.run(evaluator.evaluate, generations)
+    return generations / (time.perf_counter() - started)
+
+
+def gymview_run(workers: int, generations: int) -> float:
+    started = time.perf_counter()
+    gn.evolve("CartPole-v1", config(), generations=generations, workers=workers, seed=0, panel=False, start_method="fork")
+    return generations / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generations", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    variants = {
+        "neat serial": lambda: neat_serial(args.generations),
+        "neat ParallelEvaluator(2), fork": lambda: neat_parallel(args.generations),
+        "gymview workers=0 (in process)": lambda: gymview_run(0, args.generations),
+        "gymview workers=1": lambda: gymview_run(1, args.generations),
+        "gymview workers=2": lambda: gymview_run(2, args.generations),
+    }
+    names = list(variants)
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    for repeat in range(args.repeats):
+        for name in names[repeat % len(names):] + names[:repeat % len(names)]:
+            rates[name].append(variants[name]())
+    median = {name: statistics.median(values) for name, values in rates.items()}
+    spread = max((max(v) - min(v)) / statistics.median(v) for v in rates.values())
+    print(f"CartPole-v1, pop 150, {args.generations} generations, {args.repeats} repeats (rotating order)")
+    for name in names:
+        print(f"  {name:34s} {median[name]:6.2f} generations/s   (x{median[name] / median['neat serial']:.2f} of neat serial)")
+    print(f"  parallel efficiency, gymview 2 workers / 1 worker: {median['gymview workers=2'] / median['gymview workers=1']:.2f}")
+    print(f"  gymview 2 workers / neat ParallelEvaluator(2):     "
+          f"{median['gymview workers=2'] / median['neat ParallelEvaluator(2), fork']:.2f}")
+    print(f"  noise: the widest spread of one variant's repeats was {spread:.0%} of its median")
+    started = time.perf_counter()
+    solved = gn.evolve("CartPole-v1", gn.config_for("CartPole-v1", pop_size=150, fitness_threshold=500),
+                       generations=100, workers=2, seed=0, panel=False, episodes=5)
+    print(f"  solve (mean return 500 over 5 episodes, 2 workers): {time.perf_counter() - started:.1f} s, "
+          f"{solved.generations} generations, best {solved.winner.fitness}")
+
+
+if __name__ == "__main__":
+    main()
