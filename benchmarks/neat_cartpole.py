@@ -37,8 +37,15 @@ def config():
     return gn.config_for("CartPole-v1", pop_size=150, fitness_threshold=10**9)
 
 
-def neat_serial(generations: int) -> float:
+def steps_of(stats: neat.StatisticsReporter) -> float:
+    """Env steps evaluated: CartPole pays 1 per step, so a generation's steps are its fitness sum."""
+    return sum(mean * 150 for mean in stats.get_fitness_mean())
+
+
+def neat_serial(generations: int) -> tuple[float, float]:
     population = neat.Population(config(), seed=0)
+    stats = neat.StatisticsReporter()
+    population.add_reporter(stats)
 
     def evaluate(genomes, cfg):
         for _, genome in genomes:
@@ -46,21 +53,27 @@ def neat_serial(generations: int) -> float:
 
     started = time.perf_counter()
     population.run(evaluate, generations)
-    return generations / (time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return generations / seconds, steps_of(stats) / seconds
 
 
-def neat_parallel(generations: int) -> float:
+def neat_parallel(generations: int) -> tuple[float, float]:
     population = neat.Population(config(), seed=0)
+    stats = neat.StatisticsReporter()
+    population.add_reporter(stats)
     started = time.perf_counter()
     with neat.ParallelEvaluator(2, eval_genome) as evaluator:
         population.run(evaluator.evaluate, generations)
-    return generations / (time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return generations / seconds, steps_of(stats) / seconds
 
 
-def gymview_run(workers: int, generations: int) -> float:
+def gymview_run(workers: int, generations: int) -> tuple[float, float]:
     started = time.perf_counter()
-    gn.evolve("CartPole-v1", config(), generations=generations, workers=workers, seed=0, panel=False, start_method="fork")
-    return generations / (time.perf_counter() - started)
+    result = gn.evolve("CartPole-v1", config(), generations=generations, workers=workers, seed=0, panel=False,
+                       start_method="fork")
+    seconds = time.perf_counter() - started
+    return generations / seconds, sum(row["mean"] * 150 for row in result.history) / seconds
 
 
 def main() -> None:
@@ -76,18 +89,26 @@ def main() -> None:
         "gymview workers=2": lambda: gymview_run(2, args.generations),
     }
     names = list(variants)
-    rates: dict[str, list[float]] = {name: [] for name in names}
+    generation_rates: dict[str, list[float]] = {name: [] for name in names}
+    step_rates: dict[str, list[float]] = {name: [] for name in names}
     for repeat in range(args.repeats):
         for name in names[repeat % len(names):] + names[:repeat % len(names)]:
-            rates[name].append(variants[name]())
-    median = {name: statistics.median(values) for name, values in rates.items()}
-    spread = max((max(v) - min(v)) / statistics.median(v) for v in rates.values())
+            per_generation, per_step = variants[name]()
+            generation_rates[name].append(per_generation)
+            step_rates[name].append(per_step)
+    gens = {name: statistics.median(values) for name, values in generation_rates.items()}
+    steps = {name: statistics.median(values) for name, values in step_rates.items()}
+    spread = max((max(v) - min(v)) / statistics.median(v) for v in step_rates.values())
     print(f"CartPole-v1, pop 150, {args.generations} generations, {args.repeats} repeats (rotating order)")
+    print("  Populations evolve differently (the seeds differ), so episodes get long at different times:")
+    print("  env steps evaluated per second is the comparable rate; generations/s is shown beside it.")
     for name in names:
-        print(f"  {name:34s} {median[name]:6.2f} generations/s   (x{median[name] / median['neat serial']:.2f} of neat serial)")
-    print(f"  parallel efficiency, gymview 2 workers / 1 worker: {median['gymview workers=2'] / median['gymview workers=1']:.2f}")
-    print(f"  gymview 2 workers / neat ParallelEvaluator(2):     "
-          f"{median['gymview workers=2'] / median['neat ParallelEvaluator(2), fork']:.2f}")
+        print(f"  {name:34s} {steps[name]:9,.0f} steps/s (x{steps[name] / steps['neat serial']:.2f} of neat serial)"
+              f"   {gens[name]:6.2f} generations/s")
+    print(f"  parallel efficiency, gymview 2 workers / 1 worker (steps/s): "
+          f"{steps['gymview workers=2'] / steps['gymview workers=1']:.2f}")
+    print(f"  gymview 2 workers / neat ParallelEvaluator(2) (steps/s):     "
+          f"{steps['gymview workers=2'] / steps['neat ParallelEvaluator(2), fork']:.2f}")
     print(f"  noise: the widest spread of one variant's repeats was {spread:.0%} of its median")
     started = time.perf_counter()
     solved = gn.evolve("CartPole-v1", gn.config_for("CartPole-v1", pop_size=150, fitness_threshold=500),

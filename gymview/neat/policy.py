@@ -36,6 +36,7 @@ class GenomePolicy:
             if action_space is None:
                 raise TypeError("GenomePolicy(genome, config, mapping) needs action_space= too")
             self.mapping, self.action_space = env, action_space
+        self._action_start = int(self.action_space.start) if isinstance(self.action_space, gym.spaces.Discrete) else 0
         self.genome = genome
         self.config = config
         self._network: Any = None
@@ -58,13 +59,15 @@ class GenomePolicy:
             one_hot = [0.0] * self.mapping.inputs
             one_hot[int(observation) - self.observation_start] = 1.0
             return one_hot
+        if isinstance(observation, np.ndarray) and observation.ndim == 1:
+            return observation.tolist()  # the common case, kept cheap: it runs every step
         return np.asarray(observation, dtype=np.float64).ravel().tolist()
 
     def __call__(self, observation: Any) -> Any:
         outputs = self.network.activate(self.inputs(observation))
         space = self.action_space
         if self.mapping.action == "discrete":
-            return int(space.start) + int(np.argmax(outputs))
+            return self._action_start + max(range(len(outputs)), key=outputs.__getitem__)  # argmax, first on ties
         scaled = space.low + (np.clip(np.asarray(outputs, dtype=np.float64), -1.0, 1.0) + 1.0) / 2.0 * (space.high - space.low)
         return scaled.reshape(space.shape).astype(space.dtype)
 
