@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -165,6 +166,8 @@ def evolve(
         workers: processes (None: one per core; 0: evaluate in this process). ``executor``: any
             ``concurrent.futures.Executor`` instead, e.g. a dask client's ``get_executor()``.
         seed: the same seed gives the same run, serial or parallel, with any number of workers.
+            (neat breeds with Python's ``random`` module: other threads of this process drawing
+            from it between generations, a busy dask scheduler for one, can change the run.)
         start_method: "fork", "spawn" or "forkserver" for the worker pool (None: the platform's).
         max_steps: end each evaluation episode after this many steps.
         panel: show the fitness chart, the champion's network and the champion playing (default:
@@ -212,7 +215,11 @@ def evolve(
             raise _Stop
         generation = population.generation
         pairs = [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
+        # neat breeds with Python's random module; code that runs here meanwhile (a dask client's
+        # scheduler, for one) may draw from it too, and must not change the next generation.
+        state = random.getstate()
         results = evaluator.evaluate(pairs)
+        random.setstate(state)
         failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
         if failed:
             key, error = failed[0]

@@ -178,3 +178,13 @@ def test_bad_arguments_say_what_to_pass():
         gn.evolve("CartPole-v1", small(), start_method="thread", panel=False)
     with pytest.raises(ValueError, match="num_inputs = 4 does not fit MountainCar-v0"):
         gn.evolve("MountainCar-v0", small(), workers=0, panel=False)
+
+
+def test_a_dask_cluster_evaluates_like_this_process():
+    distributed = pytest.importorskip("distributed")
+    serial = gn.evolve("CartPole-v1", small(), generations=2, workers=0, seed=4, panel=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            clustered = gn.evolve("CartPole-v1", small(), generations=2, executor=client.get_executor(), seed=4,
+                                  panel=False)
+    assert history(clustered) == history(serial)
