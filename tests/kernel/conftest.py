@@ -95,13 +95,14 @@ class Kernel:
 
 
 @contextlib.contextmanager
-def running_kernel(pythonpath: str, cwd: str | None = None, log_path=None, **variables: str):
+def running_kernel(pythonpath: str, cwd: str | None = None, log_path=None, kernel_name: str = "python3",
+                   **variables: str):
     """A real IPython kernel importing gymview from ``pythonpath`` (and with ``variables`` set),
     shut down on exit; its stderr goes to ``log_path`` when given. Tests and benchmarks both
     start kernels through this."""
     env = dict(os.environ, PYTHONPATH=pythonpath, **variables)
     log = open(log_path, "w") if log_path is not None else None  # noqa: SIM115 - closed below
-    manager = KernelManager(kernel_name="python3")
+    manager = KernelManager(kernel_name=kernel_name)
     manager.start_kernel(env=env, cwd=cwd, **({"stderr": log} if log is not None else {}))
     client = manager.client()
     client.start_channels()

@@ -1,0 +1,99 @@
+"""With ipykernel 6 (a second kernelspec: a venv over this Python with ipykernel<7), nothing delivers
+a click while a cell runs: the loop goes on, the page's notice and cancel keep the late click from
+hitting the next run, and gymview.play (whose cell has ended) obeys the buttons."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import running_kernel
+from test_controls_kernel import click
+
+pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def ipykernel6(tmp_path_factory):
+    """The name of a kernelspec whose kernel runs ipykernel 6 (JUPYTER_PATH points at it)."""
+    root = tmp_path_factory.mktemp("ipykernel6")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "ipykernel>=6.29,<7"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"could not install ipykernel 6 from PyPI: {done.stderr[-500:]}")
+    version = subprocess.run([str(python), "-c", "import ipykernel; print(ipykernel.__version__)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert version.startswith("6."), version
+    spec = root / "share" / "kernels" / "ipykernel6"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"ipykernel {version}", "language": "python",
+    }))
+    old = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root / "share"), old]))
+    yield "ipykernel6"
+    if old is None:
+        del os.environ["JUPYTER_PATH"]
+    else:
+        os.environ["JUPYTER_PATH"] = old
+
+
+@pytest.fixture
+def kernel6(ipykernel6, repo_root, tmp_path):
+    with running_kernel(str(repo_root), cwd=str(tmp_path), kernel_name=ipykernel6) as started:
+        assert started.run("import ipykernel; print(ipykernel.__version__)").stdout.startswith("6.")
+        yield started
+
+
+LOOP = """
+import time, gymnasium as gym, gymview
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+open({comm_file!r}, "w").write(env.view.comm.comm_id)
+obs, info = env.reset(seed=0)
+steps, start = 0, time.time()
+print("LOOPING", flush=True)
+while time.time() - start < 3:
+    obs, reward, terminated, truncated, info = env.step(0)
+    steps += 1
+    if terminated or truncated:
+        obs, info = env.reset()
+print("STEPS", steps)
+"""
+
+
+def test_a_click_during_a_cell_waits_for_its_end_and_the_pages_cancel_undoes_it(kernel6, tmp_path):
+    comm_file = tmp_path / "comm-id"
+    sent = {}
+
+    def press_pause():
+        sent["at"] = click(kernel6, comm_file.read_text(), "pause", 1)
+
+    result = kernel6.execute(LOOP.format(comm_file=str(comm_file)), until_text="LOOPING", on_text=press_pause)
+    assert result.reply["status"] == "ok", result.reply  # the loop ran its 3 s: nothing delivered the Pause
+    heard_during = [m for _, m in result.messages if m["header"]["msg_type"] == "comm_msg"
+                    and "test:1" in m["content"]["data"].get("content", {}).get("heard", [])]
+    assert not heard_during, "ipykernel 6 handled the click while the cell ran"
+    # Heard once the cell ended: the next loop would start paused...
+    assert kernel6.run("print(env.view.controls.state)").stdout.strip() == "paused"
+    # ...but the page had no answer within 3 s: it showed its notice and sent a cancel (js/tests cover the page).
+    click_id = {"comm_id": comm_file.read_text(), "data": {"method": "custom", "content": {
+        "type": "control", "action": "cancel", "of": "test:1", "id": "test:2"}}}
+    kernel6.client.shell_channel.send(kernel6.client.session.msg("comm_msg", click_id))
+    after = kernel6.run("print(env.view.controls.state)").stdout.strip()
+    assert after == "running", "the late Pause would have paused the next loop"
+
+
+def test_play_obeys_the_buttons(kernel6, tmp_path):
+    comm_file = tmp_path / "comm-id"
+    kernel6.run(f"""
+import gymnasium as gym, gymview
+run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed="max")
+open({str(comm_file)!r}, "w").write(run.view.comm.comm_id)
+""")
+    click(kernel6, comm_file.read_text(), "stop", 1)
+    assert kernel6.run("print(run.wait(timeout=30) == run.results, run.stopped)").stdout.split() == ["True", "True"]
