@@ -150,6 +150,7 @@ def die_with_parent(parent: int | None) -> None:
     """Pool initializer: on Linux this worker is killed when the process that started it dies,
     even by SIGKILL (an interrupted or killed kernel leaves no workers behind)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle, not each worker's
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker may inherit a handler that ignores it
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -255,7 +256,7 @@ class Evaluator:
                 processes = list((getattr(pool, "_processes", None) or {}).values())
                 pool.shutdown(wait=False, cancel_futures=True)
                 for process in processes:
-                    process.terminate()
+                    process.kill()  # workers hold nothing worth saving; SIGKILL cannot be handled away
                 for process in processes:
                     process.join(10)
         if self._local is not None:
