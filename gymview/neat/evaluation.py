@@ -253,12 +253,11 @@ class Evaluator:
             if hasattr(pool, "terminate_workers"):  # Python 3.14
                 pool.terminate_workers()
             else:  # before 3.14 the pool has no public way to end busy workers
-                processes = list((getattr(pool, "_processes", None) or {}).values())
-                pool.shutdown(wait=False, cancel_futures=True)
-                for process in processes:
+                for process in list((getattr(pool, "_processes", None) or {}).values()):
                     process.kill()  # workers hold nothing worth saving; SIGKILL cannot be handled away
-                for process in processes:
-                    process.join(10)
+                # The pool's own thread reaps them (joining them here too races it: a child reaped by
+                # the other thread then looks alive forever).
+                pool.shutdown(wait=True, cancel_futures=True)
         if self._local is not None:
             self._local.close()
             self._local = None

@@ -26,8 +26,15 @@ def small():
 
 def workers_left():
     # multiprocessing's own helpers (the forkserver, the resource tracker) stay for the kernel's life
-    return [p.pid for p in psutil.Process().children(recursive=True)
-            if not any(name in " ".join(p.cmdline()) for name in ("forkserver", "resource_tracker"))]
+    left = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE and not any(
+                    name in " ".join(p.cmdline()) for name in ("forkserver", "resource_tracker")):
+                left.append(p.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return left
 """
 
 

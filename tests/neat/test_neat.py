@@ -2,7 +2,6 @@
 stops, checkpoints and the champion as a policy."""
 
 import concurrent.futures
-import multiprocessing
 import os
 import pickle
 import signal
@@ -27,6 +26,18 @@ def a_genome(config):
     import neat
 
     return next(iter(neat.Population(config, seed=0).population.values()))
+
+
+def children():
+    """The pids of this process's live children (zombies are dead: not counted)."""
+    alive = set()
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                alive.add(child.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
 
 
 def history(result):
@@ -104,7 +115,7 @@ def test_defaults_name_every_setting_neat_reads(tmp_path):
 
 
 def test_the_same_seed_gives_the_same_run_serial_in_processes_or_in_threads():
-    before = set(multiprocessing.active_children())
+    before = children()
     serial = gn.evolve("CartPole-v1", small(), generations=3, workers=0, seed=5, panel=False)
     pooled = gn.evolve("CartPole-v1", small(), generations=3, workers=2, seed=5, start_method="fork", panel=False)
     with concurrent.futures.ThreadPoolExecutor(2) as executor:
@@ -112,7 +123,7 @@ def test_the_same_seed_gives_the_same_run_serial_in_processes_or_in_threads():
     assert history(serial) == history(pooled) == history(threaded)
     other = gn.evolve("CartPole-v1", small(), generations=3, workers=0, seed=6, panel=False)
     assert history(other) != history(serial)
-    assert set(multiprocessing.active_children()) <= before, "the run's workers are gone"
+    assert children() <= before, "the run's workers are gone"
 
 
 def test_the_champion_policy_pickles_and_plays():
@@ -129,7 +140,7 @@ def test_a_genome_whose_fitness_raises_stops_the_run_naming_it():
             raise ZeroDivisionError("genome 7 divides by zero")
         return 1.0
 
-    before = set(multiprocessing.active_children())
+    before = children()
     # A handler that ignores SIGTERM (libraries install such) is inherited by forked workers.
     previous = signal.signal(signal.SIGTERM, lambda *_: None)
     try:
@@ -137,7 +148,7 @@ def test_a_genome_whose_fitness_raises_stops_the_run_naming_it():
             gn.evolve("CartPole-v1", small(), generations=2, fitness=fitness, workers=2, start_method="fork", panel=False)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    assert set(multiprocessing.active_children()) <= before, "the run's workers are gone"
+    assert children() <= before, "the run's workers are gone"
 
 
 def test_a_worker_that_dies_is_that_genomes_error_never_a_hang():
@@ -146,10 +157,10 @@ def test_a_worker_that_dies_is_that_genomes_error_never_a_hang():
             os._exit(9)  # as a segfault in native code would
         return 1.0
 
-    before = {child.pid for child in psutil.Process().children(recursive=True)}
+    before = children()
     with pytest.raises(gn.FitnessError, match="genome 3 in generation 0 failed: its worker process died"):
         gn.evolve("CartPole-v1", small(), generations=2, fitness=fitness, workers=2, start_method="fork", panel=False)
-    assert {child.pid for child in psutil.Process().children(recursive=True)} <= before, "the run's workers are gone"
+    assert children() <= before, "the run's workers are gone"
 
 
 def test_stop_from_a_background_job_returns_the_best_genome_so_far():
