@@ -2,6 +2,7 @@
 neat-python's own ParallelEvaluator (fork, fitness in a module), and the wall time to solve.
 
     python benchmarks/neat_cartpole.py [--generations 5] [--repeats 3]
+    python benchmarks/neat_cartpole.py --panel     # the panel's cost, in JupyterLab seen from Chromium
 
 Each repeat runs every variant once, in a rotating order (paired slices on a noisy machine); the
 table shows medians, and ratios are of medians. All variants evaluate the same fitness: the return
@@ -76,11 +77,50 @@ def gymview_run(workers: int, generations: int) -> tuple[float, float]:
     return generations / seconds, sum(row["mean"] * 150 for row in result.history) / seconds
 
 
+PANEL_CELL = """
+import time, gymview.neat as gn
+rates = {{}}
+for repeat in range({repeats}):
+    for panel in ((False, True) if repeat % 2 == 0 else (True, False)):
+        started = time.perf_counter()
+        result = gn.evolve("CartPole-v1", gn.config_for("CartPole-v1", pop_size=150, fitness_threshold=10**9),
+                           generations={generations}, workers=2, seed=0, panel=panel, start_method="fork")
+        rates.setdefault(panel, []).append(sum(r["mean"] * 150 for r in result.history) / (time.perf_counter() - started))
+import statistics
+print("PANEL", statistics.median(rates[False]), statistics.median(rates[True]))
+"""
+
+
+def panel_cost(generations: int, repeats: int) -> None:
+    """Evaluation speed with and without the panel, in a real JupyterLab with the page open."""
+    import json
+    import pathlib
+    import sys
+    import tempfile
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "browser"))
+    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+
+    root = pathlib.Path(tempfile.mkdtemp(prefix="gymview-neat-bench-"))
+    (root / "panel.ipynb").write_text(json.dumps(notebook_of([PANEL_CELL.format(generations=generations, repeats=repeats)])))
+    with running_server(root, "lab") as server, chromium_page() as page:
+        open_notebook(page, server, "panel.ipynb")
+        start_cell(page, 0)
+        text = wait_for_output(page, 0, "PANEL", timeout_ms=900_000)
+    without, with_panel = (float(x) for x in text.split("PANEL", 1)[1].split()[:2])
+    print(f"CartPole-v1, pop 150, {generations} generations, 2 workers, {repeats} paired repeats in JupyterLab:")
+    print(f"  without the panel {without:,.0f} steps/s, with it {with_panel:,.0f} steps/s: x{with_panel / without:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generations", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--panel", action="store_true", help="measure the panel's cost in JupyterLab instead")
     args = parser.parse_args()
+    if args.panel:
+        panel_cost(args.generations, args.repeats)
+        return
     variants = {
         "neat serial": lambda: neat_serial(args.generations),
         "neat ParallelEvaluator(2), fork": lambda: neat_parallel(args.generations),

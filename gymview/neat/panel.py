@@ -112,6 +112,16 @@ def network_svg(genome: Any, config: Any, input_names: Sequence[str] | None = No
     return "".join(parts)
 
 
+class _Champion:
+    """The policy the replay plays: the best genome so far, replaced as evolution finds better ones."""
+
+    def __init__(self, policy: Callable[[Any], Any]) -> None:
+        self.policy = policy
+
+    def __call__(self, observation: Any) -> Any:
+        return self.policy(observation)
+
+
 class EvolutionPanel:
     """Shown by ``evolve`` in a notebook: a line of numbers, the chart and the network (updated after
     each generation), and the champion playing below them in a live view (``gymview.play``)."""
@@ -127,6 +137,7 @@ class EvolutionPanel:
         self._env: Any = None
         self._run: Any = None
         self._playing: tuple[int, float] | None = None
+        self._champion: _Champion | None = None
         self.note = "" if make_watched_env is not None else (
             "(make the env with render_mode='rgb_array' to see the champion play)")
 
@@ -141,11 +152,17 @@ class EvolutionPanel:
             f"{network_svg(champion, config)}</div>"
         )
         key = (champion.key, float(champion.fitness))
-        if self._make_watched_env is not None and (key != self._playing or done):
-            # While evolving the champion plays until a better one replaces it; at the end it plays
-            # a few episodes and stops by itself (Play again: gymview.play(env, result.policy)).
-            self._play(policy, episodes=3 if done else None)
-            self._playing = key
+        if self._make_watched_env is None:
+            return
+        if done:  # the final champion plays a few episodes and stops by itself
+            self._play(policy, episodes=3)
+        elif key != self._playing:
+            if self._run is None or self._run.done or self._champion is None:
+                self._champion = _Champion(policy)
+                self._play(self._champion, episodes=None)
+            else:  # swapped in at the next step: restarting the run cost evolution a quarter of its speed
+                self._champion.policy = policy
+        self._playing = key
 
     def _play(self, policy: Any, episodes: int | None) -> None:
         from gymview.playback import play
