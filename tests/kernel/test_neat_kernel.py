@@ -80,3 +80,20 @@ gn.evolve("CartPole-v1", small(), generations=1000, fitness=slow, workers=2, sta
 """, until_text="EVOLVING", on_text=interrupt_soon).reply
     assert reply["ename"] == "KeyboardInterrupt"
     assert kernel.run("print(workers_left())").stdout.strip() == "[]"
+
+
+def test_watched_envs_in_forked_workers_stay_silent(kernel):
+    """A factory that watches its env (as users write in notebooks): the forked workers' copies are
+    inactive, so nothing is rendered or sent from them and the kernel's log stays clean."""
+    kernel.run(SETUP)
+    out = kernel.run("""
+import gymnasium as gym, gymview
+watched = lambda: gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+result = gn.evolve(watched, small(), generations=2, workers=2, start_method="fork", seed=1, panel=False)
+plain = gn.evolve("CartPole-v1", small(), generations=2, workers=0, seed=1, panel=False)
+print(json.dumps([[r["best"] for r in result.history] == [r["best"] for r in plain.history], workers_left()]))
+""").stdout
+    same, left = __import__("json").loads(out.strip().splitlines()[-1])
+    assert same and left == []
+    log = kernel.log()
+    assert "attempted to send" not in log and "Traceback" not in log, log[-2000:]
