@@ -317,7 +317,7 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         if self._controls.engaged:
-            self._obey_controls()
+            self._controls.before_reset()
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0
@@ -374,7 +374,7 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         if self._controls.engaged:
-            self._obey_controls()
+            self._controls.before_reset()
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
         self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0

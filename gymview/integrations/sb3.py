@@ -65,7 +65,7 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
 
     def reset(self) -> Any:
         if self._controls.engaged:
-            self._obey_controls()
+            self._controls.before_reset()
         observations = self.venv.reset()
         self.returns.running[:] = 0.0
         self._started = True

@@ -196,6 +196,20 @@ class RunControls:
         self.engaged = self.state != RUNNING or self.speed is not None or bool(_stopping_threads)
 
     # -- the stepping loop's side -------------------------------------------------------------
+    def before_reset(self) -> None:
+        """A reset is not a step: it never waits for Play nor uses up a Step (a Step lets exactly
+        one ``step()`` through, even when a reset comes first); after a stop it raises
+        :class:`Stopped` (once), like :meth:`before_step`."""
+        with self._cond:
+            stopping, changed = self._stop_pending or thread_stop_requested(), self._stop_pending
+            if stopping:
+                self._stop_pending = False
+                self._recompute_locked()
+        if changed and self._on_change is not None:
+            self._on_change(self)
+        if stopping:
+            raise Stopped()
+
     def before_step(self, fps: float | None, wait: Callable[[float], None] | None = None) -> None:
         """Block while paused, let one step through per Step, raise :class:`Stopped` after a stop,
         and pace to ``fps`` x :attr:`speed` steps a second. Call it only while :attr:`engaged`.

@@ -151,7 +151,10 @@ class LiveView(anywidget.AnyWidget):
         self.controls = RunControls(on_change=self._post_state)
         self.env_fps: float | None = None  # the env's render_fps: what speed 1.0 means
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
-        self._heard_early: set[str] = set()  # applied on ipykernel's shell-channel thread
+        # Ids of messages seen once: with ipykernel's early hook each arrives twice (the shell-channel
+        # thread, then the queued copy), in either order; the first applies it. Bounded: kernels
+        # without the hook deliver each once.
+        self._seen_once: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._applied: dict[str, str] = {}  # click id -> action, for a cancel
         self._control_lock = threading.Lock()
         self._in_kernel = _in_kernel() if in_kernel is None else bool(in_kernel)
@@ -465,10 +468,22 @@ class LiveView(anywidget.AnyWidget):
         key = content.get("id")
         if not isinstance(key, str):
             return False
-        self._apply(content)  # if it raises, the queued copy is applied later, where errors show
-        with self._control_lock:
-            self._heard_early.add(key)
+        if self._first_sighting(key):
+            self._apply(content)
         return True
+
+    def _first_sighting(self, key: Any) -> bool:
+        """True the first time message ``key`` arrives, False for its second copy."""
+        if not isinstance(key, str):
+            return True
+        with self._control_lock:
+            if key in self._seen_once:
+                del self._seen_once[key]
+                return False
+            self._seen_once[key] = None
+            while len(self._seen_once) > 256:
+                self._seen_once.popitem(last=False)
+            return True
 
     def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         # Runs on the shell thread, or on a subshell thread while a cell runs: keep it thread-safe.
@@ -476,11 +491,8 @@ class LiveView(anywidget.AnyWidget):
             return
         kind = content.get("type")
         if kind in (protocol.CONTROL, protocol.KEY, protocol.REPLAY):
-            with self._control_lock:
-                if content.get("id") in self._heard_early:
-                    self._heard_early.discard(content.get("id"))
-                    return
-            self._apply(content)
+            if self._first_sighting(content.get("id")):
+                self._apply(content)
             return
         client = str(content.get("client", ""))
         if kind == protocol.READY:
