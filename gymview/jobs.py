@@ -22,24 +22,22 @@ A job's Stop asks, it does not kill: watched envs stepping in the job's thread r
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
+from gymview._background import Ending, Running
 from gymview.live.controls import Stopped, request_thread_stop, thread_stop_requested
 
 __all__ = ["Job", "background", "running_jobs", "should_stop"]
 
-_running: list[Job] = []
-_running_lock = threading.Lock()
+_running: Running[Job] = Running()
 
 
 def running_jobs() -> list[Job]:
     """The :func:`background` jobs of this process that have not ended."""
-    with _running_lock:
-        return list(_running)
+    return _running.now()
 
 
 def should_stop() -> bool:
@@ -52,7 +50,7 @@ def should_stop() -> bool:
     return thread_stop_requested()
 
 
-class Job:
+class Job(Ending):
     """A call running in a background thread, made by :func:`background`.
 
     ``state`` is "running", "finished", "stopped" (it ended with :class:`gymview.Stopped` after a
@@ -68,7 +66,6 @@ class Job:
         self.ended: float | None = None
         self._stop_requested = False
         self._status = None
-        self._finished = threading.Event()  # waited on instead of join (see gymview.playback.Run)
         self._ending = False
         self._stop_lock = threading.Lock()  # a stop request never outlives the thread it names
         if display:
@@ -77,8 +74,7 @@ class Job:
             self._status = JobStatus(name=self.name, started=self.started, on_stop=self.request_stop)
             show_in_notebook(self._status)
         self._thread = threading.Thread(target=self._main, args=(fn, args, kwargs), name=f"gymview-job-{self.name}", daemon=True)
-        with _running_lock:
-            _running.append(self)
+        self.begin(_running)
         self._thread.start()
 
     def _main(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -99,9 +95,7 @@ class Job:
                     message = f"{type(self.error).__name__}: {self.error}" if self.error is not None else ""
                     self._status.finish(self.state, self.ended, message)
             finally:
-                with _running_lock:
-                    _running.remove(self)
-                self._finished.set()
+                self.end()
 
     def request_stop(self) -> None:
         """Ask the job to end: its watched envs raise Stopped, :func:`should_stop` turns True."""
@@ -123,34 +117,17 @@ class Job:
             )
 
     @property
-    def done(self) -> bool:
-        return self._finished.is_set()
-
-    @property
     def elapsed(self) -> float:
         return (self.ended or time.time()) - self.started
 
     def wait(self, timeout: float | None = None) -> Any:
         """Wait for the call; return its result, or re-raise its error (None if it was stopped).
         A kernel interrupt (or Ctrl-C) while waiting asks the job to stop, as its Stop button does."""
-        try:
-            finished = self._finished.wait(timeout)
-        except KeyboardInterrupt:
-            self.request_stop()
-            raise
-        if not finished:
-            raise TimeoutError(f"{self.name} is still running after {timeout} s; job.stop() asks it to end")
+        self.wait_for_end(timeout, on_interrupt=self.request_stop,
+                          still_running=f"{self.name} is still running after {timeout} s; job.stop() asks it to end")
         if self.error is not None:
             raise self.error
         return self.result
-
-    def __await__(self) -> Generator[Any, None, Any]:
-        async def finished() -> Any:
-            while not self._finished.is_set():
-                await asyncio.sleep(0.05)
-            return self.wait()
-
-        return finished().__await__()
 
     def __repr__(self) -> str:
         return f"<gymview.Job {self.name}: {self.state}, {self.elapsed:.1f} s>"

@@ -11,30 +11,27 @@ the env's real speed, while the cell is free and the view's buttons steer it in 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
-import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from gymview._background import Ending, Running
 from gymview._checks import check_optional_int
 from gymview.live.controls import Stopped, check_speed
 from gymview.watched import WatchedEnv, watch
 
 __all__ = ["play", "Run", "key_policy", "running_plays"]
 
-_running: list[Run] = []
-_running_lock = threading.Lock()
+_running: Running[Run] = Running()
 
 
 def running_plays() -> list[Run]:
     """The :func:`play` runs of this process that have not ended."""
-    with _running_lock:
-        return list(_running)
+    return _running.now()
 
 # How long stop() and close waits for the loop to reach a step boundary.
 STOP_TIMEOUT_SECONDS = 10.0
@@ -105,7 +102,7 @@ def key_policy(keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozens
     return act
 
 
-class Run:
+class Run(Ending):
     """A loop that :func:`play` runs in a background thread; steer it like the view's buttons.
 
     ``results`` lists finished episodes (``steps``, ``return``, ``terminated``, ``truncated``).
@@ -125,11 +122,8 @@ class Run:
         self._restore_speed = restore_speed
         self._error: BaseException | None = None
         self._stopped = False
-        # Waited on instead of Thread.join: an interrupt inside join() can leave is_alive() wrong.
-        self._finished = threading.Event()
         self._thread = threading.Thread(target=self._main, name="gymview-play", daemon=True)
-        with _running_lock:
-            _running.append(self)
+        self.begin(_running)
         self._thread.start()
 
     # -- the buttons, from Python ---------------------------------------------------------------
@@ -154,10 +148,6 @@ class Run:
         return threading.current_thread() is self._thread
 
     @property
-    def done(self) -> bool:
-        return self._finished.is_set()
-
-    @property
     def stopped(self) -> bool:
         """True when the loop ended because of Stop (the button, :meth:`stop`, an interrupt)."""
         return self._stopped
@@ -167,24 +157,11 @@ class Run:
 
         A kernel interrupt (or Ctrl-C) while waiting stops the loop at a step boundary first.
         """
-        try:
-            finished = self._finished.wait(timeout)
-        except KeyboardInterrupt:
-            self.stop()
-            raise
-        if not finished:
-            raise TimeoutError(f"the play loop is still running after {timeout} s; run.stop() ends it")
+        self.wait_for_end(timeout, on_interrupt=self.stop,
+                          still_running=f"the play loop is still running after {timeout} s; run.stop() ends it")
         if self._error is not None:
             raise self._error
         return self.results
-
-    def __await__(self) -> Generator[Any, None, list[dict[str, Any]]]:
-        async def finished() -> list[dict[str, Any]]:
-            while not self._finished.is_set():
-                await asyncio.sleep(0.05)
-            return self.wait()
-
-        return finished().__await__()
 
     def __repr__(self) -> str:
         state = "running" if not self.done else "stopped" if self._stopped else "failed" if self._error else "finished"
@@ -210,9 +187,7 @@ class Run:
                 if self._error is None:
                     self._error = error
             finally:
-                with _running_lock:
-                    _running.remove(self)
-                self._finished.set()
+                self.end()
 
     def _loop(self) -> None:
         observation, _ = self.env.reset(seed=self._seed)

@@ -86,18 +86,12 @@ class Evaluation:
         self.env, _ = make_env_from(task.make_env)
 
     def evaluate(self, genome: Any, seed: int) -> tuple[int, float | None, str | None]:
-        # Seeded per genome, and the random state put back afterwards: in the caller's process it is
-        # neat's own, which breeds the next generation. The state is process-wide, so the threads of
-        # a thread pool take turns (one genome at a time per process).
+        # Seeded per genome (evolve() puts neat's own state back after a generation). The state is
+        # process-wide, so the threads of a thread pool take turns (one genome at a time per process).
         with _RANDOM_STATE:
-            states = random.getstate(), np.random.get_state()
             random.seed(seed)
             np.random.seed(seed)
-            try:
-                return self._evaluate(genome, seed)
-            finally:
-                random.setstate(states[0])
-                np.random.set_state(states[1])
+            return self._evaluate(genome, seed)
 
     def _evaluate(self, genome: Any, seed: int) -> tuple[int, float | None, str | None]:
         try:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from gymview._checks import check_int, check_optional_int
 from gymview.jobs import should_stop
@@ -215,11 +216,13 @@ def evolve(
             raise _Stop
         generation = population.generation
         pairs = [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
-        # neat breeds with Python's random module; code that runs here meanwhile (a dask client's
-        # scheduler, for one) may draw from it too, and must not change the next generation.
-        state = random.getstate()
+        # neat breeds with Python's random module, which the evaluation seeds per genome in this
+        # process (workers=0, thread pools) and others here may draw from (a dask scheduler): none of
+        # it may change the next generation.
+        states = random.getstate(), np.random.get_state()
         results = evaluator.evaluate(pairs)
-        random.setstate(state)
+        random.setstate(states[0])
+        np.random.set_state(states[1])
         failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
         if failed:
             key, error = failed[0]

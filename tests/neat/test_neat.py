@@ -121,7 +121,11 @@ def test_the_same_seed_gives_the_same_run_serial_in_processes_or_in_threads():
     with concurrent.futures.ThreadPoolExecutor(2) as executor:
         threaded = gn.evolve("CartPole-v1", small(), generations=3, executor=executor, seed=5, panel=False)
     assert history(serial) == history(pooled) == history(threaded)
+    np.random.seed(11)
+    expected = np.random.random()
+    np.random.seed(11)
     other = gn.evolve("CartPole-v1", small(), generations=3, workers=0, seed=6, panel=False)
+    assert np.random.random() == expected, "evolve leaves the caller's numpy random state as it was"
     assert history(other) != history(serial)
     assert children() <= before, "the run's workers are gone"
 
