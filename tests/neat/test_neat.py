@@ -211,3 +211,10 @@ def test_a_dask_cluster_evaluates_like_this_process():
             clustered = gn.evolve("CartPole-v1", small(), generations=2, executor=client.get_executor(), seed=4,
                                   panel=False)
     assert history(clustered) == history(serial)
+
+
+def test_max_steps_and_episodes_shape_the_default_fitness():
+    capped = gn.evolve("CartPole-v1", small(), generations=1, workers=0, max_steps=5, panel=False)
+    assert capped.history[0]["best"] <= 5.0
+    with pytest.raises(ValueError, match="episodes"):
+        gn.evolve("CartPole-v1", small(), generations=1, episodes=0, workers=0, panel=False)
