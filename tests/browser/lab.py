@@ -176,6 +176,35 @@ def widget_counters(page, index: int = 0) -> dict:
     )
 
 
+def record_widget_counters(page) -> None:
+    """From now on the page keeps every LiveView's latest counters, even after the view is gone (a
+    closed view is replaced by a still image): read them with :func:`recorded_widget_counters`.
+    A MutationObserver sees each change, so nothing depends on when the test looks."""
+    page.evaluate(
+        """() => {
+            const seen = new Map();
+            window.__gymviewRecorded = [];
+            new MutationObserver((changes) => {
+                for (const change of changes) {
+                    const el = change.target;
+                    if (!el.classList || !el.classList.contains("gymview")) continue;
+                    if (!seen.has(el)) { seen.set(el, window.__gymviewRecorded.length); window.__gymviewRecorded.push(null); }
+                    window.__gymviewRecorded[seen.get(el)] = {
+                        received: Number(el.dataset.framesReceived || 0),
+                        gaps: Number(el.dataset.gaps || 0),
+                        decodeErrors: Number(el.dataset.decodeErrors || 0),
+                    };
+                }
+            }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-frames-received"]});
+        }"""
+    )
+
+
+def recorded_widget_counters(page) -> list[dict | None]:
+    """The counters :func:`record_widget_counters` kept, one per view in the order they appeared."""
+    return page.evaluate("() => window.__gymviewRecorded")
+
+
 def still_images(page) -> list[dict]:
     """The still images closed views left in the outputs: size and luminance spread of each."""
     return page.evaluate(
