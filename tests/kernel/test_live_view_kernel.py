@@ -20,8 +20,9 @@ while steps % 100 or env.view.stats["frames_sent"] < {frames}:
     if terminated or truncated:
         obs, info = env.reset()
 seconds = time.perf_counter() - start
+accepted = env.view.stats["frames_rendered"]  # before close() adds the final frame
 env.close()
-print("steps", steps, "sent", env.view.stats["frames_sent"], "seconds", seconds)
+print("steps", steps, "sent", env.view.stats["frames_sent"], "seconds", seconds, "accepted", accepted)
 """
 
 
@@ -30,18 +31,15 @@ def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
     result = kernel.run(LOOP.format(fps=fps, frames=60))
     assert result.of_type("display_data"), "watch() should show the view inline"
     frames = result.custom_frames()
-    _, steps, _, sent, _, seconds = result.stdout.split()
-    steps, seconds = int(steps), float(seconds)
+    _, steps, _, sent, _, seconds, _, accepted = result.stdout.split()
+    steps, seconds, accepted = int(steps), float(seconds), int(accepted)
     assert len(frames) == int(sent) >= 60, "every frame the kernel sent arrived"
     assert steps > 20 * len(frames), "the loop must not be rendering every step"
-    # The rate is bounded by fps in every one-second window of the kernel's own send times (machine
-    # load only lowers it), a frame of slack for where a window starts.
-    times = np.array([m["header"]["date"].timestamp() for _, m in result.messages
-                      if m["header"]["msg_type"] == "comm_msg"
-                      and m["content"]["data"].get("content", {}).get("type") == "frame"])
-    assert len(times) == len(frames)
-    per_window = [np.sum((times >= t) & (times < t + 1.0)) for t in times]
-    assert max(per_window) <= fps + 1
+    # The throttle takes frames at least 1/fps apart on the loop's clock, so the loop's own duration
+    # bounds how many it took (machine load only lowers the count); the reset before the clock
+    # started may take one more, and close() adds the final frame. Send times are not bounded
+    # this way: a loaded encoder process hands frames back in bursts.
+    assert len(frames) <= accepted + 1 and accepted <= fps * seconds + 2
     # All IOPub traffic of the cell stays far under jupyter_server's 1000 msg/s limit.
     counted = [m for _, m in result.messages if m["header"]["msg_type"] not in ("status", "comm_open", "execute_input")]
     assert len(counted) <= 50 * max(seconds, 1.0)
