@@ -1,7 +1,7 @@
 """(Named apart from `neat`, which it imports.) NEAT on CartPole-v1 (pop 150): generations per second, serial and in parallel, gymview.neat beside
 neat-python's own ParallelEvaluator (fork, fitness in a module), and the wall time to solve.
 
-    python benchmarks/neat_cartpole.py [--generations 5] [--repeats 3]
+    python benchmarks/neat_cartpole.py [--generations 10] [--repeats 5]
     python benchmarks/neat_cartpole.py --panel     # the panel's cost, in JupyterLab seen from Chromium
 
 Each repeat runs every variant once, in a rotating order (paired slices on a noisy machine); the
@@ -114,8 +114,8 @@ def panel_cost(generations: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--generations", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--generations", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--panel", action="store_true", help="measure the panel's cost in JupyterLab instead")
     args = parser.parse_args()
     if args.panel:
@@ -126,6 +126,7 @@ def main() -> None:
         "neat ParallelEvaluator(2), fork": lambda: neat_parallel(args.generations),
         "gymview workers=0 (in process)": lambda: gymview_run(0, args.generations),
         "gymview workers=1": lambda: gymview_run(1, args.generations),
+        "gymview workers=1, again": lambda: gymview_run(1, args.generations),
         "gymview workers=2": lambda: gymview_run(2, args.generations),
     }
     names = list(variants)
@@ -145,8 +146,12 @@ def main() -> None:
     for name in names:
         print(f"  {name:34s} {steps[name]:9,.0f} steps/s (x{steps[name] / steps['neat serial']:.2f} of neat serial)"
               f"   {gens[name]:6.2f} generations/s")
-    print(f"  parallel efficiency, gymview 2 workers / 1 worker (steps/s): "
-          f"{steps['gymview workers=2'] / steps['gymview workers=1']:.2f}")
+    def paired(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(step_rates[a], step_rates[b]))
+
+    print(f"  parallel efficiency, gymview 2 workers / 1 worker (steps/s, median of per-repeat ratios): "
+          f"{paired('gymview workers=2', 'gymview workers=1'):.2f}")
+    print(f"  noise floor, the same 1-worker run twice per repeat: {paired('gymview workers=1, again', 'gymview workers=1'):.2f}")
     print(f"  gymview 2 workers / neat ParallelEvaluator(2) (steps/s):     "
           f"{steps['gymview workers=2'] / steps['neat ParallelEvaluator(2), fork']:.2f}")
     print(f"  noise: the widest spread of one variant's repeats was {spread:.0%} of its median")

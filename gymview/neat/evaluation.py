@@ -29,10 +29,24 @@ from gymview.video.batch_episode import error_text
 
 START_METHODS = ("fork", "spawn", "forkserver")
 _RANDOM_STATE = threading.Lock()  # held while a genome is evaluated with the process's random module seeded
-# Tasks per worker per generation: genomes cost 1 to 500+ steps, so small chunks balance the workers at
-# the end of a generation. CartPole, pop 150, 2 workers on 2 cores, the same run, three paired repeats:
-# 2 workers / 1 worker = 1.66 with 4 chunks per worker, 1.74 with 16 (two lone runs at once: 1.9-2.0).
-_CHUNKS_PER_WORKER = 16
+
+
+def chunked(pairs: list, workers: int) -> list[list]:
+    """A generation's genomes in decreasing chunks: each takes 1/(2 x workers) of what is left.
+
+    Early chunks are large, so the caller's process (which feeds the pool and gathers results on
+    the same cores as the workers) wakes up rarely; the last ones hold one genome each, so the
+    workers finish together although genomes cost 1 to 500+ steps.
+
+    >>> [len(chunk) for chunk in chunked(list(range(20)), 2)]
+    [5, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1]
+    """
+    chunks, start = [], 0
+    while start < len(pairs):
+        size = max(1, (len(pairs) - start) // (2 * max(1, workers)))
+        chunks.append(pairs[start:start + size])
+        start += size
+    return chunks
 
 
 def genome_seed(seed: int, generation: int, key: int) -> int:
@@ -197,9 +211,7 @@ class Evaluator:
         """``{genome key: (fitness, error)}`` for ``(genome, seed)`` pairs."""
         if self._local is not None:
             return {key: (value, error) for key, value, error in (self._local.evaluate(g, s) for g, s in pairs)}
-        size = max(1, math.ceil(len(pairs) / (max(1, self.workers) * _CHUNKS_PER_WORKER)))
-        chunks = [pairs[i:i + size] for i in range(0, len(pairs), size)]
-        results, lost = self._run(chunks)
+        results, lost = self._run(chunked(pairs, self.workers))
         if lost and self.executor is None:
             # A worker died: find the genome that kills one alone (one per task, fresh pools);
             # the run stops on it, so the genomes after it are not needed.

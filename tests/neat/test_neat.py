@@ -218,3 +218,17 @@ def test_max_steps_and_episodes_shape_the_default_fitness():
     assert capped.history[0]["best"] <= 5.0
     with pytest.raises(ValueError, match="episodes"):
         gn.evolve("CartPole-v1", small(), generations=1, episodes=0, workers=0, panel=False)
+
+
+def test_generations_go_out_in_shrinking_chunks_that_cover_every_genome_once():
+    from gymview.neat.evaluation import chunked
+
+    for workers in (1, 2, 3, 8):
+        for count in (0, 1, 2, 7, 150, 1000):
+            chunks = chunked(list(range(count)), workers)
+            assert [item for chunk in chunks for item in chunk] == list(range(count))
+            sizes = [len(chunk) for chunk in chunks]
+            assert sizes == sorted(sizes, reverse=True) and all(sizes)
+            if count >= 2 * workers:
+                assert sizes[-workers:] == [1] * workers, "the workers finish together on single genomes"
+                assert sizes[0] == count // (2 * workers)
