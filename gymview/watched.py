@@ -156,7 +156,7 @@ def watch(
         else:
             from gymview.integrations.sb3 import WatchedVecEnv
 
-            wrapped = WatchedVecEnv(env, view)
+            wrapped = WatchedVecEnv(env, view, fast_render=fast_render)
     except BaseException:
         if made_view:
             view.close()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
@@ -31,15 +34,27 @@ def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int
         row, column = divmod(index, columns)
         grid[row * cell_h : row * cell_h + frame.shape[0], column * cell_w : column * cell_w + frame.shape[1]] = frame
     if labels:
-        image = Image.fromarray(grid)
-        draw = ImageDraw.Draw(image)
         # Labels scale with the cells, so they stay readable after the grid is downsampled.
-        font = ImageFont.load_default(size=max(10, min(cell_h, cell_w) // 12))
+        font = _font(max(10, min(cell_h, cell_w) // 12))
         for index, label in enumerate(labels):
             row, column = divmod(index, columns)
-            x, y = column * cell_w + 4, row * cell_h + 3
-            left, top, right, bottom = draw.textbbox((x, y), label, font=font)
-            draw.rectangle((left - 2, top - 2, right + 2, bottom + 2), fill=(0, 0, 0))
-            draw.text((x, y), label, fill=(255, 255, 255), font=font)
-        grid = np.asarray(image)
+            _draw_label(grid, column * cell_w + 4, row * cell_h + 3, label, font)
     return grid
+
+
+@functools.lru_cache(maxsize=8)
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    return ImageFont.load_default(size=size)
+
+
+def _draw_label(grid: np.ndarray, x: int, y: int, label: str, font: Any) -> None:
+    """White ``label`` on a black box at (x, y), drawn on just the pixels the box covers (a copy
+    of the whole grid for PIL would cost more than the drawing)."""
+    left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((x, y), label, font=font)
+    y0, y1 = max(0, top - 2), min(grid.shape[0], bottom + 3)
+    x0, x1 = max(0, left - 2), min(grid.shape[1], right + 3)
+    if y0 >= y1 or x0 >= x1:
+        return
+    patch = Image.new("RGB", (x1 - x0, y1 - y0), (0, 0, 0))
+    ImageDraw.Draw(patch).text((x - x0, y - y0), label, fill=(255, 255, 255), font=font)
+    grid[y0:y1, x0:x1] = np.asarray(patch)

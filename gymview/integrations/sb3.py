@@ -1,8 +1,10 @@
 """stable-baselines3: watch a ``VecEnv`` while it trains, as a wrapper or as a callback.
 
-``gymview.watch(venv)`` returns :class:`WatchedVecEnv`, still the ``VecEnv`` SB3 expects; frames
-come from ``venv.get_images()`` (``env.render()`` in each sub-env, across processes for a
-``SubprocVecEnv``) only when one is due. :class:`WatchCallback` does the same from
+``gymview.watch(venv)`` returns :class:`WatchedVecEnv`, still the ``VecEnv`` SB3 expects; a
+frame is made only when one is due. Sub-envs in this process (``DummyVecEnv``) that
+:mod:`gymview.renderers` can draw are drawn from their states in the view's helper process, so the
+loop only copies a few floats; others come from ``venv.get_images()`` (``env.render()`` in each
+sub-env, across processes for a ``SubprocVecEnv``). :class:`WatchCallback` does the same from
 ``model.learn(callback=...)`` without touching the env.
 
 >>> from stable_baselines3.common.env_util import make_vec_env   # doctest: +SKIP
@@ -12,6 +14,7 @@ come from ``venv.get_images()`` (``env.render()`` in each sub-env, across proces
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
@@ -26,9 +29,19 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from gymview.live.controls import PAUSED, Stopped
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import tiled
-from gymview.watched import ShowsFrames, frames_of_sub_envs, render_fps_of
+from gymview.watched import ShowsFrames, drawing_of, frames_of_sub_envs, render_fps_of, state_painter
 
 __all__ = ["WatchCallback", "WatchedVecEnv"]
+
+
+def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]:
+    """What makes the tiled frame of ``venv``'s sub-envs, given their running returns: a drawing
+    from their states (sub-envs in this process that gymview's renderers draw) or their renders."""
+    sub_envs = getattr(venv, "envs", None) if fast_render else None  # DummyVecEnv, also under VecEnvWrappers
+    painter = state_painter(sub_envs) if isinstance(sub_envs, list) else None
+    if painter is not None:
+        return lambda returns: drawing_of(painter, sub_envs, returns)
+    return lambda returns: tiled(frames_of_sub_envs(venv.get_images()), returns)
 
 
 class _Returns:
@@ -56,12 +69,13 @@ class _Returns:
 class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
     """An SB3 ``VecEnv`` whose sub-env frames are tiled into ``self.view``; made by :func:`gymview.watch`."""
 
-    def __init__(self, venv: VecEnv, view: LiveView) -> None:
+    def __init__(self, venv: VecEnv, view: LiveView, fast_render: bool = True) -> None:
         VecEnvWrapper.__init__(self, venv)
         self.view = view
         self._controls = view.controls
         self.returns = _Returns(venv.num_envs)
         self._started = False
+        self._grid = _grid_source(venv, fast_render)
 
     def reset(self) -> Any:
         if self._controls.engaged:
@@ -85,11 +99,7 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
         return observations, rewards, dones, infos
 
     def _frame(self) -> Any:
-        # Rendered here on purpose, not drawn from states in the encoder process as single envs are:
-        # during learn() torch keeps every core busy, and a view at full rate there slowed PPO with
-        # 4 CartPole envs to 0.60x (26 frames/s) where rendering here, held to 10% of the loop by the
-        # overhead budget, costs 0.84x (4 frames/s).
-        return tiled(frames_of_sub_envs(self.venv.get_images()), self.returns.running)
+        return self._grid(self.returns.running)
 
     def _info(self) -> dict[str, Any]:
         return self.returns.info()
@@ -104,16 +114,20 @@ class WatchCallback(BaseCallback):
 
     The envs must render ``rgb_array`` frames (``make_vec_env(..., env_kwargs={"render_mode":
     "rgb_array"})``). ``view`` is an existing :class:`LiveView`; otherwise one is made with
-    ``view_options`` (``fps``, ``max_size``, ...) and shown when training starts.
+    ``view_options`` (``fps``, ``max_size``, ...) and shown when training starts. ``fast_render``
+    as in :func:`gymview.watch`.
     """
 
-    def __init__(self, view: LiveView | None = None, display: bool = True, verbose: int = 0, **view_options: Any) -> None:
+    def __init__(self, view: LiveView | None = None, display: bool = True, verbose: int = 0,
+                 fast_render: bool = True, **view_options: Any) -> None:
         super().__init__(verbose)
         if view is not None and view_options:
             raise ValueError("WatchCallback(view=...) uses that view's settings; set them on the LiveView instead")
         self.view = view
         self._display = display
         self._view_options = view_options
+        self._fast_render = fast_render
+        self._grid: Callable[[np.ndarray], Any] | None = None
         self._returns: _Returns | None = None
         self._next_check = 0.0
 
@@ -130,6 +144,7 @@ class WatchCallback(BaseCallback):
             if self._display and self.view.active:
                 self.view.show()
         self._returns = _Returns(env.num_envs)
+        self._grid = _grid_source(env, self._fast_render)
         if self.view.env_fps is None:
             self.view.env_fps = render_fps_of(env, "sb3")
 
@@ -151,8 +166,7 @@ class WatchCallback(BaseCallback):
         view = self.view
         if view.frame_due() or (force and view.active):
             started = perf_counter()
-            frames = frames_of_sub_envs(self.training_env.get_images())
-            view.push(tiled(frames, self._returns.running), force=force, **self._returns.info())
+            view.push(self._grid(self._returns.running), force=force, **self._returns.info())
             view.record_cost(perf_counter() - started)
         self._next_check = perf_counter() + view.pump()
 

@@ -124,6 +124,11 @@ class FrameStreamer:
         self.bytes_sent = 0
         self.last_encode_ms = 0.0
 
+    @property
+    def encodes_elsewhere(self) -> bool:
+        """True while frames are drawn and encoded in the helper process, not the caller's thread."""
+        return self._encoder is not None
+
     # -- the producer's side ----------------------------------------------------------------
     @property
     def running(self) -> bool:

@@ -34,7 +34,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import POLL_SECONDS, FrameStreamer, Send, check_max_size
-from gymview.live.throttle import FrameThrottle, check_fps
+from gymview.live.throttle import FrameThrottle, check_fps, compute_fills_every_core
 
 __all__ = ["LiveView", "live_views"]
 
@@ -294,7 +294,14 @@ class LiveView(anywidget.AnyWidget):
         return True
 
     def record_cost(self, seconds: float) -> None:
-        """Tell the throttle what producing the last frame cost the caller's loop."""
+        """Tell the throttle what producing the last frame cost the caller's loop.
+
+        The helper process's time for a frame counts too when torch keeps every core busy
+        (:func:`gymview.live.throttle.compute_fills_every_core`): there it is taken from the loop.
+        """
+        streamer = self._streamer
+        if streamer.encodes_elsewhere and compute_fills_every_core():
+            seconds += streamer.last_encode_ms / 1000.0
         self._throttle.record_cost(seconds)
 
     def save_clip(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:

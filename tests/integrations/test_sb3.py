@@ -59,6 +59,39 @@ def test_watch_takes_an_sb3_vec_env_and_ppo_trains_on_it(shown, venv, start_meth
     assert view.stats["frames_rendered"] < 128  # frames only when due, not every step
 
 
+def _decoded(buffers):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(buffers[0])).convert("RGB")).astype(float)
+
+
+@pytest.mark.parametrize("fast_render", [True, False])
+def test_in_process_sub_envs_are_drawn_from_their_states_like_their_renders(shown, venv, fast_render):
+    import numpy as np
+
+    from gymview.renderers.grid import tiled
+
+    view = shown(fps=120, max_size=2000, image_format="png")
+    watched = gymview.watch(venv(), view=view, display=False, fast_render=fast_render)
+    watched.reset()
+    for _ in range(5):
+        watched.step(np.ones(4, dtype=int))
+    watched.returns.running[:] = [1, 2, 3, 4]
+    watched.show_final_frame()
+    rendered = tiled(watched.venv.get_images(), [1, 2, 3, 4]).astype(float)
+    frame = _decoded(view.sent[-1][1])
+    watched.close()
+    mse = np.mean((frame - rendered) ** 2)
+    if fast_render:  # drawn by gymview's renderer (not pygame's pixels), within the PSNR its own tests hold it to
+        assert 0 < mse and 10 * np.log10(255**2 / mse) >= 30
+        assert view.stats["last_encode_ms"] > 0
+    else:
+        assert mse == 0
+
+
 def test_watch_callback_shows_the_training_env(shown, venv):
     view = shown(fps=120, max_size=2000)
     model = PPO("MlpPolicy", venv(2), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")

@@ -204,3 +204,30 @@ def test_a_bad_drawing_is_refused_when_pushed_not_in_the_encoder_process():
         view.push(Drawing("CartPole-v1", np.zeros(4)))
     assert view.push(Drawing(renderer, np.zeros(4))) is False  # a good one, with no front-end
     view.close()
+
+
+def test_frames_pay_for_the_helper_process_only_when_torch_fills_every_core(shown):
+    import os
+
+    from gymview.live.throttle import compute_fills_every_core
+
+    torch = pytest.importorskip("torch")
+    cores = len(os.sched_getaffinity(0))
+    threads = torch.get_num_threads()
+    noise = np.random.default_rng(0).integers(0, 256, (1000, 1000, 3), dtype=np.uint8)  # slow to compress
+    limits = {}
+    try:
+        for count in ({cores, 1} if cores > 1 else {cores}):
+            torch.set_num_threads(count)
+            view = shown(fps=120, max_size=2000, image_format="png")
+            view.push(noise, force=True)
+            view.flush()
+            view.record_cost(0.0)  # the first sample only warms up
+            view.record_cost(0.0)
+            limits[count] = (compute_fills_every_core(), view.stats["fps_limit"], view.stats["last_encode_ms"])
+    finally:
+        torch.set_num_threads(threads)
+    fills, limit, encode_ms = limits[cores]
+    assert fills and limit == pytest.approx(0.1 / (encode_ms / 1000), rel=0.02) and limit < 120
+    if cores > 1:
+        assert limits[1][:2] == (False, 120.0)  # a free core: the helper's time is not the loop's
