@@ -234,7 +234,7 @@ class ShowsFrames:
         controls = self._controls
         if controls.state == PAUSED:
             self._show(force=True)  # a paused view shows the state the loop is held at
-        controls.before_step(self.view.env_fps)
+        controls.before_step(self.view.env_fps, wait=self.view.pass_paused_time if self.view.hears_clicks_in_loop else None)
 
     def _info(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -255,7 +255,7 @@ class ShowsFrames:
                 raise
             self.view.push(frame, force=force, **self._info())
             self.view.record_cost(perf_counter() - started)
-        self._next_check = perf_counter() + self.view.pump()
+        self._next_check = perf_counter() + self.view.pump_and_hear()
 
     def show_final_frame(self) -> None:
         """Show the state the env is in now (the throttle may have skipped it) and keep it in the

@@ -157,7 +157,7 @@ class WatchCallback(BaseCallback):
             if controls.state == PAUSED:
                 self._show(force=True)
             try:
-                controls.before_step(self.view.env_fps)
+                controls.before_step(self.view.env_fps, wait=self.view.pass_paused_time if self.view.hears_clicks_in_loop else None)
             except Stopped:
                 return False
         return True
@@ -168,7 +168,7 @@ class WatchCallback(BaseCallback):
             started = perf_counter()
             view.push(self._grid(self._returns.running), force=force, **self._returns.info())
             view.record_cost(perf_counter() - started)
-        self._next_check = perf_counter() + view.pump()
+        self._next_check = perf_counter() + view.pump_and_hear()
 
     def _on_training_end(self) -> None:
         try:

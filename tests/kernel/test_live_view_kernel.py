@@ -106,8 +106,11 @@ display(view)
 pattern = (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3)
 view.push(pattern)
 view.flush()
+print("fetches clicks itself:", view.hears_clicks_in_loop)  # ipykernel 7 delivers them while a cell runs
 """
-    frames = kernel.run(code).custom_frames()
+    result = kernel.run(code)
+    assert "fetches clicks itself: False" in result.stdout
+    frames = result.custom_frames()
     assert len(frames) == 1
     decoded = np.asarray(Image.open(io.BytesIO(frames[0][2][0])))
     assert np.array_equal(decoded, (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3))

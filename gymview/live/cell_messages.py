@@ -1,0 +1,106 @@
+"""The views' browser messages during a blocking cell, on kernels that deliver none then (ipykernel 6).
+
+ipykernel 7 reads the shell channel on a thread of its own, where a view hears its clicks while a
+cell runs (``LiveView.hear_early``). ipykernel 6 reads it from its event loop only, which a cell
+running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
+watched env, when a frame is due, calls :meth:`ViewMessages.deliver`: it moves what waits on the
+shell socket into the kernel's queue, handles the comm messages addressed to live views (thread-safe
+state only, as on ipykernel 7) and puts every other message back in its place, so the cells queued
+after this one run after it, in order, as they would have.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Collection
+from typing import Any
+
+__all__ = ["ViewMessages"]
+
+
+class ViewMessages:
+    """Hands the browser messages of live views to them from inside a blocking cell (ipykernel 6)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self._kernel = kernel
+        self._pid = os.getpid()
+        self._busy = False  # a handler that steps a watched env must not deliver again from inside
+
+    @classmethod
+    def for_this_kernel(cls) -> ViewMessages | None:
+        """One for the running kernel when it is an ipykernel 6, else None (nothing to do)."""
+        ipykernel = sys.modules.get("ipykernel")
+        ipython = sys.modules.get("IPython")
+        if ipykernel is None or ipython is None:
+            return None
+        try:
+            major = int(str(getattr(ipykernel, "__version__", "0")).split(".")[0])
+        except ValueError:
+            return None
+        shell = ipython.get_ipython()
+        kernel = getattr(shell, "kernel", None)
+        if major != 6 or kernel is None or not all(
+            hasattr(kernel, name) for name in ("msg_queue", "shell_stream", "dispatch_shell", "session", "shell_handlers")
+        ):
+            return None
+        return cls(kernel)
+
+    def deliver(self, comm_ids: Collection[str]) -> int:
+        """Handle the waiting comm messages addressed to ``comm_ids``; returns how many.
+
+        Only from the kernel's main thread (a loop in another thread leaves the shell free: the
+        kernel delivers by itself) and only in the process that started the kernel.
+        """
+        if self._busy or not comm_ids or threading.current_thread() is not threading.main_thread() or os.getpid() != self._pid:
+            return 0
+        kernel = self._kernel
+        self._busy = True
+        try:
+            kernel.shell_stream.flush()  # the socket's messages, into msg_queue, in arrival order
+            queue = kernel.msg_queue
+            waiting = []
+            while queue.qsize():
+                waiting.append(queue.get_nowait())
+            delivered = 0
+            for item in waiting:
+                message = self._addressed_to(item, comm_ids)
+                if message is None:
+                    queue.put_nowait(item)
+                    continue
+                idents, parsed = message
+                try:
+                    kernel.shell_handlers["comm_msg"](kernel.shell_stream, idents, parsed)
+                except Exception:  # as the kernel would: logged, and the user's loop goes on
+                    kernel.log.error("Exception in a gymview view's message handler", exc_info=True)
+                delivered += 1
+            return delivered
+        finally:
+            self._busy = False
+
+    def _addressed_to(self, item: Any, comm_ids: Collection[str]) -> tuple[list, dict] | None:
+        """(identities, message) when ``item`` is a shell comm message to one of ``comm_ids``.
+
+        The others are only peeked at, never deserialized: the session remembers each signature it
+        checks and would refuse the message as a replay when the kernel reads it later.
+        """
+        _, dispatch, args = item
+        if dispatch != self._kernel.dispatch_shell or len(args) != 1:
+            return None
+        session = self._kernel.session
+        try:
+            idents, parts = session.feed_identities(list(args[0]), copy=False)
+            header = session.unpack(_bytes(parts[1]))
+            if header.get("msg_type") != "comm_msg":
+                return None
+            content = session.unpack(_bytes(parts[4]))
+            if content.get("comm_id") not in comm_ids:
+                return None
+            return idents, session.deserialize(parts, content=True, copy=False)
+        except Exception:  # not a message this can read: the kernel reads it later, as it would have
+            return None
+
+
+def _bytes(part: Any) -> bytes:
+    return part.bytes if hasattr(part, "bytes") else bytes(part)
