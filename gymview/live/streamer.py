@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from gymview._checks import check_int
+from gymview._memory import give_back_free_memory
 from gymview._worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample
@@ -334,6 +335,7 @@ class FrameStreamer:
                 now = time.perf_counter()
                 if self.busy or self._resend or self._outbox:
                     idle_since = now
+                    give_back_free_memory()
                 elif now - idle_since >= IDLE_EXIT_SECONDS:
                     self._retired = True
                     if self._encoder is not None:

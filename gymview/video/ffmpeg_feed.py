@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from gymview._memory import give_back_free_memory
 from gymview._worker import Worker, WorkerError
 from gymview.image.yuv import I420Converter
 from gymview.video.ffmpeg import FFmpegError, FFmpegProcess, remux_command
@@ -56,6 +57,7 @@ class FFmpegFeed:
                     break
                 self.process.write(item.data if self.converter is None else self.converter.convert(item).data)
                 self.delivered += 1
+                give_back_free_memory()
             if self.process.finish() != 0:
                 raise self.process.error(f"ffmpeg failed while encoding {str(self.path)!r}")
         except BaseException:
