@@ -15,7 +15,6 @@ False
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return ctypes.CDLL(None).malloc_trim  # the C library the process already runs on
     except (OSError, AttributeError):  # musl and others have no malloc_trim: nothing to do
         return None
 

@@ -239,6 +239,10 @@ class ShowsFrames:
     def _info(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _helper_competes(self) -> bool:
+        """Whether the view's helper process takes its time from this loop (see LiveView.record_cost)."""
+        return False
+
     def _show(self, force: bool = False) -> None:
         if self.view.frame_due() or (force and self.view.active):
             started = perf_counter()
@@ -254,7 +258,7 @@ class ShowsFrames:
                     )
                 raise
             self.view.push(frame, force=force, **self._info())
-            self.view.record_cost(perf_counter() - started)
+            self.view.record_cost(perf_counter() - started, count_helper=self._helper_competes())
         self._next_check = perf_counter() + self.view.pump_and_hear()
 
     def show_final_frame(self) -> None:

@@ -22,11 +22,12 @@ import numpy as np
 
 try:
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
 
 from gymview.live.controls import PAUSED, Stopped
+from gymview.live.throttle import compute_fills_every_core
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import tiled
 from gymview.watched import ShowsFrames, drawing_of, frames_of_sub_envs, render_fps_of, state_painter
@@ -36,12 +37,21 @@ __all__ = ["WatchCallback", "WatchedVecEnv"]
 
 def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]:
     """What makes the tiled frame of ``venv``'s sub-envs, given their running returns: a drawing
-    from their states (sub-envs in this process that gymview's renderers draw) or their renders."""
-    sub_envs = getattr(venv, "envs", None) if fast_render else None  # DummyVecEnv, also under VecEnvWrappers
-    painter = state_painter(sub_envs) if isinstance(sub_envs, list) else None
-    if painter is not None:
-        return lambda returns: drawing_of(painter, sub_envs, returns)
-    return lambda returns: tiled(frames_of_sub_envs(venv.get_images()), returns)
+    from their states (a ``DummyVecEnv``'s sub-envs that gymview's renderers draw, under
+    VecEnvWrappers that leave its frames alone) or their renders."""
+    def renders(returns: np.ndarray) -> np.ndarray:
+        return tiled(frames_of_sub_envs(venv.get_images()), returns)
+
+    inner = venv
+    while isinstance(inner, VecEnvWrapper):
+        if type(inner).get_images is not VecEnvWrapper.get_images or type(inner).render is not VecEnvWrapper.render:
+            return renders  # this wrapper makes its own frames
+        inner = inner.venv
+    painter = state_painter(inner.envs) if fast_render and isinstance(inner, DummyVecEnv) else None
+    if painter is None:
+        return renders
+    sub_envs = inner.envs
+    return lambda returns: drawing_of(painter, sub_envs, returns)
 
 
 class _Returns:
@@ -103,6 +113,9 @@ class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
 
     def _info(self) -> dict[str, Any]:
         return self.returns.info()
+
+    def _helper_competes(self) -> bool:
+        return compute_fills_every_core()  # training: torch's threads on every core
 
     def close(self) -> None:
         """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
@@ -167,7 +180,7 @@ class WatchCallback(BaseCallback):
         if view.frame_due() or (force and view.active):
             started = perf_counter()
             view.push(self._grid(self._returns.running), force=force, **self._returns.info())
-            view.record_cost(perf_counter() - started)
+            view.record_cost(perf_counter() - started, count_helper=compute_fills_every_core())
         self._next_check = perf_counter() + view.pump_and_hear()
 
     def _on_training_end(self) -> None:

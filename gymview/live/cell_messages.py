@@ -3,10 +3,12 @@
 ipykernel 7 reads the shell channel on a thread of its own, where a view hears its clicks while a
 cell runs (``LiveView.hear_early``). ipykernel 6 reads it from its event loop only, which a cell
 running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
-watched env, when a frame is due, calls :meth:`ViewMessages.deliver`: it moves what waits on the
-shell socket into the kernel's queue, handles the comm messages addressed to live views (thread-safe
-state only, as on ipykernel 7) and puts every other message back in its place, so the cells queued
-after this one run after it, in order, as they would have.
+watched env, when it looks at its view, calls :meth:`ViewMessages.deliver`: it moves what waits on
+the shell socket into the kernel's queue, hands the views' own custom messages (clicks, keys, acks)
+straight to the views' handlers, and puts every other message back in its place, so the cells
+queued after this one run after it, in order, as they would have. The kernel's comm handler is not
+used: it fires IPython's pre/post-execute events, which would, for one, show and close the cell's
+open matplotlib figures.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Mapping
 from typing import Any
+
+Handler = Callable[[Any, list], None]  # a view's handler of one custom message: (content, buffers)
 
 __all__ = ["ViewMessages"]
 
@@ -47,40 +51,42 @@ class ViewMessages:
             return None
         return cls(kernel)
 
-    def deliver(self, comm_ids: Collection[str]) -> int:
-        """Handle the waiting comm messages addressed to ``comm_ids``; returns how many.
+    def deliver(self, handlers: Mapping[str, Handler]) -> int:
+        """Hand the waiting custom messages addressed to the comm ids in ``handlers`` to them;
+        returns how many.
 
         Only from the kernel's main thread (a loop in another thread leaves the shell free: the
         kernel delivers by itself) and only in the process that started the kernel.
         """
-        if self._busy or not comm_ids or threading.current_thread() is not threading.main_thread() or os.getpid() != self._pid:
+        if self._busy or not handlers or threading.current_thread() is not threading.main_thread() or os.getpid() != self._pid:
             return 0
         kernel = self._kernel
         self._busy = True
+        waiting: list = []
         try:
             kernel.shell_stream.flush()  # the socket's messages, into msg_queue, in arrival order
             queue = kernel.msg_queue
-            waiting = []
             while queue.qsize():
                 waiting.append(queue.get_nowait())
-            delivered = 0
-            for item in waiting:
-                message = self._addressed_to(item, comm_ids)
-                if message is None:
-                    queue.put_nowait(item)
-                    continue
-                idents, parsed = message
-                try:
-                    kernel.shell_handlers["comm_msg"](kernel.shell_stream, idents, parsed)
-                except Exception:  # as the kernel would: logged, and the user's loop goes on
-                    kernel.log.error("Exception in a gymview view's message handler", exc_info=True)
-                delivered += 1
-            return delivered
+            mine = [(index, self._addressed_to(item, handlers)) for index, item in enumerate(waiting)]
+            mine = [(index, message) for index, message in mine if message is not None]
+            for index, _ in reversed(mine):
+                del waiting[index]
         finally:
+            # Put the rest back before anything else can fail: an interrupt here must lose no cell.
+            for item in waiting:
+                kernel.msg_queue.put_nowait(item)
             self._busy = False
+        for _, (comm_id, content, buffers) in mine:
+            try:
+                handlers[comm_id](content, buffers)
+            except Exception:  # as the kernel would: logged, and the user's loop goes on
+                kernel.log.error("Exception in a gymview view's message handler", exc_info=True)
+        return len(mine)
 
-    def _addressed_to(self, item: Any, comm_ids: Collection[str]) -> tuple[list, dict] | None:
-        """(identities, message) when ``item`` is a shell comm message to one of ``comm_ids``.
+    def _addressed_to(self, item: Any, handlers: Mapping[str, Handler]) -> tuple[str, Any, list] | None:
+        """(comm id, content, buffers) when ``item`` is a shell comm message carrying a custom
+        message to one of ``handlers``; None for every other message, which stays queued.
 
         The others are only peeked at, never deserialized: the session remembers each signature it
         checks and would refuse the message as a replay when the kernel reads it later.
@@ -90,14 +96,16 @@ class ViewMessages:
             return None
         session = self._kernel.session
         try:
-            idents, parts = session.feed_identities(list(args[0]), copy=False)
+            _, parts = session.feed_identities(list(args[0]), copy=False)
             header = session.unpack(_bytes(parts[1]))
             if header.get("msg_type") != "comm_msg":
                 return None
-            content = session.unpack(_bytes(parts[4]))
-            if content.get("comm_id") not in comm_ids:
+            peeked = session.unpack(_bytes(parts[4]))
+            comm_id, data = peeked.get("comm_id"), peeked.get("data")
+            if comm_id not in handlers or not isinstance(data, dict) or data.get("method") != "custom":
                 return None
-            return idents, session.deserialize(parts, content=True, copy=False)
+            message = session.deserialize(parts, content=True, copy=False)
+            return comm_id, message["content"]["data"].get("content"), list(message.get("buffers") or [])
         except Exception:  # not a message this can read: the kernel reads it later, as it would have
             return None
 

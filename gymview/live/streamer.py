@@ -333,11 +333,13 @@ class FrameStreamer:
                 if self._resend:
                     self._resend_latest()
                 now = time.perf_counter()
-                if self.busy or self._resend or self._outbox:
+                active = self.busy or self._resend or self._outbox
+                if active:
                     idle_since = now
-                    give_back_free_memory()
                 elif now - idle_since >= IDLE_EXIT_SECONDS:
                     self._retired = True
                     if self._encoder is not None:
                         self._encoder.close()
                     return
+            if active:
+                give_back_free_memory()  # outside the lock: the loop's push and pump never wait for a trim

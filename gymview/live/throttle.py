@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 
+import psutil
+
 __all__ = ["FrameThrottle", "MessageBudget", "PROCESS_BUDGET", "check_fps", "compute_fills_every_core"]
 
 
@@ -28,19 +30,21 @@ def check_fps(fps: float) -> float:
 
 
 def compute_fills_every_core() -> bool:
-    """True when this process runs torch with a thread for every core it may use (torch's default).
+    """True when this process runs torch with a thread for every physical core it may use
+    (torch's default).
 
-    Then a frame's work in the helper process is taken from the loop: torch's threads meet at
-    every parallel operation, and one that waits for a core holds up the others. Measured with
-    SB3 PPO on 4 CartPole envs (2 cores): frames drawn off the loop at 24 fps slowed training to
-    0.59x with torch on 2 threads, to 0.92x (at 28 fps) with torch on 1.
+    Then, while torch trains, a frame's work in the helper process is taken from the loop: torch's
+    threads meet at every parallel operation, and one that waits for a core holds up the others.
+    Measured with SB3 PPO on 4 CartPole envs (2 cores): frames drawn off the loop at 24 fps slowed
+    training to 0.59x with torch on 2 threads, to 0.92x (at 28 fps) with torch on 1.
     """
     torch = sys.modules.get("torch")
     get_num_threads = getattr(torch, "get_num_threads", None)
     if get_num_threads is None:
         return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return get_num_threads() >= cores
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    physical = psutil.cpu_count(logical=False) or usable
+    return get_num_threads() >= min(usable, physical)
 
 
 class FrameThrottle:

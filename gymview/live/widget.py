@@ -35,7 +35,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import POLL_SECONDS, FrameStreamer, Send, check_max_size
-from gymview.live.throttle import FrameThrottle, check_fps, compute_fills_every_core
+from gymview.live.throttle import FrameThrottle, check_fps
 
 __all__ = ["LiveView", "live_views"]
 
@@ -283,7 +283,7 @@ class LiveView(anywidget.AnyWidget):
 
     def hear_clicks(self, now: float | None = None) -> None:
         """Handle the browser's messages to live views that wait behind the running cell (clicks,
-        keys, acks), at most 20 times a second; nothing to do unless :attr:`hears_clicks_in_loop`.
+        keys, acks), at most 50 times a second; nothing to do unless :attr:`hears_clicks_in_loop`.
         Watched envs call it when they look at the view; loops that push frames themselves can too."""
         if self._cell_messages is None:
             return
@@ -291,7 +291,10 @@ class LiveView(anywidget.AnyWidget):
         if now < self._next_hearing:
             return
         self._next_hearing = now + HEARING_SECONDS
-        self._cell_messages.deliver([view.comm.comm_id for view in live_views() if view.comm is not None])
+        self._cell_messages.deliver({view.comm.comm_id: view._hear_custom for view in live_views() if view.comm is not None})
+
+    def _hear_custom(self, content: Any, buffers: list) -> None:
+        self._on_browser_message(self, content, buffers)
 
     def pump_and_hear(self) -> float:
         """:meth:`pump`, then :meth:`hear_clicks`; the seconds until the next call is due (on
@@ -335,14 +338,15 @@ class LiveView(anywidget.AnyWidget):
         self._streamer.offer(to_rgb_uint8(frame) if item is None else item, info)
         return True
 
-    def record_cost(self, seconds: float) -> None:
+    def record_cost(self, seconds: float, count_helper: bool = False) -> None:
         """Tell the throttle what producing the last frame cost the caller's loop.
 
-        The helper process's time for a frame counts too when torch keeps every core busy
-        (:func:`gymview.live.throttle.compute_fills_every_core`): there it is taken from the loop.
+        ``count_helper``: the helper process's time for a frame counts too, for loops whose process
+        keeps every core busy (SB3 training with :func:`gymview.live.throttle.compute_fills_every_core`):
+        there that time is taken from the loop.
         """
         streamer = self._streamer
-        if streamer.encodes_elsewhere and compute_fills_every_core():
+        if count_helper and streamer.encodes_elsewhere:
             seconds += streamer.last_encode_ms / 1000.0
         self._throttle.record_cost(seconds)
 
@@ -575,7 +579,8 @@ def _hear_clicks_during_cells(view: LiveView) -> None:
     they wait for the cell to end. Its shell-channel thread asks ``comm._reply_subshell_for(data,
     subshell)`` first: there the view applies clicks at once (thread-safe state only) and keeps
     the subshell the browser chose for the rest. ipykernel 7.0-7.3 route to the browser's subshell
-    themselves; ipykernel 6 has no such thread, and the browser says so on a click that gets no answer.
+    themselves; ipykernel 6 has no such thread: there a watched loop fetches the clicks itself
+    (:meth:`LiveView.hear_clicks`), and the browser says so on a click that gets no answer.
     """
     comm = view.comm
     if comm is None or not hasattr(comm, "_reply_subshell_for"):

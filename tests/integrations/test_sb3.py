@@ -92,6 +92,31 @@ def test_in_process_sub_envs_are_drawn_from_their_states_like_their_renders(show
         assert mse == 0
 
 
+def test_a_vec_env_wrapper_that_makes_its_own_frames_is_shown_as_it_makes_them(shown, venv):
+    import numpy as np
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class Inverted(VecEnvWrapper):
+        def reset(self):
+            return self.venv.reset()
+
+        def step_wait(self):
+            return self.venv.step_wait()
+
+        def get_images(self):
+            return [255 - image for image in self.venv.get_images()]
+
+    from gymview.renderers.grid import tiled
+
+    view = shown(fps=120, max_size=2000, image_format="png")
+    watched = gymview.watch(Inverted(venv()), view=view, display=False)
+    watched.reset()
+    watched.show_final_frame()
+    expected = tiled(watched.venv.get_images(), [0, 0, 0, 0]).astype(float)
+    watched.close()
+    assert np.array_equal(_decoded(view.sent[-1][1]), expected)
+
+
 def test_watch_callback_shows_the_training_env(shown, venv):
     view = shown(fps=120, max_size=2000)
     model = PPO("MlpPolicy", venv(2), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")

@@ -206,28 +206,36 @@ def test_a_bad_drawing_is_refused_when_pushed_not_in_the_encoder_process():
     view.close()
 
 
-def test_frames_pay_for_the_helper_process_only_when_torch_fills_every_core(shown):
+def test_a_loop_that_counts_the_helper_process_pays_for_its_time_in_the_budget(shown):
+    noise = np.random.default_rng(0).integers(0, 256, (1000, 1000, 3), dtype=np.uint8)  # slow to compress
+    limits = {}
+    for count_helper in (True, False):
+        view = shown(fps=120, max_size=2000, image_format="png")
+        view.push(noise, force=True)
+        view.flush()
+        view.record_cost(0.0, count_helper=count_helper)  # the first sample only warms up
+        view.record_cost(0.0, count_helper=count_helper)
+        limits[count_helper] = (view.stats["fps_limit"], view.stats["last_encode_ms"])
+    limit, encode_ms = limits[True]
+    assert limit == pytest.approx(0.1 / (encode_ms / 1000), rel=0.02) and limit < 120
+    assert limits[False][0] == 120.0  # the loop's own time only
+
+
+def test_torch_fills_every_core_with_its_default_threads_not_with_one():
     import os
+
+    import psutil
 
     from gymview.live.throttle import compute_fills_every_core
 
     torch = pytest.importorskip("torch")
-    cores = len(os.sched_getaffinity(0))
+    cores = min(len(os.sched_getaffinity(0)), psutil.cpu_count(logical=False) or 1)
     threads = torch.get_num_threads()
-    noise = np.random.default_rng(0).integers(0, 256, (1000, 1000, 3), dtype=np.uint8)  # slow to compress
-    limits = {}
     try:
-        for count in ({cores, 1} if cores > 1 else {cores}):
-            torch.set_num_threads(count)
-            view = shown(fps=120, max_size=2000, image_format="png")
-            view.push(noise, force=True)
-            view.flush()
-            view.record_cost(0.0)  # the first sample only warms up
-            view.record_cost(0.0)
-            limits[count] = (compute_fills_every_core(), view.stats["fps_limit"], view.stats["last_encode_ms"])
+        torch.set_num_threads(cores)
+        assert compute_fills_every_core()
+        if cores > 1:
+            torch.set_num_threads(1)
+            assert not compute_fills_every_core()
     finally:
         torch.set_num_threads(threads)
-    fills, limit, encode_ms = limits[cores]
-    assert fills and limit == pytest.approx(0.1 / (encode_ms / 1000), rel=0.02) and limit < 120
-    if cores > 1:
-        assert limits[1][:2] == (False, 120.0)  # a free core: the helper's time is not the loop's
