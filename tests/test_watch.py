@@ -197,7 +197,9 @@ def test_watch_pumps_each_encoded_frame_out_while_the_loop_runs(shown, monkeypat
         steps += 1
         if terminated or truncated:
             env.reset()
-    assert len(view.sent) == 5
+    # One step may send two: a push collects the frame before it, and the pump after it may find the
+    # new one encoded already (a loop thread preempted between the two, as on a loaded machine).
+    assert len(view.sent) >= 5 and steps < 5_000_000
     env.close()
 
 
