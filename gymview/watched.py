@@ -234,7 +234,7 @@ class ShowsFrames:
         controls = self._controls
         if controls.state == PAUSED:
             self._show(force=True)  # a paused view shows the state the loop is held at
-        controls.before_step(self.view.env_fps, wait=self.view.pass_paused_time if self.view.hears_clicks_in_loop else None)
+        controls.before_step(self.view.env_fps, wait=self.view.paused_wait)
 
     def _info(self) -> dict[str, Any]:
         raise NotImplementedError

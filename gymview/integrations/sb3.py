@@ -170,7 +170,7 @@ class WatchCallback(BaseCallback):
             if controls.state == PAUSED:
                 self._show(force=True)
             try:
-                controls.before_step(self.view.env_fps, wait=self.view.pass_paused_time if self.view.hears_clicks_in_loop else None)
+                controls.before_step(self.view.env_fps, wait=self.view.paused_wait)
             except Stopped:
                 return False
         return True

@@ -21,6 +21,7 @@ import time
 import uuid
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -281,13 +282,13 @@ class LiveView(anywidget.AnyWidget):
         (:meth:`hear_clicks`); elsewhere the kernel delivers them while the cell runs."""
         return self._cell_messages is not None
 
-    def hear_clicks(self, now: float | None = None) -> None:
+    def hear_clicks(self) -> None:
         """Handle the browser's messages to live views that wait behind the running cell (clicks,
         keys, acks), at most 50 times a second; nothing to do unless :attr:`hears_clicks_in_loop`.
         Watched envs call it when they look at the view; loops that push frames themselves can too."""
         if self._cell_messages is None:
             return
-        now = time.perf_counter() if now is None else now
+        now = time.perf_counter()
         if now < self._next_hearing:
             return
         self._next_hearing = now + HEARING_SECONDS
@@ -305,9 +306,14 @@ class LiveView(anywidget.AnyWidget):
         self.hear_clicks()
         return min(seconds, HEARING_SECONDS)
 
-    def pass_paused_time(self, seconds: float) -> None:
-        """How a loop paused by the view waits (``RunControls.before_step(wait=...)``): frames
-        still go out, and on ipykernel 6 the next click is fetched from here."""
+    @property
+    def paused_wait(self) -> Callable[[float], None] | None:
+        """How a loop paused by the view passes its time, for ``RunControls.before_step(wait=...)``:
+        None (wait for the click on the controls' condition) unless :attr:`hears_clicks_in_loop`;
+        then frames still go out and the next click is fetched from the loop."""
+        return self._pass_paused_time if self._cell_messages is not None else None
+
+    def _pass_paused_time(self, seconds: float) -> None:
         self.pump()
         self.hear_clicks()
         time.sleep(min(seconds, HEARING_SECONDS))
