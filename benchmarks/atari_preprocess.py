@@ -413,6 +413,7 @@ def stepping_table(env_counts: list[int], seconds: float, repeats: int, device: 
 def preprocessing_table(env_counts: list[int], device: torch.device, rounds: int) -> None:
     results = {n: preprocessing_only(n, device, rounds=rounds, steps=max(10, 1200 // n)) for n in env_counts}
     with AtariPipeline(max(env_counts), device=device) as probe:
+        probe.process(np.zeros((max(env_counts), 210, 160, 3), np.uint8))  # the frame size decides the threads
         threads = probe.threads
     print(f"\npreprocessing only, recorded frames ({rounds} alternating rounds; pipeline: {probe.backend}, "
           f"{threads} thread(s) at {max(env_counts)} envs)")

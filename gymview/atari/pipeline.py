@@ -111,8 +111,7 @@ class AtariPipeline:
             if self.device.index is None:
                 self.device = torch.device("cuda", torch.cuda.current_device())
         self.backend: str = backend
-        self.threads: int = max(1, min(cv2.getNumThreads(), int(num_envs))) if backend == "cv2" else 1
-        """How many threads share one batch: the caller's (or the pipeline's) plus a pool for the cv2 backend."""
+        self._most_threads = max(1, min(cv2.getNumThreads(), int(num_envs))) if backend == "cv2" else 1
         self.num_envs, self.size, self.stack = int(num_envs), int(size), int(stack)
         self.grayscale, self.scale, self.max_pool = bool(grayscale), bool(scale), bool(max_pool)
         self._cv2 = cv2
@@ -130,6 +129,16 @@ class AtariPipeline:
         self._worker = Worker("preprocess", self._run, wake=lambda: self._wake.put(False))
         self._closed = False
         self._started = False  # the first batch restarts every env's stack
+
+    @property
+    def threads(self) -> int:
+        """How many threads share one batch: the caller's (or the pipeline's) plus a pool for the cv2 backend.
+
+        Decided by the first batch, whose frame size says which resize runs; before it, the most it may be.
+        """
+        if isinstance(self._resize, Cv2Resizer):
+            return self._resize.threads
+        return self._most_threads
 
     # -- the user's thread -------------------------------------------------------------------
     def put(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> None:
@@ -354,7 +363,7 @@ class AtariPipeline:
     def _make_resizer(self) -> Cv2Resizer | TorchResizer:
         height, width = self._frame_hw
         if self.backend == "cv2":
-            return Cv2Resizer(self._cv2, self.size, self.grayscale, self.num_envs, height, width, self.threads)
+            return Cv2Resizer(self._cv2, self.size, self.grayscale, self.num_envs, height, width, self._most_threads)
         return TorchResizer(self._torch, self.size, self.grayscale, height, width, self.device)
 
     def _finish(self, frames: torch.Tensor, reset: np.ndarray) -> torch.Tensor:

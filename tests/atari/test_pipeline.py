@@ -586,9 +586,10 @@ def test_cuda_path_runs_with_simulated_streams_and_orders_every_hand_over(monkey
     assert handed_to.count("consumer") == len(batches)  # outputs are not recycled under the consumer
 
 
-def test_cv2_results_do_not_depend_on_threads_or_on_stacking_frames_for_one_resize(monkeypatch):
+def test_cv2_results_do_not_depend_on_the_resize_threads_or_stacking_frames_for_one_resize(monkeypatch):
     import cv2
 
+    from gymview.atari.exact_area import ExactAreaResize
     from gymview.atari.resize import Cv2Resizer
 
     batches = recorded()[:30]
@@ -600,6 +601,9 @@ def test_cv2_results_do_not_depend_on_threads_or_on_stacking_frames_for_one_resi
         assert not [t for t in threading.enumerate() if t.name.startswith("gymview-preprocess")]
         return result, threads
 
+    exact, threads = outputs()
+    assert threads == 1  # 3 envs: less than a chunk of ExactAreaResize
+    monkeypatch.setattr(ExactAreaResize, "supported", staticmethod(lambda *sizes: False))
     default, threads = outputs()
     assert threads == min(cv2.getNumThreads(), len(ENVS))
     previous = cv2.getNumThreads()
@@ -611,5 +615,6 @@ def test_cv2_results_do_not_depend_on_threads_or_on_stacking_frames_for_one_resi
     assert threads == 1
     monkeypatch.setattr(Cv2Resizer, "_stacking_is_exact", lambda self, *args: False)
     frame_by_frame, _ = outputs()
+    np.testing.assert_array_equal(exact, default)
     np.testing.assert_array_equal(default, alone)
     np.testing.assert_array_equal(default, frame_by_frame)
