@@ -3,12 +3,15 @@ thread between them."""
 
 from __future__ import annotations
 
+import collections
 import os
 import queue
 import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from gymview._memory import give_back_free_memory
 from gymview._worker import Worker, WorkerError
@@ -25,18 +28,28 @@ class FFmpegFeed:
 
     Kept apart from :class:`VideoRecorder` so the garbage-collection / exit finalizer can finish
     the video without holding a reference to the recorder.
+
+    Frames to fill (``spare_frame()``) come from a small set of arrays that go round: the caller
+    fills one and queues it, this thread gives it back once ffmpeg has it (and, when converting,
+    once the next frame no longer needs it to find what changed). A long recording so allocates
+    no frame after its first few, instead of one per frame freed by another thread, which glibc
+    keeps as fragmented free memory (hundreds of MiB in an hour-long soak).
     """
 
     def __init__(
-        self, path: Path, command: list[str], ffmpeg: str, frame_bytes: int, max_queued_frames: int | None,
+        self, path: Path, command: list[str], ffmpeg: str, frame_shape: tuple[int, ...], max_queued_frames: int | None,
         remux: bool, converter: I420Converter | None,
     ) -> None:
         self.path = path
         self.ffmpeg = ffmpeg
         self.remux = remux
         self.converter = converter  # RGB -> I420 in this thread, or None: ffmpeg converts
-        depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // frame_bytes))
+        depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // int(np.prod(frame_shape))))
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self.frame_shape = frame_shape
+        self._spare: collections.deque[np.ndarray] = collections.deque()  # filled by this thread, taken by the caller's
+        self._ours: dict[int, np.ndarray] = {}  # every array that goes round, by id
+        self._most_ours = depth + 3  # the queue, the one being encoded, the previous one, the one being filled
         self.delivered = 0  # frames handed to ffmpeg; written by the encoder thread only
         self.end_queued = False
         self.failure: BaseException | None = None  # raised by every later call once seen
@@ -44,7 +57,22 @@ class FFmpegFeed:
         self.worker = Worker(f"recorder ({path.name})", self._feed_ffmpeg)
         self.worker.start()
 
+    def spare_frame(self) -> np.ndarray:
+        """An (H, W, 3) uint8 array to fill with the next frame and ``put()``; its old pixels are stale."""
+        try:
+            return self._spare.pop()
+        except IndexError:  # none back yet: the encoder is behind, or these are the first frames
+            frame = np.empty(self.frame_shape, np.uint8)
+            if len(self._ours) < self._most_ours:
+                self._ours[id(frame)] = frame
+            return frame
+
+    def _give_back(self, frame: Any) -> None:
+        if frame is not None and self._ours.get(id(frame)) is frame:
+            self._spare.append(frame)
+
     def _feed_ffmpeg(self, stop: threading.Event) -> None:
+        previous = None  # the converter compares the next frame with it: given back one frame later
         try:
             while True:
                 try:
@@ -55,7 +83,13 @@ class FFmpegFeed:
                     continue
                 if item is _END:
                     break
-                self.process.write(item.data if self.converter is None else self.converter.convert(item).data)
+                if self.converter is None:
+                    self.process.write(item.data)
+                    self._give_back(item)
+                else:
+                    self.process.write(self.converter.convert(item).data)
+                    self._give_back(previous)
+                    previous = item
                 self.delivered += 1
                 give_back_free_memory()
             if self.process.finish() != 0:

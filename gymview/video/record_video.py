@@ -131,8 +131,10 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _capture_frame(self) -> None:
         if not self.recording:
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
-        if self._renderer is not None:  # a new array each time, never written again: no copy needed
-            self.last_frame = self._renderer.render(self._renderer.state_of(self.env)[None])[0]
+        if self._renderer is not None:  # drawn straight into an array the encoder gives back: no copy
+            blank = self._recorder.frame_to_fill()  # type: ignore[union-attr]
+            frames = self._renderer.render(self._renderer.state_of(self.env)[None], out=None if blank is None else blank[None])
+            self.last_frame = frames[0]
             self._recorder.write(self.last_frame, copy=False)  # type: ignore[union-attr]
             return
         frame = self.env.render()

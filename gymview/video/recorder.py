@@ -32,6 +32,8 @@ import weakref
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
+
 from gymview._checks import check_int, check_optional_int
 from gymview.image.frames import to_rgb_uint8
 from gymview.image.yuv import I420Converter
@@ -146,7 +148,11 @@ class VideoRecorder:
         """
         if self._closed:
             raise ValueError(f"this VideoRecorder is closed ({str(self._path)!r}); create a new one to record more")
-        rgb = to_rgb_uint8(frame, copy=copy)
+        if copy and self._feed is not None and isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.shape == self._shape:
+            rgb = self._feed.spare_frame()  # no allocation per frame: see FFmpegFeed
+            np.copyto(rgb, frame)
+        else:
+            rgb = to_rgb_uint8(frame, copy=copy)
         if self._feed is None:
             self._start(rgb.shape)
         elif rgb.shape != self._shape:
@@ -159,6 +165,24 @@ class VideoRecorder:
         self._feed.put(rgb)  # type: ignore[union-attr]
         self._accepted += 1
 
+    def frame_to_fill(self) -> np.ndarray | None:
+        """An (H, W, 3) uint8 array to draw the next frame into, then pass to ``write(frame, copy=False)``.
+
+        The arrays go round between this recorder and its encoder thread, so a long recording
+        allocates no memory per frame. ``None`` before the first ``write`` (the size is not known
+        yet). The array's pixels are stale: draw every one of them.
+
+        >>> import numpy as np, tempfile, os
+        >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
+        ...     recorder.write(np.zeros((32, 48, 3), np.uint8))
+        ...     frame = recorder.frame_to_fill()
+        ...     frame[...] = 255
+        ...     recorder.write(frame, copy=False)
+        >>> recorder.frames_written
+        2
+        """
+        return None if self._feed is None or self._closed else self._feed.spare_frame()
+
     def _start(self, shape: tuple[int, ...]) -> None:
         height, width = shape[:2]
         # Even sizes: frames go to ffmpeg as I420 converted here, only where they changed (half
@@ -170,7 +194,7 @@ class VideoRecorder:
             input_format="rgb24" if converter is None else "yuv420p", **self._settings,
         )
         self._feed = FFmpegFeed(
-            self._path, command, self._ffmpeg, height * width * 3, self._max_queued_frames, remux=self._crash_safe,
+            self._path, command, self._ffmpeg, (height, width, 3), self._max_queued_frames, remux=self._crash_safe,
             converter=converter,
         )
         self._shape = shape

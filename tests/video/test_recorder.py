@@ -231,6 +231,41 @@ def test_bad_codec_error_shows_ffmpegs_stderr(tmp_path):
     assert "ffmpeg's output" in str(info.value)
 
 
+@pytest.mark.parametrize("size", [(120, 160), (75, 101)])  # converted to I420 here / sent as RGB
+def test_frames_to_fill_go_round_and_each_one_is_recorded_as_drawn(tmp_path, size):
+    # The arrays go round between the caller and the encoder thread: one given back too early
+    # (before ffmpeg took it, or while the converter still compares the next frame with it)
+    # would show here as a frame with another frame's content.
+    path = tmp_path / "v.mp4"
+    background = pattern(0, *size)
+    expected, arrays = [], set()
+    with VideoRecorder(path, crf=12, max_queued_frames=4) as recorder:
+        assert recorder.frame_to_fill() is None  # the size is not known before the first frame
+        recorder.write(background)
+        expected.append(background)
+        for index in range(1, 120):
+            frame = recorder.frame_to_fill()
+            arrays.add(id(frame))
+            frame[...] = background
+            left = (index * 37) % (size[1] - 20)  # the box jumps: consecutive frames differ clearly
+            frame[10:50, left : left + 20] = (255, 0, 0)
+            expected.append(frame.copy())
+            recorder.write(frame, copy=False)
+        reused_by_copy = np.zeros_like(background)  # a caller reusing one array for every frame
+        for index in range(20):
+            reused_by_copy[...] = pattern(index, *size)
+            recorder.write(reused_by_copy)
+            expected.append(reused_by_copy.copy())
+    assert len(arrays) <= 4 + 3  # the queue, the frame being encoded, the previous one, the one being filled
+    decoded = decode(path)
+    assert len(decoded) == len(expected)
+    inner = (slice(0, size[0] - 1), slice(0, size[1] - 1))  # an odd size's last row and column share chroma with the padding
+    for index, frame in enumerate(decoded):
+        assert psnr(frame[inner], expected[index][inner]) > 27, index  # crf 12 on small frames with sharp red edges
+        if 0 < index < 120:
+            assert psnr(frame[inner], expected[index - 1][inner]) < psnr(frame[inner], expected[index][inner]) - 5, index
+
+
 def test_write_blocks_while_the_encoder_is_stopped_and_nothing_is_dropped(tmp_path):
     """Back-pressure: with ffmpeg frozen, write() stops accepting frames after a bounded number."""
     path = tmp_path / "v.mp4"
