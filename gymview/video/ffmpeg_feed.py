@@ -97,6 +97,13 @@ class FFmpegFeed:
         except BaseException:
             self.process.kill()
             raise
+        finally:
+            # This object lives on in a reference cycle (its worker's target) until a full garbage
+            # collection, which may be minutes away: let go of the frames and the converter's
+            # buffers now (tens of MiB per video when the encoder had fallen behind).
+            self._spare.clear()
+            self._ours.clear()
+            self.converter = None
         if self.remux:
             self._make_plain_mp4()
 

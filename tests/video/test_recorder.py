@@ -266,6 +266,23 @@ def test_frames_to_fill_go_round_and_each_one_is_recorded_as_drawn(tmp_path, siz
             assert psnr(frame[inner], expected[index - 1][inner]) < psnr(frame[inner], expected[index][inner]) - 5, index
 
 
+def test_a_finished_video_lets_go_of_its_frames_at_once(tmp_path):
+    # The encoder's thread keeps its feed in a reference cycle until a full garbage collection:
+    # a feed that kept its frames would hold tens of MiB per video for minutes.
+    import weakref
+
+    with VideoRecorder(tmp_path / "v.mp4") as recorder:
+        recorder.write(pattern(0))
+        frames = [recorder.frame_to_fill() for _ in range(3)]
+        gone = [weakref.ref(frame) for frame in frames]
+        for index, frame in enumerate(frames):
+            frame[...] = pattern(index + 1)
+            recorder.write(frame, copy=False)
+        del frame, frames
+    assert recorder.frames_written == 4
+    assert [ref() for ref in gone] == [None, None, None]
+
+
 def test_write_blocks_while_the_encoder_is_stopped_and_nothing_is_dropped(tmp_path):
     """Back-pressure: with ffmpeg frozen, write() stops accepting frames after a bounded number."""
     path = tmp_path / "v.mp4"
