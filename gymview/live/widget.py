@@ -36,6 +36,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import POLL_SECONDS, FrameStreamer, Send, check_max_size
+from gymview.live.thread_switches import quick_switches
 from gymview.live.throttle import FrameThrottle, check_fps
 
 __all__ = ["LiveView", "live_views"]
@@ -181,6 +182,9 @@ class LiveView(anywidget.AnyWidget):
         self.on_msg(self._on_browser_message)
         _hear_clicks_during_cells(self)
         self._closed = False
+        self._holds_quick_switches = self._in_kernel  # see thread_switches: clicks heard during busy cells
+        if self._holds_quick_switches:
+            quick_switches.hold()
         with _views_lock:
             _views.append(self)
 
@@ -420,6 +424,9 @@ class LiveView(anywidget.AnyWidget):
         with _views_lock:
             if self in _views:
                 _views.remove(self)
+        if self._holds_quick_switches:
+            self._holds_quick_switches = False
+            quick_switches.release()
         self.controls.forget()
         try:
             self._streamer.stop()
