@@ -60,7 +60,7 @@ class Cv2Resizer:
     per 32 frames) is converted to gray in one ``cvtColor``
     into a buffer kept between batches, then shrunk. Gray frames whose sizes repeat in a short
     pattern (Atari's 210x160 -> 84x84) are shrunk by ``ExactAreaResize``, which gives OpenCV's
-    ``INTER_AREA`` pixels at about half its cost (checked once against this OpenCV at start).
+    ``INTER_AREA`` pixels at about a third of its cost (checked once against this OpenCV at start).
     Other frames go through one ``INTER_AREA`` resize of the part's frames stacked on top of each
     other: with n frames of height h stacked into one image of height n*h resized to n*size, each
     frame's rows map onto its own output rows, so the result equals n separate resizes (checked
@@ -92,11 +92,6 @@ class Cv2Resizer:
             if parts > 1
             else None
         )
-
-    @property
-    def exact_area(self) -> bool:
-        """Whether gray frames are shrunk by ``ExactAreaResize`` rather than ``cv2.resize``."""
-        return self._exact is not None
 
     def __call__(self, frames: np.ndarray, out: np.ndarray) -> None:
         """Resize (N, K, H, W, 3) frames, max-pooled over K, into ``out``: (N, size, size[, 3]) uint8."""
