@@ -14,8 +14,8 @@ one kernel (with a second plain env as the noise floor): the steadier ratio on a
 with Chromium and prints the frames per second that reached the page. ``--sb3`` times stable-baselines3
 PPO ``learn()`` on CartPole with 1 and 4 envs, watched (``gymview.watch(venv)``) and not, in
 alternating rounds in one kernel. ``--mujoco`` times a HalfCheetah-v5 loop plain, watched (frames
-painted in the encoder process) and watched with ``fast_render=False`` (rendered in the loop), in
-alternating slices in one kernel, with the frames/s each watched loop sent. ``--controls`` runs
+painted in the encoder process) and watched with ``fast_render=False`` (rendered in the loop), alone
+and as a SyncVectorEnv of 4, in alternating slices in one kernel, with the frames/s each watched loop sent. ``--controls`` runs
 benchmarks/controls.py: the Pause / Step / Stop check's cost a step, and Pause's click latency.
 """
 
@@ -146,6 +146,9 @@ def make():
     env = gym.make("HalfCheetah-v5", render_mode="rgb_array")
     env.reset(seed=0)
     return env
+if {vector}:  # a SyncVectorEnv of 4: its own kernel, so its helper's rendering cannot spill into other slices
+    def make():
+        return gym.vector.SyncVectorEnv([lambda: gym.make("HalfCheetah-v5", render_mode="rgb_array")] * 4)
 envs = {{"plain": make(), "plain'": make(), "watched": gymview.watch(make()),
          "in loop": gymview.watch(make(), fast_render=False)}}
 def run_slice(env, seconds):
@@ -171,12 +174,13 @@ for name, env in envs.items():
 """
 
 
-def run_mujoco(rounds: int, slice_s: float) -> list[tuple[str, float, float]]:
+def run_mujoco(rounds: int, slice_s: float, vector: bool = False) -> list[tuple[str, float, float]]:
     """(variant, loop speed / plain loop's, median over alternating slices, frames/s sent)."""
     from conftest import running_kernel
 
     with running_kernel(str(REPO)) as kernel:
-        result = kernel.run(MUJOCO.format(rounds=rounds, slice_s=slice_s), timeout=rounds * slice_s * 8 + 120)
+        code = MUJOCO.format(rounds=rounds, slice_s=slice_s, vector=vector)
+        result = kernel.run(code, timeout=rounds * slice_s * 8 + 120)
     rows = [line.split()[1:] for line in result.stdout.splitlines() if line.startswith("MUJOCO")]
     return [(name.replace("_", " "), float(ratio), float(fps)) for name, ratio, fps in rows]
 
@@ -324,10 +328,12 @@ def main() -> None:
         for n_envs, ratio, fps in run_sb3(args.sb3_rounds, 2048):
             print(f"  {n_envs} env(s): watched / unwatched = {ratio:.3f}x (median of {args.sb3_rounds}), {fps:.1f} frames/s sent")
     if args.mujoco:
-        print(f"\nHalfCheetah-v5 (480x480), {args.mujoco_rounds} alternating 1 s slices per variant in one kernel:")
-        print("| variant | loop speed vs plain | frames/s sent |\n|---|---:|---:|")
-        for name, ratio, fps in run_mujoco(args.mujoco_rounds, 1.0):
-            print(f"| {name} | {ratio:.3f}x | {fps:.1f} |")
+        for vector in (False, True):
+            what = "a SyncVectorEnv of 4 HalfCheetah-v5" if vector else "HalfCheetah-v5"
+            print(f"\n{what} (480x480), {args.mujoco_rounds} alternating 1 s slices per variant in one kernel:")
+            print("| variant | loop speed vs plain | frames/s sent |\n|---|---:|---:|")
+            for name, ratio, fps in run_mujoco(args.mujoco_rounds, 1.0, vector):
+                print(f"| {name} | {ratio:.3f}x | {fps:.1f} |")
     if args.controls:
         import subprocess
 

@@ -29,7 +29,7 @@ from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.controls import PAUSED, RunControls
 from gymview.live.widget import LiveView
 from gymview.live.deferred import DeferredFrame
-from gymview.renderers import Drawing, MujocoPainter, renderer_for
+from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
 from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.renderers.grid import TiledDrawing, TiledPainter, tiled
 from gymview.video.record_video import RecordVideo
@@ -375,6 +375,9 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         # A SyncVectorEnv's sub-envs live here: their states can be drawn in the encoder process.
         self._sub_envs = getattr(env, "envs", None) if fast_render and self._pipeline is None else None
         self._painter = state_painter(self._sub_envs)
+        # MuJoCo sub-envs: painted there from copies of their simulation state, once each has rendered once.
+        many = self._sub_envs is not None and len(self._sub_envs) <= MAX_TILED_ENVS
+        self._mujoco = MujocoGridPainter.for_envs(self._sub_envs) if self._painter is None and many else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         if self._controls.engaged:
@@ -404,6 +407,10 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
     def _frame(self) -> Any:
         if self._painter is not None:
             return drawing_of(self._painter, self._sub_envs, self.returns)
+        if self._mujoco is not None:
+            painted = self._mujoco.frame_of(self._sub_envs, self.returns)
+            if painted is not None:
+                return painted
         rendered = self.env.render()
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
             return rendered

@@ -27,7 +27,9 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["MujocoFrame", "MujocoPainter", "first_render_makes_gl_context"]
+from gymview.renderers.grid import tiled
+
+__all__ = ["MujocoFrame", "MujocoGridFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context"]
 
 # What mjv_updateScene reads from MjData: poses (copied, see the module docstring), tendon
 # paths, actuator and sensor values, flex vertices.
@@ -183,4 +185,62 @@ class MujocoFrame(NamedTuple):
 
     def checked(self) -> MujocoFrame:
         """This frame: :meth:`MujocoPainter.frame_of` made its state from a live env already."""
+        return self
+
+
+class MujocoGridPainter:
+    """Draws the sub-envs of a vector env of one MuJoCo model as a labelled grid, like :func:`gymview.renderers.grid.tiled`.
+
+    One :class:`MujocoPainter` (one model, one GL context where it paints) draws every sub-env
+    from its own state: its poses, camera and visual options. Picklable like the painter.
+    """
+
+    def __init__(self, painter: MujocoPainter, count: int) -> None:
+        self.painter = painter
+        self.count = count
+
+    @classmethod
+    def for_envs(cls, envs: Any) -> MujocoGridPainter | None:
+        """A grid painter for these sub-envs if each gets a :class:`MujocoPainter` and all share one
+        model's layout (a vector env of one env id), else None."""
+        if not isinstance(envs, (list, tuple)) or not envs:
+            return None
+        painters = [MujocoPainter.for_env(env) for env in envs]
+        first = painters[0]
+        if any(p is None or (p._layout, p.width, p.height, p.camera_id) != (first._layout, first.width, first.height, first.camera_id) for p in painters):
+            return None
+        return cls(first, len(envs))
+
+    def frame_of(self, envs: Any, returns: Any) -> MujocoGridFrame | None:
+        """The grid ``tiled(env.render() of each sub-env)`` would show now, as states to paint
+        elsewhere; None when some sub-env must be rendered here (see :meth:`MujocoPainter.frame_of`)."""
+        states = []
+        for env in envs:
+            frame = self.painter.frame_of(env)
+            if frame is None:
+                return None
+            states.append(frame.state)
+        return MujocoGridFrame(self, np.concatenate([*states, np.asarray(returns, np.float64)]))
+
+    def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
+        """``state``: the sub-envs' states one after another, then their returns."""
+        per_env = (len(state) - self.count) // self.count
+        frames = [self.painter.paint(state[index * per_env : (index + 1) * per_env]) for index in range(self.count)]
+        return tiled(frames, state[self.count * per_env :])
+
+    def __repr__(self) -> str:
+        return f"MujocoGridPainter({self.count} x {self.painter!r})"
+
+
+class MujocoGridFrame(NamedTuple):
+    """A grid of MuJoCo sub-envs not drawn yet (a :class:`gymview.live.DeferredFrame`)."""
+
+    painter: MujocoGridPainter
+    state: np.ndarray
+
+    def draw(self) -> np.ndarray:
+        return self.painter.paint(self.state)
+
+    def checked(self) -> MujocoGridFrame:
+        """This frame: :meth:`MujocoGridPainter.frame_of` made its state from live envs already."""
         return self

@@ -115,21 +115,65 @@ def test_the_encoder_process_paints_mujoco_frames(shown):
     env.close()
 
 
-def test_watch_renders_a_mujoco_env_in_the_loop_only_once(shown, monkeypatch):
+def watch_and_count_renders_in_the_loop(env, sub_envs, view, monkeypatch):
+    """Watch ``env`` for 20 steps; return how often its MuJoCo envs rendered in the loop, and the
+    first and last frames the view sent (decoded)."""
     import gymview
 
-    env = make("HalfCheetah-v5")
-    renderer = env.unwrapped.mujoco_renderer
     in_the_loop = []
-    original = renderer.render
-    monkeypatch.setattr(renderer, "render", lambda *args, **kwargs: in_the_loop.append(1) or original(*args, **kwargs))
-    view = shown(image_format="png", max_size=96)
+    for sub_env in sub_envs:
+        renderer = sub_env.unwrapped.mujoco_renderer
+        original = renderer.render
+        monkeypatch.setattr(renderer, "render", lambda *a, original=original, **k: in_the_loop.append(1) or original(*a, **k))
     watched = gymview.watch(env, view=view)
     watched.reset(seed=0)
     for _ in range(20):
         watched.step(watched.action_space.sample())
     watched.close()
-    assert len(in_the_loop) == 1  # the first frame makes gymnasium's viewer; the others were painted elsewhere
     assert len(view.sent) >= 2 and view.stats["frames_sent"] == len(view.sent)
     first, last = (np.asarray(Image.open(io.BytesIO(buffers[0]))) for _, buffers in (view.sent[0], view.sent[-1]))
-    assert first.shape == last.shape == (72, 96, 3) and not np.array_equal(first, last)
+    assert first.shape == last.shape and not np.array_equal(first, last)
+    return len(in_the_loop), first
+
+
+def test_watch_renders_a_mujoco_env_in_the_loop_only_once(shown, monkeypatch):
+    env = make("HalfCheetah-v5")
+    renders, first = watch_and_count_renders_in_the_loop(env, [env], shown(image_format="png", max_size=96), monkeypatch)
+    assert renders == 1  # the first frame makes gymnasium's viewer; the others were painted elsewhere
+    assert first.shape == (72, 96, 3)
+
+
+def make_vector(env_id="HalfCheetah-v5", count=3):
+    return gym.vector.SyncVectorEnv([lambda: gym.make(env_id, render_mode="rgb_array", width=96, height=72)] * count)
+
+
+def test_a_vector_of_mujoco_envs_is_painted_elsewhere_as_the_grid_of_their_renders():
+    from gymview.renderers import MujocoGridPainter, tiled
+
+    envs = make_vector()
+    envs.reset(seed=0)
+    grid = MujocoGridPainter.for_envs(envs.envs)
+    elsewhere = pickle.loads(pickle.dumps(grid))
+    returns = [1.0, -2.0, 3.0]
+    assert grid.frame_of(envs.envs, returns) is None  # no sub-env has made its viewer yet
+    envs.render()
+    envs.envs[1].unwrapped.mujoco_renderer.viewer.cam.azimuth += 90  # each sub-env's own camera travels
+    for _ in range(4):
+        envs.step(envs.action_space.sample())
+    painted = elsewhere.paint(grid.frame_of(envs.envs, returns).state)
+    np.testing.assert_array_equal(painted, tiled(envs.render(), returns))
+    envs.close()
+
+
+def test_sub_envs_of_different_models_get_no_grid_painter():
+    from gymview.renderers import MujocoGridPainter
+
+    mixed = [gym.make(env_id, render_mode="rgb_array") for env_id in ("HalfCheetah-v5", "Hopper-v5")]
+    assert MujocoGridPainter.for_envs(mixed) is None
+    assert MujocoGridPainter.for_envs([gym.make("CartPole-v1", render_mode="rgb_array")]) is None
+
+
+def test_watch_renders_each_mujoco_sub_env_in_the_loop_only_once(shown, monkeypatch):
+    envs = make_vector(count=2)
+    renders, _ = watch_and_count_renders_in_the_loop(envs, envs.envs, shown(image_format="png", max_size=400), monkeypatch)
+    assert renders == 2  # the first frame makes each sub-env's viewer; the others were painted elsewhere
