@@ -34,7 +34,6 @@ CHUNK_FRAMES = 32  # frames converted together: few numpy calls per frame, scrat
 MATMUL_ROWS = 256  # rows per matrix product: small enough that BLAS stays in the calling thread (see _products)
 MAX_ROW_PHASES = 8  # longer row patterns cost more numpy calls than OpenCV's resize
 MAX_COLUMN_PHASES = 32  # wider column patterns make the matrix product dense, slower than OpenCV
-EXACT_FLOAT32 = 2**24  # integers up to this are exact in float32
 
 
 def opencv_area_taps(source: int, target: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,9 +105,10 @@ class ExactAreaResize:
             [(pixel, int(rows[phase, pixel])) for pixel in range(self._rows_in) if rows[phase, pixel]]
             for phase in range(self._rows_out)
         ]
-        # One row of the column pattern -> its outputs, divided by the divisor. The extra input (a
-        # constant 1) adds half a level plus half a unit: floor() then rounds halves up, and a
-        # halfway pixel lands a quarter of a unit above a whole level, far from any other result.
+        # One row of the column pattern -> its outputs, divided by the divisor (a unit: 1/divisor of
+        # a level). The extra input (a constant 1) adds half a level plus half a unit: truncation
+        # then rounds halves up, a halfway pixel's fractional part is half a unit and every other
+        # pixel's at least 1.5 units; supported() keeps float32's error under a quarter unit.
         block = np.zeros((self._columns_in + 1, self._columns_out))
         block[:-1] = columns[: self._columns_out, : self._columns_in].T
         block[-1] = self._divisor / 2 + 0.5
@@ -125,8 +125,16 @@ class ExactAreaResize:
             return False
         rows_in, rows_out = height // math.gcd(height, size), size // math.gcd(height, size)
         columns_in, columns_out = width // math.gcd(width, size), size // math.gcd(width, size)
-        largest_sum = 255 * rows_in * columns_in
-        return rows_out <= MAX_ROW_PHASES and columns_out <= MAX_COLUMN_PHASES and largest_sum < EXACT_FLOAT32
+        divisor = rows_in * columns_in  # the integer weights of each axis sum to its pattern length
+        # Worst float32 error of one output, in levels: each of the product's terms and the weights'
+        # rounding add at most 2**-24 of the result (under 256).
+        float_error = (columns_in + 3) * 256 / 2**24
+        return (
+            rows_out <= MAX_ROW_PHASES
+            and columns_out <= MAX_COLUMN_PHASES
+            and 255 * rows_in < 2**16  # row sums fit in uint16
+            and float_error * divisor < 0.25  # under a quarter unit: halfway pixels stay apart from the rest
+        )
 
     def matches_cv2(self, cv2: Any, frames: int = 4) -> bool:
         """Whether this OpenCV build gives the same pixels, tried on random frames (dozens of halfway pixels each)."""

@@ -66,7 +66,7 @@ def test_writes_into_a_strided_output_and_reuses_one_instance_for_any_batch_size
 
 @pytest.mark.parametrize(
     "height, width, size, supported",
-    [(210, 160, 84, True), (210, 160, 42, True), (250, 160, 84, False), (210, 160, 64, False), (210, 160, 211, False)],
+    [(210, 160, 84, True), (100, 80, 80, True), (210, 160, 42, False), (250, 160, 84, False), (210, 160, 64, False), (210, 160, 211, False)],
 )
 def test_supported_sizes(height, width, size, supported):
     assert ExactAreaResize.supported(height, width, size) is supported
