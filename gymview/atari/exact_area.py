@@ -149,6 +149,8 @@ class ExactAreaResize:
 
     def __call__(self, frames: np.ndarray, out: np.ndarray) -> None:
         """Resize ``frames`` (n, height, width) uint8 into ``out`` (n, size, size) uint8."""
+        if not len(frames):
+            return
         if self._chunk < min(len(frames), CHUNK_FRAMES):
             self._allocate(min(len(frames), CHUNK_FRAMES))
         halfway: list[np.ndarray] = []
@@ -193,7 +195,7 @@ class ExactAreaResize:
                 if weight == 1:
                     np.add(row_sum, source[:, pixel], out=row_sum, dtype=np.uint16)
                 else:
-                    row_sum += source[:, pixel] * np.uint16(weight)
+                    row_sum += np.multiply(source[:, pixel], weight, dtype=np.uint16)  # uint16 on numpy 1.x too
             by_phase[:, :, phase, :, :-1] = row_sum.reshape(count, patterns, self._width // self._columns_in, self._columns_in)
         scaled = self._scaled[: count * size * (self._width // self._columns_in)]
         self._products(sums.reshape(-1, self._columns_in + 1), scaled)

@@ -55,6 +55,15 @@ class QuickSwitches:
                     sys.setswitchinterval(self._restore)
                 self._restore = None
 
+    def after_fork(self) -> None:
+        """In a forked child (no live view to click): no holder, the previous interval back, a new lock
+        (another thread may have held the parent's at the fork)."""
+        self._lock = threading.Lock()
+        self._holders = 0
+        if self._restore is not None and math.isclose(sys.getswitchinterval(), QUICK_SECONDS):
+            sys.setswitchinterval(self._restore)
+        self._restore = None
+
 
 quick_switches = QuickSwitches()
 """The process's one counter: every LiveView open in a kernel holds it."""

@@ -70,6 +70,7 @@ def _silence_views_in_forked_child() -> None:
     global _forked_child, _views_lock
     _forked_child = True
     _views_lock = threading.Lock()  # another thread may have held it at the fork
+    quick_switches.after_fork()
     for view in _views:
         view._go_inert()
 
@@ -191,6 +192,7 @@ class LiveView(anywidget.AnyWidget):
     def _go_inert(self) -> None:
         """Forget the parent's stream and channel (see _silence_views_in_forked_child)."""
         self._in_kernel = False
+        self._holds_quick_switches = False  # quick_switches.after_fork() let go of every hold
         self._cell_messages = None
         self._streamer = FrameStreamer(lambda header, buffers: None, offload=False)
         self.controls.reset_after_fork()  # never paused by a click meant for the parent's loop

@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import atexit
+import pickle
 import sys
 from typing import Any, NamedTuple
 
@@ -201,13 +202,17 @@ class MujocoGridPainter:
 
     @classmethod
     def for_envs(cls, envs: Any) -> MujocoGridPainter | None:
-        """A grid painter for these sub-envs if each gets a :class:`MujocoPainter` and all share one
-        model's layout (a vector env of one env id), else None."""
+        """A grid painter for these sub-envs if each gets a :class:`MujocoPainter` and all have one
+        model (equal in every value, as a vector env of one env id without randomised models), else None.
+        Like :class:`MujocoPainter`, it paints with the model as it is now."""
         if not isinstance(envs, (list, tuple)) or not envs:
             return None
         painters = [MujocoPainter.for_env(env) for env in envs]
         first = painters[0]
-        if any(p is None or (p._layout, p.width, p.height, p.camera_id) != (first._layout, first.width, first.height, first.camera_id) for p in painters):
+        if any(p is None or (p.width, p.height, p.camera_id) != (first.width, first.height, first.camera_id) for p in painters):
+            return None
+        model = pickle.dumps(first.model)
+        if any(pickle.dumps(p.model) != model for p in painters[1:]):
             return None
         return cls(first, len(envs))
 

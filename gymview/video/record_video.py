@@ -134,7 +134,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self._renderer is not None:  # drawn straight into an array the encoder gives back: no copy
             blank = self._recorder.frame_to_fill()  # type: ignore[union-attr]
             frames = self._renderer.render(self._renderer.state_of(self.env)[None], out=None if blank is None else blank[None])
-            self.last_frame = frames[0]
+            # The array itself (not a view of it) goes to write(), so the encoder recognises it and gives it back.
+            self.last_frame = frames[0] if blank is None else blank
             self._recorder.write(self.last_frame, copy=False)  # type: ignore[union-attr]
             return
         frame = self.env.render()

@@ -47,3 +47,17 @@ def test_an_interval_the_user_sets_meanwhile_is_kept(default_interval):
     assert sys.getswitchinterval() == pytest.approx(0.0005)
     shown.close()
     assert sys.getswitchinterval() == pytest.approx(0.0005)
+
+
+def test_a_forked_child_gets_the_previous_interval_back(default_interval):
+    import os
+
+    shown = view(True)
+    child = os.fork()
+    if child == 0:  # the child: its views are inert, nothing holds the 1 ms interval
+        os._exit(0 if abs(sys.getswitchinterval() - 0.005) < 1e-9 else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sys.getswitchinterval() == pytest.approx(QUICK_SECONDS)  # the parent's view still holds it
+    shown.close()
+    assert sys.getswitchinterval() == pytest.approx(0.005)

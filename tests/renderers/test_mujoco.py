@@ -170,6 +170,10 @@ def test_sub_envs_of_different_models_get_no_grid_painter():
 
     mixed = [gym.make(env_id, render_mode="rgb_array") for env_id in ("HalfCheetah-v5", "Hopper-v5")]
     assert MujocoGridPainter.for_envs(mixed) is None
+    same = make_vector(count=2)
+    assert MujocoGridPainter.for_envs(same.envs) is not None
+    same.envs[1].unwrapped.model.geom_rgba[:, :3] = (1.0, 0.0, 0.0)  # one sub-env's model randomised: same shapes
+    assert MujocoGridPainter.for_envs(same.envs) is None
     assert MujocoGridPainter.for_envs([gym.make("CartPole-v1", render_mode="rgb_array")]) is None
 
 

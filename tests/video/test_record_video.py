@@ -243,6 +243,20 @@ def test_fast_render_keeps_last_frame_current_and_video_length_exact():
     assert_video_shows("videos/rl-video-episode-0.mp4", expected, 41)
 
 
+def test_the_fast_renderer_draws_into_arrays_the_encoder_gives_back():
+    # Each drawn frame goes back to the encoder's arrays once written: a long recording allocates
+    # no frame per step (a view of the array instead of the array itself would never be given back).
+    env = RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array"), "videos", video_length=300)
+    env.reset(seed=0)
+    drawn = []
+    for _ in range(150):
+        env.step(2)
+        drawn.append(env.last_frame)  # kept alive, so no two new arrays can share an id
+    env.close()
+    assert len({id(frame) for frame in drawn}) <= 32 + 3  # the queue, the encoded, the previous, the filled
+    assert len(decode("videos/rl-video-episode-0.mp4")) == 151
+
+
 def test_a_wrapper_drawing_on_frames_is_recorded_as_drawn():
     class Stripe(gym.Wrapper):
         def render(self):
