@@ -149,6 +149,13 @@ class ExactAreaResize:
 
     def __call__(self, frames: np.ndarray, out: np.ndarray) -> None:
         """Resize ``frames`` (n, height, width) uint8 into ``out`` (n, size, size) uint8."""
+        expected = (self._height, self._width)
+        if not isinstance(frames, np.ndarray) or frames.dtype != np.uint8 or frames.shape[1:] != expected:
+            got = f"{frames.dtype} {frames.shape}" if isinstance(frames, np.ndarray) else type(frames).__name__
+            raise ValueError(f"frames must be uint8 gray frames of shape (n, {expected[0]}, {expected[1]}); got {got}")
+        if not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != (len(frames), self._size, self._size):
+            got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+            raise ValueError(f"out must be a uint8 array of shape ({len(frames)}, {self._size}, {self._size}); got {got}")
         if not len(frames):
             return
         if self._chunk < min(len(frames), CHUNK_FRAMES):

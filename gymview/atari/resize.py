@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gymview.atari.exact_area import CHUNK_FRAMES, ExactAreaResize
+from gymview.atari.exact_area import CHUNK_FRAMES, ExactAreaResize, integer_area_weights
 
 if TYPE_CHECKING:
     import torch
@@ -44,12 +44,8 @@ def area_weights(source: int, target: int) -> np.ndarray:
     """
     if source < 1 or target < 1:
         raise ValueError(f"sizes must be positive; got source={source}, target={target}")
-    scale = source / target
-    edges = np.arange(target + 1) * scale
-    left, right = edges[:-1, None], edges[1:, None]
-    pixel = np.arange(source)[None, :]
-    overlap = np.clip(np.minimum(right, pixel + 1) - np.maximum(left, pixel), 0.0, None)
-    return overlap / overlap.sum(axis=1, keepdims=True)
+    weights = integer_area_weights(source, target)
+    return weights / weights.sum(axis=1, keepdims=True)
 
 
 class Cv2Resizer:

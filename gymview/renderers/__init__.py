@@ -29,7 +29,6 @@ _EXPORTS = {
     "MountainCarRenderer": ".classic_control",
     "PendulumRenderer": ".classic_control",
     "MujocoFrame": ".mujoco",
-    "MujocoGridFrame": ".mujoco",
     "MujocoGridPainter": ".mujoco",
     "MujocoPainter": ".mujoco",
     "TiledDrawing": ".grid",

@@ -30,7 +30,7 @@ import numpy as np
 
 from gymview.renderers.grid import tiled
 
-__all__ = ["MujocoFrame", "MujocoGridFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context"]
+__all__ = ["MujocoFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context"]
 
 # What mjv_updateScene reads from MjData: poses (copied, see the module docstring), tendon
 # paths, actuator and sensor values, flex vertices.
@@ -175,9 +175,9 @@ class MujocoPainter:
 
 
 class MujocoFrame(NamedTuple):
-    """A MuJoCo frame not drawn yet (a :class:`gymview.live.DeferredFrame`)."""
+    """A MuJoCo frame, or a grid of MuJoCo sub-envs, not drawn yet (a :class:`gymview.live.DeferredFrame`)."""
 
-    painter: MujocoPainter
+    painter: MujocoPainter | MujocoGridPainter
     state: np.ndarray
 
     def draw(self) -> np.ndarray:
@@ -185,7 +185,7 @@ class MujocoFrame(NamedTuple):
         return self.painter.paint(self.state)
 
     def checked(self) -> MujocoFrame:
-        """This frame: :meth:`MujocoPainter.frame_of` made its state from a live env already."""
+        """This frame: the painter's ``frame_of`` made its state from live envs already."""
         return self
 
 
@@ -216,7 +216,7 @@ class MujocoGridPainter:
             return None
         return cls(first, len(envs))
 
-    def frame_of(self, envs: Any, returns: Any) -> MujocoGridFrame | None:
+    def frame_of(self, envs: Any, returns: Any) -> MujocoFrame | None:
         """The grid ``tiled(env.render() of each sub-env)`` would show now, as states to paint
         elsewhere; None when some sub-env must be rendered here (see :meth:`MujocoPainter.frame_of`)."""
         states = []
@@ -225,7 +225,7 @@ class MujocoGridPainter:
             if frame is None:
                 return None
             states.append(frame.state)
-        return MujocoGridFrame(self, np.concatenate([*states, np.asarray(returns, np.float64)]))
+        return MujocoFrame(self, np.concatenate([*states, np.asarray(returns, np.float64)]))
 
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """``state``: the sub-envs' states one after another, then their returns."""
@@ -236,16 +236,3 @@ class MujocoGridPainter:
     def __repr__(self) -> str:
         return f"MujocoGridPainter({self.count} x {self.painter!r})"
 
-
-class MujocoGridFrame(NamedTuple):
-    """A grid of MuJoCo sub-envs not drawn yet (a :class:`gymview.live.DeferredFrame`)."""
-
-    painter: MujocoGridPainter
-    state: np.ndarray
-
-    def draw(self) -> np.ndarray:
-        return self.painter.paint(self.state)
-
-    def checked(self) -> MujocoGridFrame:
-        """This frame: :meth:`MujocoGridPainter.frame_of` made its state from live envs already."""
-        return self

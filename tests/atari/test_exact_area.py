@@ -99,3 +99,18 @@ def test_a_pipeline_of_many_envs_splits_whole_chunks_over_threads_with_the_same_
         pipe.process(rgb[: CHUNK_FRAMES - 1])
         assert pipe.threads == 1  # a part smaller than a chunk would only wait for the GIL
     assert not [t for t in threading.enumerate() if t.name.startswith("gymview-preprocess")]
+
+
+def test_an_empty_batch_is_a_no_op_and_wrong_shapes_get_clear_errors():
+    resize = ExactAreaResize(210, 160, 84)
+    resize(np.zeros((0, 210, 160), np.uint8), np.zeros((0, 84, 84), np.uint8))
+    frames = atari_like(2)
+    out = np.zeros((2, 84, 84), np.uint8)
+    resize(frames, out)  # the first batch with frames allocates after the empty one
+    np.testing.assert_array_equal(out, opencv(frames))
+    with pytest.raises(ValueError, match=r"frames must be uint8 gray frames of shape \(n, 210, 160\); got uint8 \(2, 210, 160, 3\)"):
+        resize(np.zeros((2, 210, 160, 3), np.uint8), out)
+    with pytest.raises(ValueError, match=r"frames must be .* got float32"):
+        resize(frames.astype(np.float32), out)
+    with pytest.raises(ValueError, match=r"out must be a uint8 array of shape \(2, 84, 84\); got uint8 \(3, 84, 84\)"):
+        resize(frames, np.zeros((3, 84, 84), np.uint8))
