@@ -35,7 +35,7 @@ from gymview.live.cell_messages import ViewMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
-from gymview.live.streamer import POLL_SECONDS, FrameStreamer, Send, check_max_size
+from gymview.live.streamer import FrameStreamer, Send, check_max_size
 from gymview.live.thread_switches import quick_switches
 from gymview.live.throttle import FrameThrottle, check_fps
 
@@ -279,7 +279,7 @@ class LiveView(anywidget.AnyWidget):
             # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
             time.sleep(IOPUB_HAND_OVER_SECONDS)
         if self._streamer.busy:
-            return POLL_SECONDS
+            return self._streamer.seconds_until_reply()
         return self.seconds_until_due()
 
     @property

@@ -404,6 +404,34 @@ def test_any_deferred_frame_is_drawn_in_the_encoder_process():
     assert [int((p[0, :, 0] == 255).sum()) for p in pictures] == [10, 30]  # 20 was replaced by 30
 
 
+class SlowStripes(Stripes):
+    def paint(self, state, canvas):
+        time.sleep(0.5)  # like a MuJoCo frame in software OpenGL, only longer
+        return super().paint(state, canvas)
+
+
+class SlowStripeFrame(StripeFrame):
+    painter = SlowStripes()
+
+
+def test_a_producer_is_told_to_wait_for_a_slow_frame_rather_than_poll(patient_watcher):
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    streamer, sent = make(image_format="png", max_size=60)
+    try:
+        streamer.offer(SlowStripeFrame(10), {})
+        assert streamer.seconds_until_reply() == stream.POLL_SECONDS  # no frame timed yet
+        assert streamer.flush()
+        streamer.offer(SlowStripeFrame(20), {})
+        # the next look is due shortly before the reply is likely back, not in a millisecond
+        assert 0.2 < streamer.seconds_until_reply() <= 0.9 * streamer.last_encode_ms / 1000
+        streamer.stop()
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert len(sent.messages) == 2 and streamer.seconds_until_reply() == stream.POLL_SECONDS
+
+
 def test_the_encoder_process_finds_the_standard_library_before_gymview_s_folder(tmp_path):
     # A module named like a standard one beside gymview (site-packages, a checkout) must not win.
     (tmp_path / "struct.py").write_text("raise ImportError('the shadowing struct.py was imported')\n")
