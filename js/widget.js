@@ -5,10 +5,11 @@
 //     {type: "frame", v: 1, seq, format: "jpeg" | "png", width, height,
 //      step, episode, episode_return, dropped, acked}
 //     seq counts frames sent by the view, from 0 and without gaps; acked is the newest ack the
-//     kernel has read (when it lags far behind, the kernel cannot read acks now: send them rarely).
+//     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
+//     them rarely).
 //   browser → kernel (client identifies this page; one kernel may serve several):
 //     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame
-//     {type: "ack", seq}                           frame seq was drawn; bounds the frames in flight
+//     {type: "ack", seq}                           frames up to seq were drawn (at most one per ACK_PERIOD_MS)
 //     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget
 //     {type: "control", action: "pause" | "play" | "step" | "stop" | "speed", value?, id}   a button
 //     {type: "control", action: "cancel", of: id, id}   a click that got no answer (see CLICK_ANSWER_MS)
@@ -31,10 +32,15 @@ const MIME = { jpeg: "image/jpeg", png: "image/png" };
 /** One id per page, so the kernel can tell two tabs (or collaborators) apart. */
 export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
 
-// Acks beyond what the kernel has read: past this many, it is not reading them (a blocking cell
-// without comms over subshells), so they would pile up and delay the next cell; send one per
-// ACK_BACKOFF_MS then.
-export const ACK_LAG_LIMIT = 8;
+// Acks go at most this often, each for the newest frame drawn. Every message to a busy kernel
+// costs its threads dozens of turns at the GIL, which the cell's loop holds: one ack per frame
+// (30/s) kept the kernel's threads so busy that a Pause click waited behind them (p95 1.2 s in a
+// blocking loop, against 12 ms with an ack every 8th frame).
+export const ACK_PERIOD_MS = 250;
+// An ack the kernel has not read after this long means it cannot read them now (a blocking cell
+// without comms over subshells): they would pile up and delay the next cell, so send one per
+// ACK_BACKOFF_MS until it reads them again.
+export const ACK_LAG_MS = 1000;
 export const ACK_BACKOFF_MS = 5000;
 // A click the kernel has not answered by then did not reach it: a cell blocks a kernel that cannot
 // hear widgets meanwhile (ipykernel 6, or a front-end without comms over subshells).
@@ -71,6 +77,10 @@ export class FrameStream {
     this.gaps = 0;
     this.ackedSeq = -1;
     this.lastAckSentAt = -Infinity;
+    /** @type {{seq: number, at: number}[]} acks sent that the kernel has not read yet */
+    this.unreadAcks = [];
+    this.drawnSeq = -1; // newest frame drawn, acked by the next ack
+    this.ackTimer = null;
     this.errors = 0;
     this.versionWarned = false;
     /** @type {Set<() => void>} */
@@ -214,17 +224,38 @@ export class FrameStream {
   }
 
   /**
-   * Tell the kernel a frame was drawn (once per frame, whichever view drew it) — or, while the
-   * kernel is not reading acks (its `acked` lags far behind), once per ACK_BACKOFF_MS.
-   * @param {number} seq @param {number} kernelAcked @param {number} now
+   * Tell the kernel frames up to `seq` were drawn (whichever view drew them): at once when no ack
+   * went in the last ACK_PERIOD_MS, else by a timer at the end of that period, for the newest frame
+   * drawn by then. While the kernel is not reading acks (one sent ACK_LAG_MS ago is still unread),
+   * one per ACK_BACKOFF_MS.
+   * @param {number} seq @param {number} kernelAcked @param {number} now @param {Function} setTimer
    */
-  acknowledge(seq, kernelAcked = -1, now = Date.now()) {
-    if (seq <= this.ackedSeq) return;
-    const kernelLags = seq - kernelAcked > ACK_LAG_LIMIT;
-    if (kernelLags && now - this.lastAckSentAt < ACK_BACKOFF_MS) return;
-    this.ackedSeq = seq;
+  acknowledge(seq, kernelAcked = -1, now = Date.now(), setTimer = setTimeout) {
+    while (this.unreadAcks.length > 0 && this.unreadAcks[0].seq <= kernelAcked) this.unreadAcks.shift();
+    if (seq <= this.drawnSeq) return;
+    this.drawnSeq = seq;
+    const kernelLags = this.unreadAcks.length > 0 && now - this.unreadAcks[0].at >= ACK_LAG_MS;
+    const period = kernelLags ? ACK_BACKOFF_MS : ACK_PERIOD_MS;
+    const wait = this.lastAckSentAt + period - now;
+    if (wait <= 0) {
+      this.sendAck(now);
+    } else if (this.ackTimer === null && !kernelLags) {
+      const due = this.lastAckSentAt + period;
+      this.ackTimer = setTimer(() => {
+        this.ackTimer = null;
+        this.sendAck(due);
+      }, wait);
+    }
+  }
+
+  /** @param {number} now */
+  sendAck(now) {
+    if (this.drawnSeq <= this.ackedSeq) return;
+    this.ackedSeq = this.drawnSeq;
     this.lastAckSentAt = now;
-    this.model.send({ type: "ack", seq });
+    this.unreadAcks.push({ seq: this.ackedSeq, at: now });
+    if (this.unreadAcks.length > 64) this.unreadAcks.shift();
+    this.model.send({ type: "ack", seq: this.ackedSeq });
   }
 
   /** Track which views can be seen; tell the kernel when "any view visible" changes. */
@@ -292,6 +323,8 @@ function initialize({ model }) {
     model.off("msg:custom", onCustom);
     for (const timer of stream.pending.values()) clearTimeout(timer);
     stream.pending.clear();
+    if (stream.ackTimer !== null) clearTimeout(stream.ackTimer);
+    stream.ackTimer = null;
     streams.delete(model.get("_stream_id"));
   };
 }

@@ -8,13 +8,13 @@ Kernel → browser (a widget custom message; the image travels as the one binary
 ``seq`` counts frames sent by this view, from 0, without gaps: a frame the kernel skips (the
 throttle, the message budget, no view shown) never gets a number. ``step``, ``episode`` and
 ``episode_return`` may be null when the caller gave none. ``acked`` is the newest ack the kernel
-has read: when it stops advancing, the kernel cannot read acks now (a blocking cell without
-comms over subshells) and the browser sends them rarely, so they do not pile up.
+has read: when an ack stays unread for a second, the kernel cannot read acks now (a blocking cell
+without comms over subshells) and the browser sends them rarely, so they do not pile up.
 
 Browser → kernel (``client`` identifies one browser page; a kernel may have several)::
 
     {"type": "ready", "v": 1, "client": "k3x9"}           a view was rendered; the kernel resends its latest frame
-    {"type": "ack", "seq": 17}                             frame 17 was drawn; bounds the frames in flight
+    {"type": "ack", "seq": 17}                             frames up to 17 were drawn (at most one ack per 250 ms)
     {"type": "visibility", "visible": false, "client": "k3x9"}   this page shows no view of the widget
     {"type": "control", "action": "pause", "id": "k3x9:4"}   a button: pause | play | step | stop | speed
                                                               (with "value": 2.0 or "max") | cancel

@@ -15,9 +15,10 @@ those wake-ups slowed a CartPole loop by ~8%. One watcher thread looks in every
 ``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
 ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
-Flow control: acks from the browser bound the frames in flight while they arrive; when they do
-not (a blocking cell on a kernel without comms over subshells), the producer's time throttle
-alone bounds the rate. Every message, resends included, takes a token from a process-wide
+Flow control: while acks arrive from the browser (at most four a second, each for the newest
+frame it drew), frames go out as long as the oldest one it has not acknowledged left less than
+``max_lag`` seconds ago; when acks do not arrive (a blocking cell on a kernel without comms over
+subshells), the producer's time throttle alone bounds the rate. Every message, resends included, takes a token from a process-wide
 :class:`~gymview.live.throttle.MessageBudget`.
 
 >>> import numpy as np
@@ -60,8 +61,8 @@ Frame = np.ndarray | DeferredFrame
 # Acknowledgements count as "arriving" while the last one is younger than this; after that the
 # browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
 ACK_FRESH_SECONDS = 1.0
-# While acks arrive and too many frames are in flight, a frame waits this long for an ack before
-# it is skipped (the next one will be newer anyway).
+# While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
+# (the next one will be newer anyway).
 ACK_WAIT_SECONDS = 0.25
 # While a frame is in the encoder process, the producer looks for its reply this often.
 POLL_SECONDS = 0.001
@@ -87,17 +88,18 @@ class FrameStreamer:
         max_size: int = 512,
         image_format: str = "jpeg",
         quality: int = 80,
-        max_in_flight: int = 2,
+        max_lag: float = 0.5,
         budget: MessageBudget = PROCESS_BUDGET,
         offload: bool = True,
         clock: Callable[[], float] = time.perf_counter,
         history: FrameHistory | None = None,
     ) -> None:
-        check_int("max_in_flight", max_in_flight)
+        if isinstance(max_lag, bool) or not isinstance(max_lag, (int, float)) or not max_lag > 0:
+            raise ValueError(f"max_lag must be a positive number of seconds; got {max_lag!r}")
         self.max_size = check_max_size(max_size)
         self.image_format = check_format(image_format)
         self.quality = check_quality(quality)
-        self.max_in_flight = max_in_flight
+        self.max_lag = float(max_lag)
         self._send = send
         self._budget = budget
         self._clock = clock  # flow control's time: ack freshness, waits for room, message rate
@@ -117,6 +119,8 @@ class FrameStreamer:
         self._acked = -1
         self._last_ack = -float("inf")
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
+        # (seq, send time) of frames the browser has not acknowledged; bounded for a browser that never acks
+        self._unacked: collections.deque[tuple[int, float]] = collections.deque(maxlen=512)
         self._watcher = Worker("stream", self._watch, wake=self._nudge.set)
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
@@ -217,15 +221,21 @@ class FrameStreamer:
         return self._acked
 
     def can_send(self) -> bool:
-        """False while the browser acknowledges frames and ``max_in_flight`` are unacknowledged."""
-        acks_arriving = self._clock() - self._last_ack < ACK_FRESH_SECONDS
-        return not acks_arriving or self._seq - self._acked < self.max_in_flight
+        """False while the browser acknowledges frames and lags: the oldest frame it has not
+        acknowledged left ``max_lag`` seconds ago or more."""
+        now = self._clock()
+        if now - self._last_ack >= ACK_FRESH_SECONDS:
+            return True
+        unacked = self._unacked
+        return not unacked or now - unacked[0][1] < self.max_lag
 
     def acknowledge(self, seq: int) -> None:
         """Record that the browser drew frame ``seq`` (from any thread)."""
         with self._lock:
             self._acked = max(self._acked, int(seq))
             self._last_ack = self._clock()
+            while self._unacked and self._unacked[0][0] <= self._acked:
+                self._unacked.popleft()
 
     @property
     def latest(self) -> tuple[dict[str, Any], bytes] | None:
@@ -308,6 +318,7 @@ class FrameStreamer:
         self.sent += 1
         self.bytes_sent += len(data)
         self._send_times.append(self._clock())
+        self._unacked.append((self._seq, self._send_times[-1]))
         return True
 
     def _resend_latest(self) -> None:

@@ -105,7 +105,9 @@ class LiveView(anywidget.AnyWidget):
     and compresses it (JPEG at ``quality``, or lossless PNG), and the pushing loop's next
     :meth:`pump` sends it (see :mod:`gymview.live.streamer`).
     Outside a notebook kernel nothing is sent; a view not known to be on screen (not displayed
-    yet, scrolled away, in a background tab) gets ``HIDDEN_FPS`` frames a second.
+    yet, scrolled away, in a background tab) gets ``HIDDEN_FPS`` frames a second. While the browser
+    acknowledges frames, none goes out once the oldest it has not acknowledged is ``max_lag``
+    seconds old (a page that cannot keep up).
 
     ``send(header, buffers)`` replaces the widget's own message channel and ``in_kernel`` the
     check for a notebook kernel: for other front-ends, and for tests.
@@ -138,7 +140,7 @@ class LiveView(anywidget.AnyWidget):
         quality: int = 80,
         image_format: str = "jpeg",
         title: str = "",
-        max_in_flight: int = 2,
+        max_lag: float = 0.5,
         max_overhead: float = 0.1,
         show_controls: bool = True,
         replay_seconds: float = DEFAULT_SECONDS,
@@ -152,7 +154,7 @@ class LiveView(anywidget.AnyWidget):
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead)
         self._streamer = FrameStreamer(
             send or self._send_frame, max_size=max_size, image_format=image_format,
-            quality=quality, max_in_flight=max_in_flight,
+            quality=quality, max_lag=max_lag,
             history=FrameHistory(replay_seconds, replay_max_bytes),
         )
         self.controls = RunControls(on_change=self._post_state)

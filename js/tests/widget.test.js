@@ -92,26 +92,58 @@ test("messages that are not frames are ignored", () => {
   assert.equal(stream.received, 0);
 });
 
-test("acks go once per frame, in increasing order, while the kernel reads them", () => {
+/** setTimeout on a clock the test moves: advance(t) runs the timers due by t, in order. */
+function fakeTimers() {
+  const queue = [];
+  let now = 0;
+  return {
+    setTimer: (fn, ms) => { queue.push({ at: now + ms, fn }); return queue.length; },
+    advance(to) {
+      queue.sort((a, b) => a.at - b.at);
+      while (queue.length > 0 && queue[0].at <= to) {
+        const timer = queue.shift();
+        now = timer.at;
+        timer.fn();
+      }
+      now = to;
+    },
+  };
+}
+
+test("acks go at most once per ACK_PERIOD_MS, each for the newest frame drawn by then", () => {
   const model = fakeModel();
   const stream = new FrameStream(model, async () => ({}));
-  stream.acknowledge(2, 1, 0);
-  stream.acknowledge(2, 1, 1);
-  stream.acknowledge(1, 1, 2);
-  stream.acknowledge(5, 4, 3);
-  assert.deepEqual(model.sent, [{ type: "ack", seq: 2 }, { type: "ack", seq: 5 }]);
+  const timers = fakeTimers();
+  for (let seq = 0; seq < 30; seq += 1) {  // a second of frames at 30 fps, the kernel reading acks
+    const now = seq * 33;
+    timers.advance(now);
+    stream.acknowledge(seq, stream.ackedSeq, now, timers.setTimer);
+    stream.acknowledge(seq - 1, stream.ackedSeq, now, timers.setTimer);  // an older frame changes nothing
+  }
+  timers.advance(2000);
+  const seqs = model.sent.map((m) => m.seq);
+  assert.equal(seqs[0], 0);  // the first at once
+  assert.equal(seqs.at(-1), 29);  // the last frame drawn is acked by the timer
+  assert.ok(seqs.length >= 4 && seqs.length <= 6, seqs);  // about 4 a second, not 30
+  assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+  assert.ok(model.sent.every((m) => m.type === "ack"));
 });
 
 test("acks back off while the kernel is not reading them, and resume when it does", () => {
   const model = fakeModel();
   const stream = new FrameStream(model, async () => ({}));
-  for (let seq = 0; seq < 100; seq += 1) stream.acknowledge(seq, 3, seq * 33); // kernel stuck at 3
+  const timers = fakeTimers();
+  for (let seq = 0; seq < 100; seq += 1) {  // the kernel read acks up to frame 3, then none
+    timers.advance(seq * 33);
+    stream.acknowledge(seq, 3, seq * 33, timers.setTimer);
+  }
+  timers.advance(3300);
   const seqs = model.sent.map((m) => m.seq);
-  assert.ok(seqs.length <= 3 + 12, seqs);  // per frame until the lag shows, then one per 5 s
-  assert.ok(seqs.length >= 10);
+  assert.ok(seqs.length >= 4 && seqs.length <= 7, seqs);  // every 250 ms until one is a second unread, then none for 5 s
   model.sent.length = 0;
-  stream.acknowledge(100, 99, 3400);
-  stream.acknowledge(101, 100, 3433);
+  stream.acknowledge(100, 99, 3400, timers.setTimer);  // it read them all: acks flow again
+  stream.acknowledge(101, 100, 3433, timers.setTimer);
+  timers.advance(4000);
   assert.deepEqual(model.sent.map((m) => m.seq), [100, 101]);
 });
 

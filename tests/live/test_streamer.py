@@ -121,31 +121,38 @@ def test_png_frames_are_lossless():
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(sent.messages[0][1][0]))), pattern)
 
 
-def test_acks_bound_the_frames_in_flight_only_while_they_arrive(patient_watcher):
+def test_acks_bound_how_far_the_browser_lags_only_while_they_arrive(patient_watcher):
     clock = Clock()
-    streamer, sent = make(max_in_flight=2, clock=clock)
+    streamer, sent = make(max_lag=0.5, clock=clock)
     for step in range(2):
         streamer.offer(frame(h=20, w=20), {"step": step})
         streamer.flush()
+    clock.now += 0.5
     assert streamer.can_send()  # no ack ever: the time throttle alone rules
     streamer.acknowledge(-1)
-    assert not streamer.can_send()  # frames 0 and 1 in flight while acks arrive
+    assert not streamer.can_send()  # acks arrive, and frame 0 left 0.5 s ago unacknowledged
+    streamer.acknowledge(0)
+    assert not streamer.can_send()  # so did frame 1
     clock.now += stream.ACK_FRESH_SECONDS
     assert streamer.can_send()  # acks stopped arriving (blocked cell, closed tab): go on
-    streamer.acknowledge(-1)  # acks arrive again; frames 0 and 1 still in flight
+    streamer.acknowledge(0)  # acks arrive again; frame 1 is still unacknowledged
     streamer.offer(frame(h=20, w=20), {"step": 2})
-    assert streamer.busy and not streamer.pump() and sent.steps() == [0, 1]  # waits for room
-    streamer.acknowledge(0)
+    assert streamer.busy and not streamer.pump() and sent.steps() == [0, 1]  # waits for the browser
+    streamer.acknowledge(1)
     wait_until(streamer.pump)
     assert sent.steps() == [0, 1, 2] and streamer.skipped == 0
+    clock.now += 0.4
+    assert streamer.can_send()  # frame 2 is unacknowledged, but for less than max_lag
+    streamer.stop()
 
 
 def test_a_frame_that_gets_no_room_is_skipped_and_counted(patient_watcher):
     clock = Clock()
-    streamer, sent = make(max_in_flight=1, clock=clock)
+    streamer, sent = make(clock=clock)
     streamer.offer(frame(h=20, w=20), {"step": 0})
     streamer.flush()
-    streamer.acknowledge(-1)  # frame 0 unacknowledged while acks arrive
+    clock.now += streamer.max_lag
+    streamer.acknowledge(-1)  # frame 0 unacknowledged for max_lag while acks arrive
     streamer.offer(frame(h=20, w=20), {"step": 1})
     assert streamer.busy and not streamer.pump()
     clock.now += stream.ACK_WAIT_SECONDS
@@ -165,7 +172,8 @@ def test_the_budget_skips_frames_and_counts_them():
 
 def test_a_resend_repeats_the_last_frame_within_the_budget_and_the_ack_bound():
     budget = Budget()
-    streamer, sent = make(budget=budget, max_in_flight=1)
+    clock = Clock()
+    streamer, sent = make(budget=budget, clock=clock)
     streamer.resend_latest()  # nothing sent yet: nothing to repeat, no thread started
     assert not streamer.running
     streamer.offer(frame(h=20, w=20), {"step": 7})
@@ -174,7 +182,8 @@ def test_a_resend_repeats_the_last_frame_within_the_budget_and_the_ack_bound():
     streamer.resend_latest()
     wait_until(lambda: budget.asked >= asked + 2)  # the watcher asked twice and was refused
     assert len(sent.messages) == 1
-    streamer.acknowledge(-1)  # frame 0 unacknowledged while acks arrive: no room either
+    clock.now += streamer.max_lag
+    streamer.acknowledge(-1)  # frame 0 unacknowledged for max_lag while acks arrive: no room either
     budget.open = True
     time.sleep(3 * stream.PUMP_WAIT_SECONDS)
     assert len(sent.messages) == 1
@@ -214,9 +223,9 @@ def test_errors_in_the_watcher_reach_the_user_on_the_next_offer():
 def test_bad_settings_are_rejected():
     with pytest.raises(ValueError, match="max_size"):
         FrameStreamer(print, max_size=8)
-    for bad in (0, 1.5, True):
-        with pytest.raises(ValueError, match="max_in_flight"):
-            FrameStreamer(print, max_in_flight=bad)
+    for bad in (0, -1.0, True, "1"):
+        with pytest.raises(ValueError, match="max_lag"):
+            FrameStreamer(print, max_lag=bad)
     with pytest.raises(ValueError, match="format"):
         FrameStreamer(print, image_format="bmp")
     with pytest.raises(ValueError, match="quality"):
