@@ -18,8 +18,8 @@ ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 Flow control: while acks arrive from the browser (at most four a second, each for the newest
 frame it drew), frames go out as long as the oldest one it has not acknowledged left less than
 ``max_lag`` seconds ago; when acks do not arrive (a blocking cell on a kernel without comms over
-subshells), the producer's time throttle alone bounds the rate. Every message, resends included, takes a token from a process-wide
-:class:`~gymview.live.throttle.MessageBudget`.
+subshells), the producer's time throttle alone bounds the rate. Every message, resends included,
+takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
 
 >>> import numpy as np
 >>> sent = []
@@ -230,7 +230,7 @@ class FrameStreamer:
         return not unacked or now - unacked[0][1] < self.max_lag
 
     def acknowledge(self, seq: int) -> None:
-        """Record that the browser drew frame ``seq`` (from any thread)."""
+        """Record that the browser drew the frames up to ``seq`` (from any thread)."""
         with self._lock:
             self._acked = max(self._acked, int(seq))
             self._last_ack = self._clock()
