@@ -15,7 +15,7 @@ with Chromium and prints the frames per second that reached the page. ``--sb3`` 
 PPO ``learn()`` on CartPole with 1 and 4 envs, watched (``gymview.watch(venv)``) and not, in
 alternating rounds in one kernel. ``--mujoco`` times a HalfCheetah-v5 loop watched (frames
 painted in the encoder process) and watched with ``fast_render=False`` (rendered in the loop), each
-against its own inner env stepped without gymview, alone and as a SyncVectorEnv of 4, in
+against its own inner env stepped without gymview's wrapper, alone and as a SyncVectorEnv of 4, in
 alternating slices in one kernel, with the frames/s each watched loop sent. ``--controls`` runs
 benchmarks/controls.py: the Pause / Step / Stop check's cost a step, and Pause's click latency.
 """
@@ -147,8 +147,9 @@ def make():
     if {vector}:  # a SyncVectorEnv of 4: its own kernel, so its helper's rendering cannot spill into other slices
         return gym.vector.SyncVectorEnv([lambda: gym.make("HalfCheetah-v5", render_mode="rgb_array")] * 4)
     return gym.make("HalfCheetah-v5", render_mode="rgb_array")
-# Each watched env is compared with its own inner env, stepped without gymview: two instances of one
-# env ran up to 5% apart here (where their memory lies), which hid the few percent measured.
+# Each watched env is compared with its own inner env (the same simulation), stepped without gymview's
+# wrapper while its view idles: two instances of one env ran up to 5% apart here (where their memory
+# lies), which hid the few percent measured. "plain again" is that inner env in a second slot.
 watched, in_loop = gymview.watch(make()), gymview.watch(make(), fast_render=False)
 slots = {{"watched": watched, "plain": watched.env, "plain again": watched.env, "in loop": in_loop,
           "plain (in loop's env)": in_loop.env}}
@@ -162,7 +163,7 @@ def run_slice(env, seconds):
     return steps / (time.perf_counter() - start)
 for env in (watched, in_loop):
     env.reset(seed=0)
-    env.action_space.seed(0)  # the same actions, so the same states and contacts, in every env
+    env.action_space.seed(0)  # repeatable runs: the same actions, states and contacts each time
     run_slice(env, 1.0)
 sent = {{name: env.view.stats["frames_sent"] for name, env in slots.items() if hasattr(env, "view")}}
 rates = {{name: [] for name in slots}}

@@ -33,9 +33,9 @@ const MIME = { jpeg: "image/jpeg", png: "image/png" };
 export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
 
 // Acks go at most this often, each for the newest frame drawn. Every message to a busy kernel
-// costs its threads dozens of turns at the GIL, which the cell's loop holds: one ack per frame
-// (30/s) kept the kernel's threads so busy that a Pause click waited behind them (p95 1.2 s in a
-// blocking loop, against 12 ms with an ack every 8th frame).
+// costs its threads dozens of turns at the GIL, which the cell's loop holds: with one ack per frame
+// (30/s) a Pause click during a blocking loop in JupyterLab waited behind them (p95 209-247 ms;
+// 31-42 ms with this period).
 export const ACK_PERIOD_MS = 250;
 // An ack the kernel has not read after this long means it cannot read them now (a blocking cell
 // without comms over subshells): they would pile up and delay the next cell, so send one per
@@ -227,10 +227,11 @@ export class FrameStream {
    * Tell the kernel frames up to `seq` were drawn (whichever view drew them): at once when no ack
    * went in the last ACK_PERIOD_MS, else by a timer at the end of that period, for the newest frame
    * drawn by then. While the kernel is not reading acks (one sent ACK_LAG_MS ago is still unread),
-   * one per ACK_BACKOFF_MS.
-   * @param {number} seq @param {number} kernelAcked @param {number} now @param {Function} setTimer
+   * one per ACK_BACKOFF_MS. Either way the last frame drawn is acked in the end.
+   * @param {number} seq @param {number} kernelAcked @param {number} now
+   * @param {Function} setTimer @param {Function} clearTimer
    */
-  acknowledge(seq, kernelAcked = -1, now = Date.now(), setTimer = setTimeout) {
+  acknowledge(seq, kernelAcked = -1, now = Date.now(), setTimer = setTimeout, clearTimer = clearTimeout) {
     while (this.unreadAcks.length > 0 && this.unreadAcks[0].seq <= kernelAcked) this.unreadAcks.shift();
     if (seq <= this.drawnSeq) return;
     this.drawnSeq = seq;
@@ -238,8 +239,10 @@ export class FrameStream {
     const period = kernelLags ? ACK_BACKOFF_MS : ACK_PERIOD_MS;
     const wait = this.lastAckSentAt + period - now;
     if (wait <= 0) {
+      if (this.ackTimer !== null) clearTimer(this.ackTimer);
+      this.ackTimer = null;
       this.sendAck(now);
-    } else if (this.ackTimer === null && !kernelLags) {
+    } else if (this.ackTimer === null) {
       const due = this.lastAckSentAt + period;
       this.ackTimer = setTimer(() => {
         this.ackTimer = null;

@@ -62,9 +62,11 @@ Frame = np.ndarray | DeferredFrame
 # browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
 ACK_FRESH_SECONDS = 1.0
 # While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
-# (the next one will be newer anyway).
-ACK_WAIT_SECONDS = 0.25
-# While a frame is in the encoder process, the producer looks for its reply this often.
+# (the next one will be newer anyway): longer than the browser's 250 ms between acks, so that the
+# last frame of a run is not lost to the wait for the next one.
+ACK_WAIT_SECONDS = 0.5
+# While a frame is in the encoder process, the producer looks for its reply this often once it is
+# likely back (see FrameStreamer.seconds_until_reply).
 POLL_SECONDS = 0.001
 # The watcher thread looks this often for work the producer left (see the module docstring); an
 # encoded frame nobody pumped for goes out after at most about twice this.
@@ -161,7 +163,7 @@ class FrameStreamer:
     def pump(self) -> bool:
         """If the encoded frame is back, send it and submit the next; True if a frame was sent.
 
-        Call it every ``POLL_SECONDS`` or so while :attr:`busy`; it never waits for the encoder.
+        Call it again after :meth:`seconds_until_reply` while :attr:`busy`; it never waits for the encoder.
         """
         if self._in_encoder is None and self._waiting is None:
             return False
@@ -223,6 +225,10 @@ class FrameStreamer:
     def can_send(self) -> bool:
         """False while the browser acknowledges frames and lags: the oldest frame it has not
         acknowledged left ``max_lag`` seconds ago or more."""
+        with self._lock:
+            return self._can_send()
+
+    def _can_send(self) -> bool:
         now = self._clock()
         if now - self._last_ack >= ACK_FRESH_SECONDS:
             return True
@@ -232,8 +238,13 @@ class FrameStreamer:
     def acknowledge(self, seq: int) -> None:
         """Record that the browser drew the frames up to ``seq`` (from any thread)."""
         with self._lock:
+            now = self._clock()
+            if now - self._last_ack >= ACK_FRESH_SECONDS:
+                # Acks resume after a silence (a blocking cell, a tab in the background): frames
+                # sent meanwhile are not held against the browser, which may never ack them all.
+                self._unacked.clear()
             self._acked = max(self._acked, int(seq))
-            self._last_ack = self._clock()
+            self._last_ack = now
             while self._unacked and self._unacked[0][0] <= self._acked:
                 self._unacked.popleft()
 
@@ -275,7 +286,7 @@ class FrameStreamer:
         if self._waiting is None or self._in_encoder is not None:
             return
         frame, info, since = self._waiting
-        if not self.can_send():
+        if not self._can_send():
             if self._clock() - since >= ACK_WAIT_SECONDS:
                 self._waiting = None
                 self.skipped += 1
@@ -324,7 +335,7 @@ class FrameStreamer:
     def _resend_latest(self) -> None:
         if self._latest is None:
             self._resend = False
-        elif self.can_send() and self._budget.try_acquire():
+        elif self._can_send() and self._budget.try_acquire():
             self._resend = False
             header, data = self._latest
             self._send(header, [data])

@@ -107,7 +107,8 @@ class LiveView(anywidget.AnyWidget):
     Outside a notebook kernel nothing is sent; a view not known to be on screen (not displayed
     yet, scrolled away, in a background tab) gets ``HIDDEN_FPS`` frames a second. While the browser
     acknowledges frames, none goes out once the oldest it has not acknowledged is ``max_lag``
-    seconds old (a page that cannot keep up).
+    seconds old (a page that cannot keep up); the browser acks every 0.25 s, so a ``max_lag`` under
+    about 0.4 s makes the stream stall between acks.
 
     ``send(header, buffers)`` replaces the widget's own message channel and ``in_kernel`` the
     check for a notebook kernel: for other front-ends, and for tests.

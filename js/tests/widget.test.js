@@ -97,7 +97,9 @@ function fakeTimers() {
   const queue = [];
   let now = 0;
   return {
-    setTimer: (fn, ms) => { queue.push({ at: now + ms, fn }); return queue.length; },
+    setTimer: (fn, ms) => { const timer = { at: now + ms, fn }; queue.push(timer); return timer; },
+    clearTimer: (timer) => { const index = queue.indexOf(timer); if (index >= 0) queue.splice(index, 1); },
+    pending: () => queue.length,
     advance(to) {
       queue.sort((a, b) => a.at - b.at);
       while (queue.length > 0 && queue[0].at <= to) {
@@ -117,8 +119,8 @@ test("acks go at most once per ACK_PERIOD_MS, each for the newest frame drawn by
   for (let seq = 0; seq < 30; seq += 1) {  // a second of frames at 30 fps, the kernel reading acks
     const now = seq * 33;
     timers.advance(now);
-    stream.acknowledge(seq, stream.ackedSeq, now, timers.setTimer);
-    stream.acknowledge(seq - 1, stream.ackedSeq, now, timers.setTimer);  // an older frame changes nothing
+    stream.acknowledge(seq, stream.ackedSeq, now, timers.setTimer, timers.clearTimer);
+    stream.acknowledge(seq - 1, stream.ackedSeq, now, timers.setTimer, timers.clearTimer);  // an older frame changes nothing
   }
   timers.advance(2000);
   const seqs = model.sent.map((m) => m.seq);
@@ -135,16 +137,30 @@ test("acks back off while the kernel is not reading them, and resume when it doe
   const timers = fakeTimers();
   for (let seq = 0; seq < 100; seq += 1) {  // the kernel read acks up to frame 3, then none
     timers.advance(seq * 33);
-    stream.acknowledge(seq, 3, seq * 33, timers.setTimer);
+    stream.acknowledge(seq, 3, seq * 33, timers.setTimer, timers.clearTimer);
   }
   timers.advance(3300);
   const seqs = model.sent.map((m) => m.seq);
   assert.ok(seqs.length >= 4 && seqs.length <= 7, seqs);  // every 250 ms until one is a second unread, then none for 5 s
+  assert.equal(timers.pending(), 1);  // ...but the last frame drawn will be acked at the end of those 5 s
   model.sent.length = 0;
-  stream.acknowledge(100, 99, 3400, timers.setTimer);  // it read them all: acks flow again
-  stream.acknowledge(101, 100, 3433, timers.setTimer);
-  timers.advance(4000);
+  stream.acknowledge(100, 99, 3400, timers.setTimer, timers.clearTimer);  // it read them all: acks flow again
+  assert.equal(timers.pending(), 0);  // the back-off's timer is dropped: this ack went at once
+  stream.acknowledge(101, 100, 3433, timers.setTimer, timers.clearTimer);
+  timers.advance(9000);
   assert.deepEqual(model.sent.map((m) => m.seq), [100, 101]);
+});
+
+test("a kernel that never reads acks still gets the last frame drawn, one back-off later", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, async () => ({}));
+  const timers = fakeTimers();
+  for (let seq = 0; seq < 60; seq += 1) {
+    timers.advance(seq * 33);
+    stream.acknowledge(seq, -1, seq * 33, timers.setTimer, timers.clearTimer);
+  }
+  timers.advance(10_000);
+  assert.equal(model.sent.at(-1).seq, 59);
 });
 
 test("visibility is reported only when 'any view visible' changes", () => {
