@@ -328,8 +328,9 @@ class FrameStreamer:
         self._send(header, [data])
         self.sent += 1
         self.bytes_sent += len(data)
-        self._send_times.append(self._clock())
-        self._unacked.append((self._seq, self._send_times[-1]))
+        sent_at = self._clock()
+        self._send_times.append(sent_at)
+        self._unacked.append((self._seq, sent_at))
         return True
 
     def _resend_latest(self) -> None:

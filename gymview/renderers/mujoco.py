@@ -235,4 +235,3 @@ class MujocoGridPainter:
 
     def __repr__(self) -> str:
         return f"MujocoGridPainter({self.count} x {self.painter!r})"
-
