@@ -169,6 +169,19 @@ def die_with_parent(parent: int | None) -> None:
             os._exit(1)
 
 
+@dataclass
+class Batch:
+    """A generation's ``(genome, seed)`` pairs and the chunks handed to the workers for them."""
+
+    pairs: list[tuple[Any, int]]
+    futures: dict[concurrent.futures.Future, list]
+
+    def cancel(self) -> None:
+        """Chunks not yet running are dropped; running ones finish unread."""
+        for future in self.futures:
+            future.cancel()
+
+
 class Evaluator:
     """Caller side: hands a generation's genomes to the workers and gathers fitnesses.
 
@@ -207,16 +220,28 @@ class Evaluator:
             )
         return self._pool
 
-    def evaluate(self, pairs: list[tuple[Any, int]]) -> dict[int, tuple[float | None, str | None]]:
-        """``{genome key: (fitness, error)}`` for ``(genome, seed)`` pairs."""
+    @property
+    def runs_elsewhere(self) -> bool:
+        """Whether evaluations run in this evaluator's own worker processes: then they may start while
+        this process does other work (e.g. neat speciating), since they cannot touch its state."""
+        return self._local is None and self.executor is None
+
+    def start(self, pairs: list[tuple[Any, int]]) -> Batch:
+        """Hand ``(genome, seed)`` pairs to the workers and return at once; :meth:`collect` gathers them."""
         if self._local is not None:
-            return {key: (value, error) for key, value, error in (self._local.evaluate(g, s) for g, s in pairs)}
-        results, lost = self._run(chunked(pairs, self.workers))
+            return Batch(pairs, {})
+        return Batch(pairs, self._submit(chunked(pairs, self.workers)))
+
+    def collect(self, batch: Batch) -> dict[int, tuple[float | None, str | None]]:
+        """``{genome key: (fitness, error)}`` for a started batch (waits for it)."""
+        if self._local is not None:
+            return {key: (value, error) for key, value, error in (self._local.evaluate(g, s) for g, s in batch.pairs)}
+        results, lost = self._gather(batch.futures)
         if lost and self.executor is None:
             # A worker died: find the genome that kills one alone (one per task, fresh pools);
             # the run stops on it, so the genomes after it are not needed.
             for genome, seed in [pair for chunk in lost for pair in chunk]:
-                alone, died = self._run([[(genome, seed)]])
+                alone, died = self._gather(self._submit([[(genome, seed)]]))
                 results.update(alone)
                 if died:
                     results[genome.key] = (None, (
@@ -230,9 +255,15 @@ class Evaluator:
                     results[genome.key] = (None, f"the executor failed this task: {self._last_failure}")
         return results
 
-    def _run(self, chunks: Iterable[list[tuple[Any, int]]]) -> tuple[dict[int, tuple[float | None, str | None]], list]:
+    def evaluate(self, pairs: list[tuple[Any, int]]) -> dict[int, tuple[float | None, str | None]]:
+        """``{genome key: (fitness, error)}`` for ``(genome, seed)`` pairs."""
+        return self.collect(self.start(pairs))
+
+    def _submit(self, chunks: Iterable[list[tuple[Any, int]]]) -> dict[concurrent.futures.Future, list]:
         executor = self.executor or self._own_pool()
-        futures = {executor.submit(evaluate_chunk, self.payload, chunk): chunk for chunk in chunks}
+        return {executor.submit(evaluate_chunk, self.payload, chunk): chunk for chunk in chunks}
+
+    def _gather(self, futures: dict[concurrent.futures.Future, list]) -> tuple[dict[int, tuple[float | None, str | None]], list]:
         results: dict[int, tuple[float | None, str | None]] = {}
         lost = []
         try:

@@ -8,7 +8,7 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -24,7 +24,7 @@ from gymview.neat.config import (
     make_env_from,
     spaces_of,
 )
-from gymview.neat.evaluation import Evaluator, Task, genome_seed
+from gymview.neat.evaluation import Batch, Evaluator, Task, genome_seed
 from gymview.neat.panel import EvolutionPanel
 from gymview.neat.policy import GenomePolicy
 
@@ -94,6 +94,11 @@ class _History:
 
 class _Stop(Exception):
     """Raised inside neat's loop when a stop was requested between generations."""
+
+
+def _same_pairs(a: list[tuple[Any, int]], b: list[tuple[Any, int]]) -> bool:
+    """The same genome objects with the same seeds (in any order)."""
+    return len(a) == len(b) and {g.key: (id(g), s) for g, s in a} == {g.key: (id(g), s) for g, s in b}
 
 
 def _env_factories(env: str | Callable[[], gym.Env]) -> tuple[Callable[[], gym.Env], Callable[[], gym.Env] | None, str]:
@@ -211,16 +216,27 @@ def evolve(
     view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
     evaluator = Evaluator(Task(make, fitness, config, episodes, max_steps), workers, executor, start_method)
 
+    started: list[Batch] = []  # the next generation's evaluation, handed to the workers as soon as it is bred
+
+    def pairs_of(genomes: Iterable[tuple[int, Any]], generation: int) -> list[tuple[Any, int]]:
+        return [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
+
     def assign(genomes: list[tuple[int, Any]], config: Any) -> None:
+        batch = started.pop() if started else None
         if should_stop():
+            if batch is not None:
+                batch.cancel()
             raise _Stop
         generation = population.generation
-        pairs = [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
+        pairs = pairs_of(genomes, generation)
+        if batch is not None and not _same_pairs(batch.pairs, pairs):
+            batch.cancel()  # neat replaced the population it bred (a new one after an extinction)
+            batch = None
         # neat breeds with Python's random module, which the evaluation seeds per genome in this
         # process (workers=0, thread pools) and others here may draw from (a dask scheduler): none of
         # it may change the next generation.
         states = random.getstate(), np.random.get_state()
-        results = evaluator.evaluate(pairs)
+        results = evaluator.collect(batch or evaluator.start(pairs))
         random.setstate(states[0])
         np.random.set_state(states[1])
         failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
@@ -231,10 +247,21 @@ def evolve(
         for key, genome in genomes:
             genome.fitness = results[key][0]
 
+    breed = population.reproduction.reproduce
+
+    def breed_and_start(config: Any, species: Any, pop_size: int, generation: int) -> dict[int, Any]:
+        children = breed(config, species, pop_size, generation)
+        if children and len(history.rows) < generations and not should_stop():
+            # Speciating the children needs no fitness: the workers evaluate them meanwhile.
+            started.append(evaluator.start(pairs_of(children.items(), generation + 1)))
+        return children
+
     def champion_policy() -> GenomePolicy:
         return GenomePolicy(population.best_genome, config, mapping, action_space)
 
     stopped = False
+    if evaluator.runs_elsewhere:  # evaluations in this process would draw from neat's random state
+        population.reproduction.reproduce = breed_and_start
     try:
         if view is not None:
             population.add_reporter(_PanelReporter(view, history, population, config, champion_policy))
@@ -245,6 +272,7 @@ def evolve(
         if view is not None and history.rows and population.best_genome is not None:
             view.update(history.rows, population.best_genome, config, champion_policy(), done=True)
     finally:
+        population.reproduction.__dict__.pop("reproduce", None)
         evaluator.close()
     if population.best_genome is None:
         raise RuntimeError("stopped before the first generation was evaluated: there is no genome to return")

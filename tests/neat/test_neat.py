@@ -2,12 +2,16 @@
 stops, checkpoints and the champion as a policy."""
 
 import concurrent.futures
+import copy
 import os
+import pathlib
 import pickle
 import signal
 import threading
+import time
 
 import gymnasium as gym
+import neat
 import numpy as np
 import psutil
 import pytest
@@ -23,8 +27,6 @@ def small(**overrides):
 
 
 def a_genome(config):
-    import neat
-
     return next(iter(neat.Population(config, seed=0).population.values()))
 
 
@@ -232,3 +234,73 @@ def test_generations_go_out_in_shrinking_chunks_that_cover_every_genome_once():
             if count >= 2 * workers:
                 assert sizes[-workers:] == [1] * workers, "the workers finish together on single genomes"
                 assert sizes[0] == count // (2 * workers)
+
+
+def with_species_set(species_set, tmp_path, **overrides):
+    path = tmp_path / "neat.cfg"
+    gn.config_for("CartPole-v1", pop_size=20, fitness_threshold=100000, path=path, **overrides)
+    path.write_text(path.read_text().replace("[DefaultSpeciesSet]", f"[{species_set.__name__}]"))
+    return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, species_set, neat.DefaultStagnation, str(path))
+
+
+class SpeciesSetThatWaitsForTheWorkers(neat.DefaultSpeciesSet):
+    """Records the genomes new in each bred generation, and speciates each one up to ``last`` only once
+    a worker has begun evaluating one of them."""
+
+    markers: pathlib.Path  # where the fitness function marks each genome it evaluates
+    last = 0
+    bred: dict[int, set[int]] = {}
+
+    def speciate(self, config, population, generation):
+        previous = getattr(self, "previous", None)
+        self.previous = set(population)
+        if previous is not None:  # not the first population: neat has just bred this one
+            new = self.bred[generation + 1] = set(population) - previous
+            deadline = time.monotonic() + 60
+            while generation + 1 <= self.last and not any((self.markers / str(key)).exists() for key in new):
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"generation {generation + 1} was speciated before any worker evaluated it")
+                time.sleep(0.01)
+        return super().speciate(config, population, generation)
+
+
+def test_workers_evaluate_a_bred_generation_while_neat_speciates_it(tmp_path):
+    SpeciesSetThatWaitsForTheWorkers.markers, SpeciesSetThatWaitsForTheWorkers.last = tmp_path, 2
+    SpeciesSetThatWaitsForTheWorkers.bred = {}
+    config = with_species_set(SpeciesSetThatWaitsForTheWorkers, tmp_path)
+
+    def fitness(genome, config, env):
+        (tmp_path / str(genome.key)).touch()
+        return float(len(genome.connections))
+
+    before = children()
+    result = gn.evolve("CartPole-v1", config, generations=3, fitness=fitness, workers=2, start_method="fork",
+                       panel=False)
+    assert [row["generation"] for row in result.history] == [0, 1, 2]
+    assert sorted(SpeciesSetThatWaitsForTheWorkers.bred) == [1, 2, 3]  # neat breeds once more after the last
+    evaluated = {int(path.name) for path in tmp_path.iterdir() if path.name.isdigit()}
+    assert SpeciesSetThatWaitsForTheWorkers.bred[2] <= evaluated
+    assert not SpeciesSetThatWaitsForTheWorkers.bred[3] & evaluated, "no work is spent on a generation never asked for"
+    assert children() <= before, "the run's workers are gone"
+    assert "reproduce" not in vars(result.population.reproduction), "the population breeds as neat does once returned"
+
+
+class SpeciesSetThatSwapsAGenome(neat.DefaultSpeciesSet):
+    """Puts a new genome in place of one that neat bred, before speciating (as a repair step might)."""
+
+    def speciate(self, config, population, generation):
+        if getattr(self, "speciated", False):
+            newest = population.pop(max(population))
+            swapped = copy.deepcopy(newest)
+            swapped.key = newest.key + 100_000
+            population[swapped.key] = swapped
+        self.speciated = True
+        return super().speciate(config, population, generation)
+
+
+def test_a_generation_changed_after_breeding_is_evaluated_as_it_is(tmp_path):
+    config = with_species_set(SpeciesSetThatSwapsAGenome, tmp_path)
+    result = gn.evolve("CartPole-v1", config, generations=3, fitness=lambda genome, config, env: float(genome.key),
+                       workers=2, start_method="fork", panel=False)
+    assert result.history[-1]["best"] >= 100_000, "the swapped-in genome was evaluated"
+    assert result.winner.fitness == result.winner.key
