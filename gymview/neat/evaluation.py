@@ -1,22 +1,15 @@
-"""Fitness evaluation: one env per worker reused across genomes, genomes sent in chunks, fitness
-functions from notebook cells pickled by value (cloudpickle), a crashed worker reported as its
-genome's error and never a hang, and pool workers that die with the process that started them."""
+"""Fitness evaluation in one process (a worker's side): one env reused across genomes, each genome's
+evaluation seeded, a fitness function's error returned as that genome's, and the chunking and seeds
+that make a run the same wherever it is evaluated."""
 
 from __future__ import annotations
 
-import concurrent.futures
-import ctypes
 import hashlib
 import inspect
 import math
-import multiprocessing
-import os
 import random
-import signal
-import sys
 import threading
-from collections.abc import Callable, Iterable
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +20,6 @@ from gymview.neat.config import make_env_from
 from gymview.neat.policy import GenomePolicy
 from gymview.video.batch_episode import error_text
 
-START_METHODS = ("fork", "spawn", "forkserver")
 _RANDOM_STATE = threading.Lock()  # held while a genome is evaluated with the process's random module seeded
 
 
@@ -155,149 +147,3 @@ def evaluate_chunk(payload: bytes, chunk: list[tuple[Any, int]]) -> list[tuple[i
             old.close()
         _evaluations.key, _evaluations.evaluation = key, Evaluation(cloudpickle.loads(payload))
     return [_evaluations.evaluation.evaluate(genome, seed) for genome, seed in chunk]
-
-
-def die_with_parent(parent: int | None) -> None:
-    """Pool initializer: on Linux this worker is killed when the process that started it dies,
-    even by SIGKILL (an interrupted or killed kernel leaves no workers behind)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle, not each worker's
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker may inherit a handler that ignores it
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if parent is not None and os.getppid() != parent:  # it died before the line above ran
-            os._exit(1)
-
-
-@dataclass
-class Batch:
-    """A generation's ``(genome, seed)`` pairs and the chunks handed to the workers for them."""
-
-    pairs: list[tuple[Any, int]]
-    futures: dict[concurrent.futures.Future, list]
-
-    def cancel(self) -> None:
-        """Chunks not yet running are dropped; running ones finish unread."""
-        for future in self.futures:
-            future.cancel()
-
-
-class Evaluator:
-    """Caller side: hands a generation's genomes to the workers and gathers fitnesses.
-
-    ``workers=0`` evaluates in this process; otherwise a process pool of that size (started with
-    ``start_method``) or the given ``executor`` does the work.
-    """
-
-    def __init__(self, task: Task, workers: int | None, executor: concurrent.futures.Executor | None,
-                 start_method: str | None) -> None:
-        if start_method is not None and start_method not in START_METHODS:
-            raise ValueError(f"start_method must be one of {', '.join(START_METHODS)} or None; got {start_method!r}")
-        if executor is not None and not isinstance(executor, concurrent.futures.Executor):
-            raise TypeError(f"executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); got {type(executor).__name__}")
-        self.workers = (os.cpu_count() or 1) if workers is None else workers
-        self.start_method = start_method
-        self.executor = executor
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self._last_failure = ""
-        self._local: Evaluation | None = Evaluation(task) if executor is None and self.workers == 0 else None
-        self.payload = b""
-        if self._local is None:
-            try:
-                self.payload = cloudpickle.dumps(task)
-            except Exception as error:
-                raise TypeError(
-                    f"could not pickle the env factory or the fitness function for the workers: {error}. "
-                    f"workers=0 evaluates in this process, without pickling"
-                ) from error
-
-    def _own_pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        if self._pool is None:
-            context = multiprocessing.get_context(self.start_method)
-            parent = None if context.get_start_method() == "forkserver" else os.getpid()
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=context, initializer=die_with_parent, initargs=(parent,),
-            )
-        return self._pool
-
-    @property
-    def runs_elsewhere(self) -> bool:
-        """Whether evaluations run in this evaluator's own worker processes: then they may start while
-        this process does other work (e.g. neat speciating), since they cannot touch its state."""
-        return self._local is None and self.executor is None
-
-    def start(self, pairs: list[tuple[Any, int]]) -> Batch:
-        """Hand ``(genome, seed)`` pairs to the workers and return at once; :meth:`collect` gathers them."""
-        if self._local is not None:
-            return Batch(pairs, {})
-        return Batch(pairs, self._submit(chunked(pairs, self.workers)))
-
-    def collect(self, batch: Batch) -> dict[int, tuple[float | None, str | None]]:
-        """``{genome key: (fitness, error)}`` for a started batch (waits for it)."""
-        if self._local is not None:
-            return {key: (value, error) for key, value, error in (self._local.evaluate(g, s) for g, s in batch.pairs)}
-        results, lost = self._gather(batch.futures)
-        if lost and self.executor is None:
-            # A worker died: find the genome that kills one alone (one per task, fresh pools);
-            # the run stops on it, so the genomes after it are not needed.
-            for genome, seed in [pair for chunk in lost for pair in chunk]:
-                alone, died = self._gather(self._submit([[(genome, seed)]]))
-                results.update(alone)
-                if died:
-                    results[genome.key] = (None, (
-                        f"its worker process died ({self._last_failure}): a crash in native code, os._exit or out "
-                        f"of memory; a script started with spawn or forkserver also needs `if __name__ == "
-                        f"'__main__':` around its code"))
-                    break
-        elif lost:
-            for chunk in lost:
-                for genome, _ in chunk:
-                    results[genome.key] = (None, f"the executor failed this task: {self._last_failure}")
-        return results
-
-    def evaluate(self, pairs: list[tuple[Any, int]]) -> dict[int, tuple[float | None, str | None]]:
-        """``{genome key: (fitness, error)}`` for ``(genome, seed)`` pairs."""
-        return self.collect(self.start(pairs))
-
-    def _submit(self, chunks: Iterable[list[tuple[Any, int]]]) -> dict[concurrent.futures.Future, list]:
-        executor = self.executor or self._own_pool()
-        return {executor.submit(evaluate_chunk, self.payload, chunk): chunk for chunk in chunks}
-
-    def _gather(self, futures: dict[concurrent.futures.Future, list]) -> tuple[dict[int, tuple[float | None, str | None]], list]:
-        results: dict[int, tuple[float | None, str | None]] = {}
-        lost = []
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                try:
-                    for key, value, error in future.result():
-                        results[key] = (value, error)
-                except BrokenProcessPool as error:
-                    self._last_failure = str(error) or "the pool broke"
-                    lost.append(futures[future])
-                except Exception as error:  # noqa: BLE001 - e.g. a dask worker lost
-                    self._last_failure = error_text(error)
-                    lost.append(futures[future])
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            self.close()
-            raise
-        if lost and self.executor is None:
-            self.close()  # a broken pool takes no more work: the next call starts a fresh one
-        return results, lost
-
-    def close(self) -> None:
-        """End the workers now (idempotent): nothing is left running, even mid-generation."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            if hasattr(pool, "terminate_workers"):  # Python 3.14
-                pool.terminate_workers()
-            else:  # before 3.14 the pool has no public way to end busy workers
-                for process in list((getattr(pool, "_processes", None) or {}).values()):
-                    process.kill()  # workers hold nothing worth saving; SIGKILL cannot be handled away
-                # The pool's own thread reaps them (joining them here too races it: a child reaped by
-                # the other thread then looks alive forever).
-                pool.shutdown(wait=True, cancel_futures=True)
-        if self._local is not None:
-            self._local.close()
-            self._local = None

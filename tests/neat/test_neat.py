@@ -169,6 +169,20 @@ def test_a_worker_that_dies_is_that_genomes_error_never_a_hang():
     assert children() <= before, "the run's workers are gone"
 
 
+def test_an_env_that_cannot_be_made_in_a_worker_is_each_genomes_error():
+    here = os.getpid()
+
+    def make():
+        if os.getpid() != here:
+            raise OSError("no such device in the worker")
+        return gym.make("CartPole-v1")
+
+    before = children()
+    with pytest.raises(gn.FitnessError, match=r"generation 0 failed: OSError: no such device in the worker .*\(\d+ more genomes failed too\)"):
+        gn.evolve(make, small(), generations=2, workers=2, start_method="fork", panel=False)
+    assert children() <= before, "the run's workers are gone"
+
+
 def test_stop_from_a_background_job_returns_the_best_genome_so_far():
     evaluated = threading.Event()
 

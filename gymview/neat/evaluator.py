@@ -1,0 +1,165 @@
+"""The caller's side of fitness evaluation: a generation's genomes go to this process, to gymview's own
+worker processes or to the caller's executor; a worker that dies is found out genome by genome and
+reported as that genome's error, never a hang; an interrupt ends the workers."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import cloudpickle
+
+from gymview.neat.evaluation import Evaluation, Task, chunked, evaluate_chunk
+from gymview.neat.workers import DIED, Workers
+from gymview.video.batch_episode import error_text
+
+START_METHODS = ("fork", "spawn", "forkserver")
+# A worker holds a second chunk (ready the moment it finishes one) only while many are left: near the
+# end of a generation each chunk goes to whichever worker is free, so they finish together.
+CHUNKS_HELD, CHUNKS_HELD_NEAR_THE_END = 2, 1
+
+Results = dict[int, tuple[float | None, str | None]]
+
+
+@dataclass(eq=False)
+class Batch:
+    """One generation's ``(genome, seed)`` pairs on their way through the evaluator."""
+
+    pairs: list[tuple[Any, int]]
+    results: Results = field(default_factory=dict)
+    futures: dict[concurrent.futures.Future, list] = field(default_factory=dict)  # with an executor
+    waiting: deque[tuple[list, bool]] = field(default_factory=deque)  # chunks not yet sent, and if each is one genome alone
+    in_workers: int = 0  # chunks sent and not yet answered
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        """Nothing more of it is sent; what workers already hold is evaluated and dropped."""
+        self.cancelled = True
+        self.waiting.clear()
+        for future in self.futures:
+            future.cancel()
+
+
+class Evaluator:
+    """Hands a generation's genomes to the workers and gathers fitnesses.
+
+    ``workers=0`` evaluates in this process; otherwise ``workers`` processes (started with
+    ``start_method``) or the given ``executor`` do the work.
+    """
+
+    def __init__(self, task: Task, workers: int | None, executor: concurrent.futures.Executor | None,
+                 start_method: str | None) -> None:
+        if start_method is not None and start_method not in START_METHODS:
+            raise ValueError(f"start_method must be one of {', '.join(START_METHODS)} or None; got {start_method!r}")
+        if executor is not None and not isinstance(executor, concurrent.futures.Executor):
+            raise TypeError(f"executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); got {type(executor).__name__}")
+        self.workers = (os.cpu_count() or 1) if workers is None else workers
+        self.executor = executor
+        self._local: Evaluation | None = Evaluation(task) if executor is None and self.workers == 0 else None
+        self._own: Workers | None = None
+        self.payload = b""
+        if self._local is None:
+            try:
+                self.payload = cloudpickle.dumps(task)
+            except Exception as error:
+                raise TypeError(
+                    f"could not pickle the env factory or the fitness function for the workers: {error}. "
+                    f"workers=0 evaluates in this process, without pickling"
+                ) from error
+            if executor is None:
+                self._own = Workers(self.workers, start_method, self.payload)
+
+    @property
+    def runs_elsewhere(self) -> bool:
+        """Whether evaluations run in gymview's own worker processes: then they may go on while this
+        process does other work (neat speciating), since they cannot touch its state."""
+        return self._own is not None
+
+    def prepare(self) -> None:
+        """Start gymview's workers now (they make their envs at once) rather than at the first chunk."""
+        if self._own is not None:
+            self._own.start()
+
+    def start(self, pairs: list[tuple[Any, int]]) -> Batch:
+        """Hand ``(genome, seed)`` pairs to the workers and return; :meth:`collect` gathers them."""
+        batch = Batch(pairs)
+        # neat lists a species' genomes together, and they cost alike (all fall at once, or all play
+        # 500 steps): in the order of their seeds (random) every chunk costs about the same per genome.
+        chunks = chunked(sorted(pairs, key=lambda pair: pair[1]), self.workers)
+        if self.executor is not None:
+            batch.futures = {self.executor.submit(evaluate_chunk, self.payload, chunk): chunk for chunk in chunks}
+        elif self._own is not None:
+            batch.waiting.extend((chunk, False) for chunk in chunks)
+            self._feed(batch)
+        return batch
+
+    def collect(self, batch: Batch) -> Results:
+        """``{genome key: (fitness, error)}`` for a started batch (waits for it).
+
+        When a worker dies, each genome it held is tried again alone; the first that kills its worker
+        alone gets the error and the rest are not needed (the run stops on it).
+        """
+        if self._local is not None:
+            return {key: (value, error) for key, value, error in (self._local.evaluate(g, s) for g, s in batch.pairs)}
+        try:
+            if self.executor is not None:
+                self._gather(batch)
+            else:
+                self._drive(batch)
+        except BaseException:
+            batch.cancel()
+            self.close()
+            raise
+        return batch.results
+
+    def evaluate(self, pairs: list[tuple[Any, int]]) -> Results:
+        """``{genome key: (fitness, error)}`` for ``(genome, seed)`` pairs."""
+        return self.collect(self.start(pairs))
+
+    def _feed(self, batch: Batch) -> None:
+        for slot in range(self.workers):
+            while batch.waiting and len(self._own.sent[slot]) < (
+                    CHUNKS_HELD if len(batch.waiting) > 2 * self.workers else CHUNKS_HELD_NEAR_THE_END):
+                chunk, alone = batch.waiting.popleft()
+                batch.in_workers += 1
+                self._own.send(slot, (batch, chunk, alone), chunk)
+
+    def _drive(self, batch: Batch) -> None:
+        while batch.waiting or batch.in_workers:
+            for _, (owner, chunk, alone), reply in self._own.wait():
+                owner.in_workers -= 1
+                if owner.cancelled:
+                    continue
+                if reply is DIED:
+                    if alone:
+                        owner.results[chunk[0][0].key] = (None, (
+                            f"its worker process died ({self._own.last_death}): a crash in native code, os._exit "
+                            f"or out of memory; a script started with spawn or forkserver also needs `if __name__ "
+                            f"== '__main__':` around its code"))
+                        owner.cancel()
+                        return
+                    owner.waiting.extendleft(([pair], True) for pair in reversed(chunk))
+                elif isinstance(reply, str):  # the worker could not evaluate the chunk at all
+                    owner.results.update((genome.key, (None, reply)) for genome, _ in chunk)
+                else:
+                    owner.results.update((key, (value, error)) for key, value, error in reply)
+            self._feed(batch)
+
+    def _gather(self, batch: Batch) -> None:
+        for future in concurrent.futures.as_completed(batch.futures):
+            try:
+                batch.results.update((key, (value, error)) for key, value, error in future.result())
+            except Exception as error:  # noqa: BLE001 - e.g. a dask worker lost
+                failure = f"the executor failed this task: {error_text(error)}"
+                batch.results.update((genome.key, (None, failure)) for genome, _ in batch.futures[future])
+
+    def close(self) -> None:
+        """End the workers now (idempotent): nothing is left running, even mid-generation."""
+        if self._own is not None:
+            self._own.close()
+        if self._local is not None:
+            self._local.close()
+            self._local = None
