@@ -135,8 +135,9 @@ class Workers:
         ours, theirs = self.context.Pipe()
         # A forkserver's children are the server's, not ours: they die with it (it ends with us).
         parent = None if self.context.get_start_method() == "forkserver" else os.getpid()
-        process = self.context.Process(target=serve, args=(theirs, parent, self.payload), daemon=True,
-                                       name=f"gymview-neat-{slot}")
+        # Not daemonic: a fitness may start processes of its own (an AsyncVectorEnv, say). close() ends
+        # the workers, and they die with this process in any case.
+        process = self.context.Process(target=serve, args=(theirs, parent, self.payload), name=f"gymview-neat-{slot}")
         process.start()
         theirs.close()
         self._processes[slot], self._connections[slot] = process, ours

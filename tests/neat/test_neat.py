@@ -183,6 +183,20 @@ def test_an_env_that_cannot_be_made_in_a_worker_is_each_genomes_error():
     assert children() <= before, "the run's workers are gone"
 
 
+def test_a_fitness_may_start_processes_of_its_own():
+    def fitness(genome, config, env):  # as an AsyncVectorEnv inside a fitness does
+        import multiprocessing
+
+        child = multiprocessing.get_context("fork").Process(target=sum, args=([1, 2],))
+        child.start()
+        child.join()
+        return float(child.exitcode == 0)
+
+    result = gn.evolve("CartPole-v1", small(), generations=1, fitness=fitness, workers=2,
+                       start_method="fork", panel=False)
+    assert result.history[0]["best"] == result.history[0]["mean"] == 1.0
+
+
 def test_stop_from_a_background_job_returns_the_best_genome_so_far():
     evaluated = threading.Event()
 
