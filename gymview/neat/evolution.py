@@ -206,7 +206,7 @@ def evolve(
     evaluator = Evaluator(Task(make, fitness, config, episodes, max_steps), workers, executor, start_method)
     with contextlib.closing(evaluator):
         evaluator.prepare()  # the workers start and make their envs while neat makes its first population
-        population = restored or neat.Population(config, seed=seed)
+        population = restored if restored is not None else neat.Population(config, seed=seed)
         history, stats = _History(), neat.StatisticsReporter()
         population.add_reporter(history)
         population.add_reporter(stats)
