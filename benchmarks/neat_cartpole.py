@@ -29,15 +29,20 @@ import gymview.neat as gn
 
 
 def eval_genome(genome, config):  # neat's ParallelEvaluator needs a module-level function
-    network = neat.nn.FeedForwardNetwork.create(genome, config)
     env = gym.make("CartPole-v1")
+    total = play(genome, config, env)
+    env.close()
+    return total
+
+
+def play(genome, config, env) -> float:
+    network = neat.nn.FeedForwardNetwork.create(genome, config)
     observation, _ = env.reset(seed=genome.key)
     total, done = 0.0, False
     while not done:
         output = network.activate(observation.tolist())
         observation, reward, terminated, truncated, _ = env.step(int(output[1] > output[0]))
         total, done = total + reward, terminated or truncated
-    env.close()
     return total
 
 
@@ -85,8 +90,10 @@ def gymview_run(workers: int, generations: int) -> tuple[float, float]:
 
 
 def play_all(genomes: list) -> int:
-    """Env steps of one episode per genome (the benchmark's fitness), in this process."""
-    return int(sum(eval_genome(genome, CONFIG) for genome in genomes))
+    """Env steps of one episode per genome (the benchmark's fitness), in this process, with one env
+    (as each of gymview's workers has)."""
+    env = gym.make("CartPole-v1")
+    return int(sum(play(genome, CONFIG, env) for genome in genomes))
 
 
 CONFIG = config()
@@ -144,6 +151,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=15, help="adjacent run pairs for the parallel efficiency")
     parser.add_argument("--panel", action="store_true", help="measure the panel's cost in JupyterLab instead")
     args = parser.parse_args()
+    if args.pairs < 2:
+        parser.error("--pairs must be at least 2 (the quartiles of the ratios are printed)")
     if args.panel:
         panel_cost(args.generations, args.repeats)
         return

@@ -26,7 +26,7 @@ _RANDOM_STATE = threading.Lock()  # held while a genome is evaluated with the pr
 def chunked(pairs: list, workers: int) -> list[list]:
     """A generation's genomes in decreasing chunks: each takes 1/(2 x workers) of what is left.
 
-    Early chunks are large, so the caller's process (which feeds the pool and gathers results on
+    Early chunks are large, so the caller's process (which feeds the workers and gathers results on
     the same cores as the workers) wakes up rarely; the last ones hold one genome each, so the
     workers finish together although genomes cost 1 to 500+ steps.
 

@@ -13,7 +13,7 @@ from typing import Any
 import cloudpickle
 
 from gymview.neat.evaluation import Evaluation, Task, chunked, evaluate_chunk
-from gymview.neat.workers import DIED, Workers
+from gymview.neat.workers import NOT_STARTED, Died, Workers
 from gymview.video.batch_episode import error_text
 
 START_METHODS = ("fork", "spawn", "forkserver")
@@ -43,6 +43,20 @@ class Batch:
             future.cancel()
 
 
+def _pickled(task: Task) -> bytes:
+    """The task for the workers, leaving the caller's config as it was: neat's genome config draws the
+    next node id when pickled (a run would differ with workers from one without). Workers make no nodes."""
+    genome_config = task.config.genome_config
+    indexer = getattr(genome_config, "node_indexer", None)
+    if indexer is None:
+        return cloudpickle.dumps(task)
+    genome_config.node_indexer = None
+    try:
+        return cloudpickle.dumps(task)
+    finally:
+        genome_config.node_indexer = indexer
+
+
 class Evaluator:
     """Hands a generation's genomes to the workers and gathers fitnesses.
 
@@ -63,7 +77,7 @@ class Evaluator:
         self.payload = b""
         if self._local is None:
             try:
-                self.payload = cloudpickle.dumps(task)
+                self.payload = _pickled(task)
             except Exception as error:
                 raise TypeError(
                     f"could not pickle the env factory or the fitness function for the workers: {error}. "
@@ -115,17 +129,15 @@ class Evaluator:
             raise
         return batch.results
 
-    def evaluate(self, pairs: list[tuple[Any, int]]) -> Results:
-        """``{genome key: (fitness, error)}`` for ``(genome, seed)`` pairs."""
-        return self.collect(self.start(pairs))
-
     def _feed(self, batch: Batch) -> None:
-        for slot in range(self.workers):
-            while batch.waiting and len(self._own.sent[slot]) < (
-                    CHUNKS_HELD if len(batch.waiting) > 2 * self.workers else CHUNKS_HELD_NEAR_THE_END):
-                chunk, alone = batch.waiting.popleft()
-                batch.in_workers += 1
-                self._own.send(slot, (batch, chunk, alone), chunk)
+        # Breadth first: every worker gets a chunk before any gets a second.
+        for depth in range(CHUNKS_HELD):
+            for slot in range(self.workers):
+                held = CHUNKS_HELD if len(batch.waiting) > 2 * self.workers else CHUNKS_HELD_NEAR_THE_END
+                if batch.waiting and len(self._own.sent[slot]) <= depth < held:
+                    chunk, alone = batch.waiting.popleft()
+                    batch.in_workers += 1
+                    self._own.send(slot, (batch, chunk, alone), chunk)
 
     def _drive(self, batch: Batch) -> None:
         while batch.waiting or batch.in_workers:
@@ -133,12 +145,14 @@ class Evaluator:
                 owner.in_workers -= 1
                 if owner.cancelled:
                     continue
-                if reply is DIED:
+                if reply is NOT_STARTED:  # its worker died on an earlier chunk
+                    owner.waiting.appendleft((chunk, alone))
+                elif isinstance(reply, Died):
                     if alone:
                         owner.results[chunk[0][0].key] = (None, (
-                            f"its worker process died ({self._own.last_death}): a crash in native code, os._exit "
-                            f"or out of memory; a script started with spawn or forkserver also needs `if __name__ "
-                            f"== '__main__':` around its code"))
+                            f"its worker process died ({reply.reason}): a crash in native code, os._exit or out "
+                            f"of memory; a script started with spawn or forkserver also needs `if __name__ == "
+                            f"'__main__':` around its code"))
                         owner.cancel()
                         return
                     owner.waiting.extendleft(([pair], True) for pair in reversed(chunk))

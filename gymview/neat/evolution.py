@@ -176,7 +176,7 @@ def evolve(
         seed: the same seed gives the same run, serial or parallel, with any number of workers.
             (neat breeds with Python's ``random`` module: other threads of this process drawing
             from it between generations, a busy dask scheduler for one, can change the run.)
-        start_method: "fork", "spawn" or "forkserver" for the worker pool (None: the platform's).
+        start_method: "fork", "spawn" or "forkserver" for the worker processes (None: the platform's).
         max_steps: end each evaluation episode after this many steps.
         panel: show the fitness chart, the champion's network and the champion playing (default:
             in a notebook).

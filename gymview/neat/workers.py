@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.util
 import os
 import pickle
+import queue
 import signal
 import sys
+import threading
 from collections import deque
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -20,7 +24,7 @@ import cloudpickle
 from gymview.neat.evaluation import Evaluation
 from gymview.video.batch_episode import error_text
 
-DIED = object()  # what a worker "replies" when its process is gone
+NOT_STARTED = object()  # what a dead worker "replies" for the chunks it had not begun
 
 
 def die_with_parent(parent: int | None) -> None:
@@ -37,9 +41,13 @@ def die_with_parent(parent: int | None) -> None:
 
 def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
     """A worker's life: its env made at once, then chunks of ``(genome, seed)`` in and their results
-    out, in order, until the caller hangs up. Whatever stops a whole chunk (the env could not be made,
-    a genome could not be unpickled) comes back as that chunk's error text."""
+    out, in order, until the caller hangs up or ends it. Whatever stops a whole chunk (the env could
+    not be made, a genome could not be unpickled) comes back as that chunk's error text."""
     die_with_parent(parent)
+    # A thread takes every chunk off the pipe as it comes: the caller's writes never wait for this
+    # worker to finish a chunk, so neither side can block writing to the other.
+    inbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    threading.Thread(target=_read_into, args=(connection, inbox), name="gymview-neat-inbox", daemon=True).start()
     evaluation: Evaluation | None = None
     try:
         evaluation = Evaluation(cloudpickle.loads(payload))
@@ -47,11 +55,7 @@ def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
     except Exception as error:  # noqa: BLE001 - reported for every chunk this worker is sent
         failure = error_text(error)
     try:
-        while True:
-            try:
-                message = connection.recv_bytes()
-            except EOFError:
-                return
+        while (message := inbox.get()) is not None:
             reply: Any = failure
             if evaluation is not None:
                 try:
@@ -64,10 +68,25 @@ def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
             evaluation.close()
 
 
-class Workers:
-    """``count`` worker processes for one task (``payload``: the cloudpickled Task), started on first use.
+def _read_into(connection: Connection, inbox: queue.SimpleQueue[bytes | None]) -> None:
+    try:
+        while True:
+            inbox.put(connection.recv_bytes())
+    except (EOFError, OSError):
+        inbox.put(None)
 
-    Each slot holds one process and the tags of the chunks sent to it; a worker answers them in order.
+
+@dataclass(frozen=True)
+class Died:
+    """What a worker "replies" for the chunk it was evaluating when its process ended."""
+
+    reason: str
+
+
+class Workers:
+    """``count`` worker processes for one task (``payload``: the cloudpickled Task), started by
+    :meth:`start` or by the first chunk sent to each. Each slot holds one process and the tags of the
+    chunks sent to it; a worker answers them in order.
     """
 
     def __init__(self, count: int, start_method: str | None, payload: bytes) -> None:
@@ -77,7 +96,11 @@ class Workers:
         self._processes: list[Any] = [None] * count
         self._connections: list[Connection | None] = [None] * count
         self.sent: list[deque[Any]] = [deque() for _ in range(count)]  # the tags of chunks each slot holds
-        self.last_death = ""
+        self._closed = False
+        # The workers are not daemonic (a fitness may start processes of its own, an AsyncVectorEnv say),
+        # so at exit multiprocessing would wait for them: this ends them first, even mid-evolution in a
+        # background job.
+        self._at_exit = multiprocessing.util.Finalize(None, self.close, exitpriority=10)
 
     def start(self) -> None:
         """Start every worker that is not running (idempotent)."""
@@ -86,18 +109,21 @@ class Workers:
                 self._start(slot)
 
     def send(self, slot: int, tag: Any, chunk: list[tuple[Any, int]]) -> None:
-        """Hand a chunk to a slot's worker (starting it first if needed); its reply comes with ``tag``."""
+        """Hand a chunk to a slot's worker (a fresh one if it is not running); its reply comes with ``tag``."""
+        if self._processes[slot] is not None and not self._processes[slot].is_alive() and not self.sent[slot]:
+            self._bury(slot)  # it died between chunks: this chunk goes to a fresh worker, not blamed on it
         if self._processes[slot] is None:
             self._start(slot)
         self.sent[slot].append(tag)
         try:
             self._connections[slot].send_bytes(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
         except (BrokenPipeError, ConnectionResetError):
-            pass  # it died: wait() reports it, with this chunk among the lost
+            pass  # it died while busy: wait() reports it
 
     def wait(self) -> list[tuple[int, Any, Any]]:
-        """Block until some slot has news: ``(slot, tag, reply)``, with ``DIED`` as the reply for each
-        chunk a dead worker held (the slot is empty again and restarts on the next send)."""
+        """Block until some slot has news: ``(slot, tag, reply)``. When a worker's process has ended,
+        the chunk it was evaluating gets a :class:`Died` reply and the ones it had not begun
+        ``NOT_STARTED``; the slot starts a fresh worker at its next chunk."""
         busy = [slot for slot in range(self.count) if self.sent[slot]]
         if not busy:
             return []
@@ -115,15 +141,17 @@ class Workers:
             except (EOFError, OSError):
                 hung_up = True  # only by exiting
             if self.sent[slot] and (hung_up or not self._processes[slot].is_alive()):
-                self._bury(slot)
+                reason = self._bury(slot)
+                news.append((slot, self.sent[slot].popleft(), Died(reason)))
                 while self.sent[slot]:
-                    news.append((slot, self.sent[slot].popleft(), DIED))
+                    news.append((slot, self.sent[slot].popleft(), NOT_STARTED))
         return news
 
     def close(self) -> None:
-        """End every worker now (idempotent), busy or not."""
-        for slot in range(self.count):
-            process = self._processes[slot]
+        """End every worker now, busy or not (idempotent); nothing can be sent afterwards."""
+        self._closed = True
+        self._at_exit.cancel()
+        for process in self._processes:
             if process is not None and process.is_alive():
                 process.kill()  # workers hold nothing worth saving; SIGKILL cannot be handled away
         for slot in range(self.count):
@@ -132,17 +160,18 @@ class Workers:
             self.sent[slot].clear()
 
     def _start(self, slot: int) -> None:
+        if self._closed:
+            raise RuntimeError("these NEAT workers were closed (the evolution ended or the interpreter is exiting)")
         ours, theirs = self.context.Pipe()
         # A forkserver's children are the server's, not ours: they die with it (it ends with us).
         parent = None if self.context.get_start_method() == "forkserver" else os.getpid()
-        # Not daemonic: a fitness may start processes of its own (an AsyncVectorEnv, say). close() ends
-        # the workers, and they die with this process in any case.
         process = self.context.Process(target=serve, args=(theirs, parent, self.payload), name=f"gymview-neat-{slot}")
         process.start()
         theirs.close()
         self._processes[slot], self._connections[slot] = process, ours
 
-    def _bury(self, slot: int) -> None:
+    def _bury(self, slot: int) -> str:
+        """Reap a slot's worker (ending it if it is still exiting) and say how it ended."""
         process, connection = self._processes[slot], self._connections[slot]
         self._processes[slot] = self._connections[slot] = None
         connection.close()
@@ -151,5 +180,5 @@ class Workers:
             process.kill()
             process.join()
         code = process.exitcode
-        self.last_death = (f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}")
         process.close()
+        return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"

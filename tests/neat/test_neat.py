@@ -332,3 +332,80 @@ def test_a_generation_changed_after_breeding_is_evaluated_as_it_is(tmp_path):
                        workers=2, start_method="fork", panel=False)
     assert result.history[-1]["best"] >= 100_000, "the swapped-in genome was evaluated"
     assert result.winner.fitness == result.winner.key
+
+
+def test_a_generation_of_long_errors_never_blocks_the_pipes():
+    def fitness(genome, config, env):
+        raise ValueError(f"genome {genome.key} " + "is broken " * 60)
+
+    before = children()
+    config = gn.config_for("CartPole-v1", pop_size=3000, fitness_threshold=100000)
+    with pytest.raises(gn.FitnessError, match=r"genome 1 in generation 0 failed: ValueError: genome 1 is broken .*\(2999 more"):
+        gn.evolve("CartPole-v1", config, generations=1, fitness=fitness, workers=2, start_method="fork", panel=False)
+    assert children() <= before, "the run's workers are gone"
+
+
+def test_a_worker_that_dies_is_blamed_only_for_the_chunk_it_was_on():
+    import cloudpickle
+
+    from gymview.neat.evaluation import Task
+    from gymview.neat.workers import NOT_STARTED, Died, Workers
+
+    def fitness(genome, config, env):
+        if genome.key == 1:
+            os._exit(7)
+        return 1.0
+
+    config = small()
+    genomes = list(neat.Population(config, seed=0).population.values())[:3]
+    workers = Workers(1, "fork", cloudpickle.dumps(Task(lambda: gym.make("CartPole-v1"), fitness, config, 1, None)))
+    try:
+        workers.send(0, "first", [(genomes[1], 0)])  # genome key 2: evaluated
+        workers.send(0, "dies", [(genomes[0], 0)])  # genome key 1: its worker exits
+        workers.send(0, "after", [(genomes[2], 0)])
+        news = []
+        while len(news) < 3:
+            news += workers.wait()
+        assert [(tag, type(reply)) for _, tag, reply in news] == [("first", list), ("dies", Died), ("after", object)]
+        assert news[1][2] == Died("exit code 7") and news[2][2] is NOT_STARTED
+        workers.send(0, "fresh", [(genomes[2], 0)])  # a fresh worker takes the slot
+        assert workers.wait()[0][1:] == ("fresh", [(3, 1.0, None)])
+    finally:
+        workers.close()
+
+
+EXITS_MID_EVOLUTION = """
+import pathlib, sys, time
+import gymview, gymview.neat as gn
+marker = pathlib.Path(sys.argv[1])
+def fitness(genome, config, env):
+    marker.touch()
+    time.sleep(0.01)
+    return 1.0
+job = gymview.background(gn.evolve, "CartPole-v1", gn.config_for("CartPole-v1", pop_size=20, fitness_threshold=100000),
+                         generations=100000, fitness=fitness, workers=2, start_method="fork", panel=False, display=False)
+while not marker.exists():
+    time.sleep(0.01)
+print("EXITING", flush=True)
+"""
+
+
+def test_the_interpreter_exits_while_evolution_runs_in_the_background(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", EXITS_MID_EVOLUTION, str(tmp_path / "evaluating")],
+                          capture_output=True, text=True, timeout=120)
+    assert "EXITING" in done.stdout, done.stderr[-2000:]
+
+
+def test_a_resumed_run_is_the_same_in_this_process_and_in_workers(tmp_path):
+    prefix = str(tmp_path / "ckpt-")
+    gn.evolve("CartPole-v1", small(node_add_prob=0.5), generations=2, workers=0, panel=False, checkpoint_every=2,
+              checkpoint_prefix=prefix)
+    (saved,) = tmp_path.glob("ckpt-*")
+    runs = [gn.evolve("CartPole-v1", generations=3, resume=saved, panel=False, **how)
+            for how in (dict(workers=0), dict(workers=2, start_method="fork"))]
+    assert history(runs[0]) == history(runs[1])
+    nodes = [sorted({node for genome in run.population.population.values() for node in genome.nodes}) for run in runs]
+    assert nodes[0] == nodes[1]
