@@ -409,3 +409,14 @@ def test_a_resumed_run_is_the_same_in_this_process_and_in_workers(tmp_path):
     assert history(runs[0]) == history(runs[1])
     nodes = [sorted({node for genome in run.population.population.values() for node in genome.nodes}) for run in runs]
     assert nodes[0] == nodes[1]
+
+
+def test_no_more_workers_start_than_there_are_genomes():
+    def fitness(genome, config, env):  # how many workers the run started (forked: the caller's command line)
+        caller = psutil.Process(os.getppid())
+        return float(sum(child.cmdline() == caller.cmdline() for child in caller.children()))
+
+    config = gn.config_for("CartPole-v1", pop_size=3, fitness_threshold=100000)
+    result = gn.evolve("CartPole-v1", config, generations=1, fitness=fitness, workers=8, start_method="fork",
+                       panel=False)
+    assert result.history[0]["best"] == 3.0
