@@ -1,7 +1,7 @@
 """(Named apart from `neat`, which it imports.) NEAT on CartPole-v1 (pop 150): generations per second, serial and in parallel, gymview.neat beside
 neat-python's own ParallelEvaluator (fork, fitness in a module), and the wall time to solve.
 
-    python benchmarks/neat_cartpole.py [--generations 10] [--repeats 5] [--pairs 15]
+    python benchmarks/neat_cartpole.py [--generations 30] [--repeats 5] [--pairs 15]
     python benchmarks/neat_cartpole.py --panel     # the panel's cost, in JupyterLab seen from Chromium
 
 The table: each repeat runs every variant once, in a rotating order; it shows medians, and ratios
@@ -146,7 +146,8 @@ def panel_cost(generations: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--generations", type=int, default=10)
+    parser.add_argument("--generations", type=int, default=30,
+                        help="a run's length: the first 10 are short episodes, where neat's breeding weighs more")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--pairs", type=int, default=15, help="adjacent run pairs for the parallel efficiency")
     parser.add_argument("--panel", action="store_true", help="measure the panel's cost in JupyterLab instead")
