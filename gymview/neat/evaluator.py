@@ -142,7 +142,10 @@ class Evaluator:
 
     def _drive(self, batch: Batch) -> None:
         while batch.waiting or batch.in_workers:
-            for _, (owner, chunk, alone), reply in self._own.wait():
+            news = self._own.wait()
+            if not news and not batch.waiting:
+                raise RuntimeError("the NEAT workers were closed while a generation was being evaluated")
+            for _, (owner, chunk, alone), reply in news:
                 owner.in_workers -= 1
                 if owner.cancelled:
                     continue

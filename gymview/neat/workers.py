@@ -41,8 +41,9 @@ def die_with_parent(parent: int | None) -> None:
 
 def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
     """A worker's life: its env made at once, then chunks of ``(genome, seed)`` in and their results
-    out, in order, until the caller hangs up or ends it. Whatever stops a whole chunk (the env could
-    not be made, a genome could not be unpickled) comes back as that chunk's error text."""
+    out, in order, until the caller ends it (or hangs up, where the worker holds no copy of the
+    caller's end, as under fork it does). Whatever stops a whole chunk (the env could not be made, a
+    genome could not be unpickled) comes back as that chunk's error text."""
     die_with_parent(parent)
     # A thread takes every chunk off the pipe as it comes: the caller's writes never wait for this
     # worker to finish a chunk, so neither side can block writing to the other.
@@ -73,7 +74,9 @@ def _read_into(connection: Connection, inbox: queue.SimpleQueue[bytes | None]) -
         while True:
             inbox.put(connection.recv_bytes())
     except (EOFError, OSError):
-        inbox.put(None)
+        pass
+    finally:
+        inbox.put(None)  # the worker ends: the caller sees it die
 
 
 @dataclass(frozen=True)
@@ -97,10 +100,11 @@ class Workers:
         self._connections: list[Connection | None] = [None] * count
         self.sent: list[deque[Any]] = [deque() for _ in range(count)]  # the tags of chunks each slot holds
         self._closed = False
+        self._lock = threading.Lock()  # starting a worker against ending them all at exit
         # The workers are not daemonic (a fitness may start processes of its own, an AsyncVectorEnv say),
-        # so at exit multiprocessing would wait for them: this ends them first, even mid-evolution in a
-        # background job.
-        self._at_exit = multiprocessing.util.Finalize(None, self.close, exitpriority=10)
+        # so at exit multiprocessing would wait for them: this kills them first, even mid-evolution in a
+        # background job (whose thread, still running, reaps them and can start no more).
+        self._at_exit = multiprocessing.util.Finalize(None, self._kill_all, exitpriority=10)
 
     def start(self) -> None:
         """Start every worker that is not running (idempotent)."""
@@ -114,9 +118,10 @@ class Workers:
             self._bury(slot)  # it died between chunks: this chunk goes to a fresh worker, not blamed on it
         if self._processes[slot] is None:
             self._start(slot)
+        message = pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
         self.sent[slot].append(tag)
         try:
-            self._connections[slot].send_bytes(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
+            self._connections[slot].send_bytes(message)
         except (BrokenPipeError, ConnectionResetError):
             pass  # it died while busy: wait() reports it
 
@@ -124,23 +129,31 @@ class Workers:
         """Block until some slot has news: ``(slot, tag, reply)``. When a worker's process has ended,
         the chunk it was evaluating gets a :class:`Died` reply and the ones it had not begun
         ``NOT_STARTED``; the slot starts a fresh worker at its next chunk."""
-        busy = [slot for slot in range(self.count) if self.sent[slot]]
-        if not busy:
+        if not any(self.sent):
             return []
+        return self._news(wait(list(self._waitables())))
+
+    def _waitables(self) -> dict[Any, int]:
         waitables = {}
-        for slot in busy:
-            waitables[self._connections[slot]] = slot
-            waitables[self._processes[slot].sentinel] = slot
-        news: list[tuple[int, Any, Any]] = []
-        for slot in sorted({waitables[ready] for ready in wait(list(waitables))}):
-            connection, hung_up = self._connections[slot], False
+        for slot in range(self.count):
+            if self.sent[slot]:
+                waitables[self._connections[slot]] = slot
+                waitables[self._processes[slot].sentinel] = slot
+        return waitables
+
+    def _news(self, ready: list[Any]) -> list[tuple[int, Any, Any]]:
+        waitables, news = self._waitables(), []
+        for slot in sorted({waitables[item] for item in ready}):
+            # A ready sentinel: the process has let go of everything and is ending (it may take a
+            # moment more before it can be reaped, which _bury waits for).
+            connection, ended = self._connections[slot], self._processes[slot].sentinel in ready
             try:
                 while self.sent[slot] and connection.poll():
                     reply = pickle.loads(connection.recv_bytes())
                     news.append((slot, self.sent[slot].popleft(), reply))
             except (EOFError, OSError):
-                hung_up = True  # only by exiting
-            if self.sent[slot] and (hung_up or not self._processes[slot].is_alive()):
+                ended = True  # a worker hangs up only by ending
+            if self.sent[slot] and ended:
                 reason = self._bury(slot)
                 news.append((slot, self.sent[slot].popleft(), Died(reason)))
                 while self.sent[slot]:
@@ -148,27 +161,37 @@ class Workers:
         return news
 
     def close(self) -> None:
-        """End every worker now, busy or not (idempotent); nothing can be sent afterwards."""
-        self._closed = True
+        """End every worker now, busy or not, and reap them (idempotent); nothing can be sent afterwards."""
         self._at_exit.cancel()
-        for process in self._processes:
-            if process is not None and process.is_alive():
-                process.kill()  # workers hold nothing worth saving; SIGKILL cannot be handled away
+        self._kill_all()
         for slot in range(self.count):
             if self._processes[slot] is not None:
                 self._bury(slot)
             self.sent[slot].clear()
 
+    def _kill_all(self) -> None:
+        with self._lock:
+            self._closed = True
+            for process in self._processes:
+                try:
+                    process.kill()  # workers hold nothing worth saving; SIGKILL cannot be handled away
+                except (AttributeError, ValueError):
+                    pass  # an empty slot, or a process already reaped
+
     def _start(self, slot: int) -> None:
-        if self._closed:
-            raise RuntimeError("these NEAT workers were closed (the evolution ended or the interpreter is exiting)")
-        ours, theirs = self.context.Pipe()
-        # A forkserver's children are the server's, not ours: they die with it (it ends with us).
-        parent = None if self.context.get_start_method() == "forkserver" else os.getpid()
-        process = self.context.Process(target=serve, args=(theirs, parent, self.payload), name=f"gymview-neat-{slot}")
-        process.start()
-        theirs.close()
-        self._processes[slot], self._connections[slot] = process, ours
+        # Called from the thread that runs the evolution only: a worker's PR_SET_PDEATHSIG fires when
+        # the thread that started it ends.
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("these NEAT workers were closed (the evolution ended or the interpreter is exiting)")
+            ours, theirs = self.context.Pipe()
+            # A forkserver's children are the server's, not ours: they die with it (it ends with us).
+            parent = None if self.context.get_start_method() == "forkserver" else os.getpid()
+            process = self.context.Process(target=serve, args=(theirs, parent, self.payload),
+                                           name=f"gymview-neat-{slot}")
+            process.start()
+            theirs.close()
+            self._processes[slot], self._connections[slot] = process, ours
 
     def _bury(self, slot: int) -> str:
         """Reap a slot's worker (ending it if it is still exiting) and say how it ended."""
@@ -179,6 +202,5 @@ class Workers:
         if process.exitcode is None:
             process.kill()
             process.join()
-        code = process.exitcode
-        process.close()
+        code = process.exitcode  # (not process.close(): at exit multiprocessing may be joining it too)
         return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
