@@ -89,14 +89,16 @@ def gymview_run(workers: int, generations: int) -> tuple[float, float]:
     return generations / seconds, sum(row["mean"] * 150 for row in result.history) / seconds
 
 
+CONFIG = config()
+
+
 def play_all(genomes: list) -> int:
     """Env steps of one episode per genome (the benchmark's fitness), in this process, with one env
     (as each of gymview's workers has)."""
     env = gym.make("CartPole-v1")
-    return int(sum(play(genome, CONFIG, env) for genome in genomes))
-
-
-CONFIG = config()
+    steps = int(sum(play(genome, CONFIG, env) for genome in genomes))
+    env.close()
+    return steps
 
 
 def independent_rate(processes: int, genomes: list) -> float:

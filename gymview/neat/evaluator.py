@@ -13,7 +13,7 @@ from typing import Any
 import cloudpickle
 
 from gymview.neat.evaluation import Evaluation, Task, chunked, evaluate_chunk
-from gymview.neat.workers import NOT_STARTED, Died, Workers
+from gymview.neat.workers import CLOSED, NOT_STARTED, Died, Workers
 from gymview.video.batch_episode import error_text
 
 START_METHODS = ("fork", "spawn", "forkserver")
@@ -143,8 +143,8 @@ class Evaluator:
     def _drive(self, batch: Batch) -> None:
         while batch.waiting or batch.in_workers:
             news = self._own.wait()
-            if not news and not batch.waiting:
-                raise RuntimeError("the NEAT workers were closed while a generation was being evaluated")
+            if not news and not batch.waiting:  # all it had sent was dropped by close()
+                raise RuntimeError(CLOSED)
             for _, (owner, chunk, alone), reply in news:
                 owner.in_workers -= 1
                 if owner.cancelled:

@@ -1,6 +1,6 @@
 """Evaluation worker processes fed over pipes: the caller's thread writes each chunk of genomes
-straight to a worker and reads the fitnesses back, with no helper threads (a process pool's feeder
-threads wait for the GIL while neat breeds in the caller, and cost ~0.2 ms of it per chunk).
+straight to a worker and reads the fitnesses back, with no helper threads in the caller (a process
+pool's feeder threads wait for the GIL while neat breeds, and cost ~0.2 ms of it per chunk).
 Workers make their env once, ignore Ctrl-C and die with the process that started them."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from gymview.neat.evaluation import Evaluation
 from gymview.video.batch_episode import error_text
 
 NOT_STARTED = object()  # what a dead worker "replies" for the chunks it had not begun
+CLOSED = "these NEAT workers were closed (the evolution ended or the interpreter is exiting)"
 
 
 def die_with_parent(parent: int | None) -> None:
@@ -183,7 +184,7 @@ class Workers:
         # the thread that started it ends.
         with self._lock:
             if self._closed:
-                raise RuntimeError("these NEAT workers were closed (the evolution ended or the interpreter is exiting)")
+                raise RuntimeError(CLOSED)
             ours, theirs = self.context.Pipe()
             # A forkserver's children are the server's, not ours: they die with it (it ends with us).
             parent = None if self.context.get_start_method() == "forkserver" else os.getpid()

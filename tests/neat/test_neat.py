@@ -424,3 +424,16 @@ def test_no_more_workers_start_than_there_are_genomes():
     finally:
         evaluator.close()
     assert children() <= before
+
+
+@pytest.mark.parametrize("pop_size", [2, 20])  # every chunk already sent; or some still waiting
+def test_collecting_a_generation_after_the_workers_were_closed_says_so(pop_size):
+    from gymview.neat.evaluation import Task
+    from gymview.neat.evaluator import Evaluator
+
+    config = gn.config_for("CartPole-v1", pop_size=pop_size, fitness_threshold=100000)
+    evaluator = Evaluator(Task(lambda: gym.make("CartPole-v1"), None, config, 1, None), 2, None, "fork")
+    batch = evaluator.start([(genome, 0) for genome in neat.Population(config, seed=0).population.values()])
+    evaluator.close()
+    with pytest.raises(RuntimeError, match=r"these NEAT workers were closed \(the evolution ended"):
+        evaluator.collect(batch)
