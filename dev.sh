@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# gymview's two set-up commands. Each installs everything it needs on a fresh Debian machine.
-#   ./dev.sh quickstart   install, then open notebooks/quickstart.ipynb in JupyterLab
-#   ./dev.sh test         install, then run the whole test suite (what CI runs)
+# gymview's two set-up commands. Each installs everything it needs on a fresh Debian machine, Python
+# packages into a virtual environment of the project (never into the system Python).
+#   ./dev.sh quickstart   install into .venv/, then open notebooks/quickstart.ipynb in JupyterLab
+#   ./dev.sh test         make .venv-test/ anew (every dependency resolved afresh), then run the whole
+#                         suite: what CI runs. Stages: the JS unit tests; pytest; the wheel's smoke test
+#                         in a new environment outside the checkout; the unit tests at the lowest
+#                         versions pyproject.toml declares (in .venv-lowest/). Extra arguments go to
+#                         pytest, and then only pytest runs after the JS tests.
 #   GYMVIEW_TEST_LOAD=1 ./dev.sh test   the same with every core kept busy by stress-ng, to show that no
 #                                       test depends on timing
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
+PIP_FLAGS=(-q --disable-pip-version-check)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -25,26 +31,47 @@ install_debian() {  # the browser, X server, OpenGL libraries, JS runtime and CP
   fi
 }
 
-install_python() {  # torch first, pinned: any other spec pulls gigabytes of CUDA wheels
-  "$PYTHON" -m pip install -q --disable-pip-version-check "torch==2.13.0"
-  "$PYTHON" -m pip install -q --disable-pip-version-check -e ".[$1]"
+new_venv() {  # a virtual environment made empty, on PATH first (kernelspecs run `python` from PATH)
+  "$PYTHON" -m venv --clear "$1"
+  export VIRTUAL_ENV="$PWD/$1" PATH="$PWD/$1/bin:$PATH"
 }
+
+install_python() {  # torch first, pinned: any other spec pulls gigabytes of CUDA wheels
+  echo "dev.sh: installing gymview[$1] into $VIRTUAL_ENV"
+  python -m pip install "${PIP_FLAGS[@]}" "torch==2.13.0"
+  python -m pip install "${PIP_FLAGS[@]}" -e ".[$1]"
+}
+
+stage() { echo "dev.sh: $1 ($(date +%T), ${SECONDS}s in)"; }
 
 case "${1:-}" in
   quickstart)
+    [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+    export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"
     install_python "lab,colab"
     root_flag=(); [ "$(id -u)" = 0 ] && root_flag=(--allow-root)
-    exec "$PYTHON" -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${root_flag[@]}" "${@:2}"
+    exec python -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${root_flag[@]}" "${@:2}"
     ;;
   test)
+    stage "Debian packages"
     install_debian
+    stage "a new .venv-test/"
+    new_venv .venv-test
     install_python "test,torch"
     if [ "${GYMVIEW_TEST_LOAD:-0}" = 1 ]; then
       stress-ng --cpu "$(nproc)" --quiet & hog=$!
       trap 'kill "$hog" 2>/dev/null' EXIT
     fi
+    stage "JS unit tests"
     node --test js/tests/
-    "$PYTHON" -m pytest -q -p no:cacheprovider "${@:2}"
+    stage "pytest"
+    python -m pytest -p no:cacheprovider -rs "${@:2}"
+    [ $# -gt 1 ] && exit 0
+    stage "the wheel, installed outside the checkout"
+    python tests/packaging/wheel_smoke.py
+    stage "unit tests at the lowest declared versions, in .venv-lowest/"
+    python tests/packaging/lowest.py .venv-lowest
+    stage "done"
     ;;
   *)
     echo "usage: ./dev.sh quickstart | ./dev.sh test [pytest args]" >&2

@@ -133,9 +133,9 @@ def _ffmpeg() -> Check:
 def _gymnasium() -> Check:
     version = _version("gymnasium")
     if version is None:
-        return Check("gymnasium", FAIL, "not installed", 'pip install "gymnasium[classic-control]>=1.0"')
-    if _release(version) < (1,):
-        return Check("gymnasium", FAIL, f"{version} is older than 1.0", 'pip install -U "gymnasium>=1.0"')
+        return Check("gymnasium", FAIL, "not installed", 'pip install "gymnasium[classic-control]>=1.1"')
+    if _release(version) < (1, 1):
+        return Check("gymnasium", FAIL, f"{version} is older than 1.1", 'pip install -U "gymnasium>=1.1"')
     return Check("gymnasium", OK, version)
 
 

@@ -1,8 +1,43 @@
 import pathlib
+import shutil
+import subprocess
+from importlib import metadata
 
 import pytest
+from packaging.requirements import Requirement
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The libraries gymview works inside of, beside its own dependencies (read from its installed metadata).
+INTEGRATIONS = ("ipykernel", "jupyter_client", "jupyterlab", "notebook", "torch", "stable-baselines3", "neat-python",
+                "mujoco", "ale-py", "dask", "pygame-ce", "playwright")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The releases under test, so that a red run says which one changed."""
+    runtime = [requirement.name for requirement in map(Requirement, metadata.requires("gymview") or [])
+               if requirement.marker is None]
+    return [f"gymview's dependencies: {versions(runtime)}", f"integrations under test: {versions(INTEGRATIONS)}",
+            f"browser: {browser_version()}"]
+
+
+def versions(names) -> str:
+    found = []
+    for name in names:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} (not installed)")
+    return ", ".join(found)
+
+
+def browser_version() -> str:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        return "no chromium on PATH"
+    try:
+        return subprocess.run([chromium, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"chromium --version failed: {error}"
 
 
 @pytest.fixture(scope="session")

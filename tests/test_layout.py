@@ -61,13 +61,14 @@ def gymview_imports(path: pathlib.Path, root: pathlib.Path) -> list[tuple[int, s
                 found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
             else:
                 found.append((node.lineno, target))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(("gymview.", ".")):
-            # lazy_exports tables name modules as strings
-            value = node.value
-            if value.startswith(".") and value[1:].isidentifier():
-                found.append((node.lineno, f"{package}{value}"))
-            elif all(part.isidentifier() for part in value.split(".")):
-                found.append((node.lineno, value))
+        elif isinstance(node, ast.Dict):  # lazy_exports tables name modules as strings
+            for value in node.values:
+                if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+                    continue
+                if value.value.startswith(".") and value.value[1:].isidentifier():
+                    found.append((value.lineno, f"{package}{value.value}"))
+                elif value.value.startswith("gymview.") and all(part.isidentifier() for part in value.value.split(".")):
+                    found.append((value.lineno, value.value))
     return [(line, name) for line, name in found if name == "gymview" or name.startswith("gymview.")]
 
 
@@ -95,10 +96,13 @@ def test_the_rule_catches_a_leaf_importing_a_room_above_it(tmp_path):
     fake = tmp_path / "gymview"
     (fake / "image").mkdir(parents=True)
     (fake / "live").mkdir()
-    (fake / "image" / "codec.py").write_text("def f():\n    from gymview.live.widget import LiveView\n")
+    (fake / "image" / "codec.py").write_text(
+        "def f():\n    from gymview.live.widget import LiveView\n\ndef g(name):\n    return name.endswith('.py')\n")
     (fake / "live" / "widget.py").write_text("from gymview.image.codec import f\nfrom ..headless import setup\n")
     (fake / "headless").mkdir()
+    (fake / "image" / "__init__.py").write_text('_EXPORTS = {"f": ".codec", "LiveView": "gymview.live.widget"}\n')
     assert violations(fake) == [
+        """gymview/image/__init__.py:1: image imports live: _EXPORTS = {"f": ".codec", "LiveView": "gymview.live.widget"}""",
         "gymview/image/codec.py:2: image imports live: from gymview.live.widget import LiveView",
         "gymview/live/widget.py:2: live imports headless: from ..headless import setup",
     ]

@@ -26,7 +26,6 @@ import subprocess
 import sys
 from typing import Any
 
-import cloudpickle
 import numpy as np
 
 try:
@@ -34,6 +33,7 @@ try:
 except ImportError:  # Windows: pipes keep their size
     fcntl = None
 
+from gymview._user_code import pickled
 from gymview.live.deferred import DeferredFrame
 from gymview.live.encoder_child import (
     FORMATS,
@@ -181,9 +181,9 @@ class EncoderProcess:
             self._process, self._child_painter = self._start(), None
         parts = [header, payload]
         if painter is not None and painter is not self._child_painter:
-            # cloudpickle: a painter defined in a notebook (__main__) travels by value
-            pickled = cloudpickle.dumps(painter)
-            parts = [REQUEST.pack(PAINTER, len(pickled), 0, 0, 0), pickled, *parts]
+            # a painter defined in a notebook (__main__) travels by value
+            payload_of_painter = pickled(painter)
+            parts = [REQUEST.pack(PAINTER, len(payload_of_painter), 0, 0, 0), payload_of_painter, *parts]
             self._child_painter = painter
         write_all(self._process.stdin.fileno(), parts)
 

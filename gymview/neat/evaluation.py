@@ -7,18 +7,18 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
+import pickle
 import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import cloudpickle
 import numpy as np
 
+from gymview._user_code import error_text
 from gymview.neat.config import make_env_from
 from gymview.neat.policy import GenomePolicy
-from gymview.video.batch_episode import error_text
 
 _RANDOM_STATE = threading.Lock()  # held while a genome is evaluated with the process's random module seeded
 
@@ -53,7 +53,7 @@ def genome_seed(seed: int, generation: int, key: int) -> int:
 
 @dataclass
 class Task:
-    """What every evaluation needs besides the genome, pickled once (cloudpickle) per run."""
+    """What every evaluation needs besides the genome, pickled once (gymview._user_code.pickled) per run."""
 
     make_env: Callable[[], Any]
     fitness: Callable[..., float] | None
@@ -145,5 +145,5 @@ def evaluate_chunk(payload: bytes, chunk: list[tuple[Any, int]]) -> list[tuple[i
         old = getattr(_evaluations, "evaluation", None)
         if old is not None:  # one task at a time per worker: free the previous env
             old.close()
-        _evaluations.key, _evaluations.evaluation = key, Evaluation(cloudpickle.loads(payload))
+        _evaluations.key, _evaluations.evaluation = key, Evaluation(pickle.loads(payload))
     return [_evaluations.evaluation.evaluate(genome, seed) for genome, seed in chunk]

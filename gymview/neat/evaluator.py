@@ -10,11 +10,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-import cloudpickle
-
+from gymview._user_code import error_text, pickled
 from gymview.neat.evaluation import Evaluation, Task, chunked, evaluate_chunk
 from gymview.neat.workers import CLOSED, NOT_STARTED, Died, Workers
-from gymview.video.batch_episode import error_text
 
 START_METHODS = ("fork", "spawn", "forkserver")
 # A worker holds a second chunk (ready the moment it finishes one) only while many are left: near the
@@ -49,10 +47,10 @@ def _pickled(task: Task) -> bytes:
     genome_config = task.config.genome_config
     indexer = getattr(genome_config, "node_indexer", None)
     if indexer is None:
-        return cloudpickle.dumps(task)
+        return pickled(task)
     genome_config.node_indexer = None
     try:
-        return cloudpickle.dumps(task)
+        return pickled(task)
     finally:
         genome_config.node_indexer = indexer
 

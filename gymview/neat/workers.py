@@ -19,10 +19,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-import cloudpickle
-
+from gymview._user_code import error_text
 from gymview.neat.evaluation import Evaluation
-from gymview.video.batch_episode import error_text
 
 NOT_STARTED = object()  # what a dead worker "replies" for the chunks it had not begun
 CLOSED = "these NEAT workers were closed (the evolution ended or the interpreter is exiting)"
@@ -52,7 +50,7 @@ def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
     threading.Thread(target=_read_into, args=(connection, inbox), name="gymview-neat-inbox", daemon=True).start()
     evaluation: Evaluation | None = None
     try:
-        evaluation = Evaluation(cloudpickle.loads(payload))
+        evaluation = Evaluation(pickle.loads(payload))
         failure = ""
     except Exception as error:  # noqa: BLE001 - reported for every chunk this worker is sent
         failure = error_text(error)
@@ -88,7 +86,7 @@ class Died:
 
 
 class Workers:
-    """``count`` worker processes for one task (``payload``: the cloudpickled Task), started by
+    """``count`` worker processes for one task (``payload``: the pickled Task), started by
     :meth:`start` or by the first chunk sent to each. Each slot holds one process and the tags of the
     chunks sent to it; a worker answers them in order.
     """

@@ -22,28 +22,24 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import cloudpickle
 import gymnasium as gym
 import numpy as np
 
-if TYPE_CHECKING:
-    pass
-
-
-__all__ = ["BatchResult", "Episode", "record_batch"]
 from gymview._checks import check_int, check_optional_int
+from gymview._user_code import error_text, pickled
 from gymview.video.batch_episode import (
     COLUMNS,
     Episode,
     Job,
     encode_mosaic,
-    error_text,
     finish_row,
     run_episode,
 )
 from gymview.video.env_ids import registered_env
+
+__all__ = ["BatchResult", "Episode", "record_batch"]
 
 LAYOUTS = ("per-episode", "mosaic", "concat")
 #: encoder settings per ``quality``: (x264 preset, crf)
@@ -191,7 +187,7 @@ def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, qu
     if executor is not None and not isinstance(executor, concurrent.futures.Executor):
         raise TypeError(f"executor must be a concurrent.futures.Executor (e.g. client.get_executor()); got {type(executor).__name__}")
     try:
-        payload = cloudpickle.dumps((make_env, policy, keep))
+        payload = pickled((make_env, policy, keep))
     except Exception as error:
         raise TypeError(f"could not pickle the env factory, policy or keep function for the workers: {error}") from error
     out_path = Path(os.fspath(out)).absolute()

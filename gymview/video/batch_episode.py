@@ -6,26 +6,23 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import pickle
 import random
 import threading
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import cloudpickle
 import gymnasium as gym
 import numpy as np
 
+from gymview._user_code import error_text
 from gymview.image.frames import downsample, to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
 
 if TYPE_CHECKING:
     from gymview.video.recorder import VideoRecorder
-
-
-
 
 #: the columns of :attr:`BatchResult.table`
 COLUMNS = ("episode", "seed", "steps", "return", "terminated", "truncated", "file", "frames", "error")
@@ -50,7 +47,7 @@ class Episode:
 class Job:
     """Settings shared by every episode of one :func:`record_batch` call (sent to workers)."""
 
-    payload: bytes  # cloudpickle of (make_env, policy, keep)
+    payload: bytes  # gymview._user_code.pickled((make_env, policy, keep))
     out: str
     layout: str
     max_steps: int | None
@@ -85,7 +82,7 @@ class _Setup:
     """A worker's env, policy, keep and renderer, made once per worker thread and job."""
 
     def __init__(self, payload: bytes, vectorized: bool) -> None:
-        make_env, self.policy, self.keep = cloudpickle.loads(payload)
+        make_env, self.policy, self.keep = pickle.loads(payload)
         self.env: gym.Env = make_env()
         self.renderer: BatchRenderer | None = renderer_for(self.env) if vectorized else None
 
@@ -102,13 +99,6 @@ def _setup_for(job: Job) -> _Setup:
         cache.clear()
         cache[key] = _Setup(job.payload, job.vectorized)
     return cache[key]
-
-
-def error_text(error: BaseException) -> str:
-    """``Type: message (file:line in function)`` for the innermost frame of the traceback."""
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
 
 
 def run_episode(job: Job, index: int, seed: int) -> dict[str, Any]:

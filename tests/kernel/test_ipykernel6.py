@@ -5,9 +5,11 @@ from hitting the next run); gymview.play (whose cell has ended) obeys the button
 
 import json
 import os
+import site
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 from conftest import running_kernel
@@ -21,8 +23,14 @@ def ipykernel6(tmp_path_factory):
     """The name of a kernelspec whose kernel runs ipykernel 6 (JUPYTER_PATH points at it)."""
     root = tmp_path_factory.mktemp("ipykernel6")
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
+    # Everything but ipykernel comes from this interpreter's environment (itself perhaps a venv, which
+    # --system-site-packages would skip): its site folders, .pth files included, after the venv's own.
+    inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    (Path(inner) / "zz_outer_environment.pth").write_text(
+        "".join(f"import site; site.addsitedir({folder!r})\n" for folder in site.getsitepackages()))
     done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "ipykernel>=6.29,<7"],
                           capture_output=True, text=True)
     if done.returncode != 0:

@@ -1,0 +1,74 @@
+"""gymview at the lowest versions it declares: a new virtual environment with each core dependency at
+the lower bound pyproject.toml gives it (their own dependencies resolved as pip would for a user),
+then the unit tests. ``./dev.sh test`` runs this last; by hand:
+
+    python tests/packaging/lowest.py .venv-lowest
+
+A bound that is too low shows up here as a failed install or a failed test: raise it in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import tomllib
+import venv
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[2]
+# The unit tests: what needs no optional dependency (torch, ALE, MuJoCo, neat-python, SB3, JupyterLab),
+# no kernel and no browser.
+UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/renderers/test_renderers.py", "tests/test_watch.py",
+              "tests/test_playback.py", "tests/test_worker.py", "tests/test_worker_errors.py", "tests/test_cli.py",
+              "tests/test_layout.py", "tests/test_memory.py", "gymview/image", "gymview/live", "gymview/video",
+              "gymview/renderers/classic_control.py", "gymview/_user_code.py", "gymview/_checks.py"]
+
+
+def lowest_pins(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """``name==version`` for each core dependency, at its ``>=`` bound.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "pyproject.toml").write_text('[project]\\ndependencies = ["numpy>=1.24", "pillow>=10.1,<13"]\\n')
+    >>> lowest_pins(folder / "pyproject.toml")
+    ['numpy==1.24', 'pillow==10.1']
+    """
+    pins = []
+    for line in tomllib.loads(pyproject.read_text())["project"]["dependencies"]:
+        requirement = Requirement(line)
+        lower = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        if len(lower) != 1:
+            raise ValueError(f"pyproject.toml: {line!r} needs one >= bound, the lowest version gymview supports")
+        pins.append(f"{requirement.name}=={lower[0]}")
+    return pins
+
+
+def test_tools(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
+    """The test extra's own tools (pytest, psutil, moviepy...), which pip resolves beside the pins."""
+    test = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["test"]
+    return [line for line in test if Requirement(line).name != "gymview"]
+
+
+def main(folder: str) -> int:
+    started = time.monotonic()
+    environment = ROOT / folder
+    venv.EnvBuilder(with_pip=True, clear=True).create(environment)
+    python = str(environment / "bin" / "python")
+    constraints = environment / "lowest-constraints.txt"
+    constraints.write_text("\n".join(lowest_pins()) + "\n")
+    print(f"lowest versions: {', '.join(lowest_pins())}; installing into {environment}", flush=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-c", str(constraints),
+                    "-e", str(ROOT), *test_tools()], check=True)
+    print(f"lowest versions: installed in {time.monotonic() - started:.0f} s", flush=True)
+    run_environment = dict(os.environ, VIRTUAL_ENV=str(environment),
+                           PATH=f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-m", "not kernel and not browser",
+                           *UNIT_TESTS], cwd=ROOT, env=run_environment).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ".venv-lowest"))
