@@ -7,9 +7,7 @@ torch nor ffmpeg helpers.
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))  # doctest: +SKIP
 """
 
-import sys
-
-from gymview._lazy import MovedModules, lazy_exports
+from gymview._internal.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -17,7 +15,7 @@ _EXPORTS = {
     "BatchResult": "gymview.video.batch",
     "Job": "gymview.jobs",
     "Run": "gymview.playback",
-    "Stopped": "gymview.live.controls",
+    "Stopped": "gymview.errors",
     "background": "gymview.jobs",
     "play": "gymview.playback",
     "should_stop": "gymview.jobs",
@@ -27,7 +25,7 @@ _EXPORTS = {
     "VideoRecorder": "gymview.video.recorder",
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",
-    "WorkerError": "gymview._worker",
+    "WorkerError": "gymview.errors",
     "live_views": "gymview.live.widget",
     "load_ipython_extension": "gymview.magic",
     "record_batch": "gymview.video.batch",
@@ -41,8 +39,3 @@ _EXPORTS = {
 
 __all__ = [*_EXPORTS, "__version__"]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-# Import paths that earlier releases documented, now homes of their own.
-_MOVED = {"gymview.preprocess": "gymview.atari", "gymview.display": "gymview.headless.virtual_display"}
-if not any(isinstance(finder, MovedModules) and finder.moved == _MOVED for finder in sys.meta_path):
-    sys.meta_path.append(MovedModules(_MOVED))

@@ -116,7 +116,8 @@ def _xvfb() -> Check:
 
 def _ffmpeg() -> Check:
     """The binary recording will use (find_ffmpeg's choice), and whether it runs."""
-    from gymview.video.ffmpeg import ENV_VAR, FFmpegNotFoundError, find_ffmpeg
+    from gymview.errors import FFmpegNotFoundError
+    from gymview.video.ffmpeg import ENV_VAR, find_ffmpeg
 
     fix = f'pip install -U imageio-ffmpeg, or set {ENV_VAR} to the path of an ffmpeg binary'
     try:

@@ -27,8 +27,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gymview._background import Ending, Running
-from gymview.live.controls import Stopped, request_thread_stop, thread_stop_requested
+from gymview._internal.background import Ending, Running
+from gymview.errors import Stopped
+from gymview.live.controls import request_thread_stop, thread_stop_requested
 
 __all__ = ["Job", "background", "running_jobs", "should_stop"]
 

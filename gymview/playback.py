@@ -19,9 +19,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview._background import Ending, Running
-from gymview._checks import check_optional_int
-from gymview.live.controls import Stopped, check_speed
+from gymview._internal.background import Ending, Running
+from gymview._internal.checks import check_optional_int
+from gymview.errors import Stopped
+from gymview.live.controls import check_speed
 from gymview.watched import WatchedEnv, watch
 
 __all__ = ["play", "Run", "key_policy", "running_plays"]

@@ -8,7 +8,7 @@ import numpy as np
 import psutil
 import pytest
 
-from gymview._memory import HeapTrimmer
+from gymview._internal.memory import HeapTrimmer
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="malloc_trim is glibc's")

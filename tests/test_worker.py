@@ -2,7 +2,8 @@ import threading
 
 import pytest
 
-from gymview._worker import Worker, WorkerError
+from gymview._internal.worker import Worker
+from gymview.errors import WorkerError
 
 
 def test_start_and_stop_are_idempotent():

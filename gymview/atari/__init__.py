@@ -3,7 +3,7 @@
 torch is imported when a pipeline is made (``pip install "gymview[torch]"``), never by ``import gymview``.
 """
 
-from gymview._lazy import lazy_exports
+from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "AtariPipeline": ".pipeline",

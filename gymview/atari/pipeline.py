@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gymview._checks import check_int
-from gymview._worker import Worker
+from gymview._internal.checks import check_int
+from gymview._internal.worker import Worker
 from gymview.image.tiling import tile
 
 if TYPE_CHECKING:

@@ -18,6 +18,8 @@ import socket
 import sys
 from dataclasses import dataclass
 
+from gymview._internal.kernel import ipython_shell
+
 __all__ = ["Environment", "detect", "display_reachable", "ipykernel_breaks_thread_sends"]
 
 NOTEBOOK_FRONTENDS = frozenset({"colab", "jupyter", "vscode"})
@@ -97,7 +99,7 @@ def ipykernel_breaks_thread_sends(version: str | None) -> bool:
 def _frontend() -> str:
     if os.environ.get("COLAB_RELEASE_TAG") or "google.colab" in sys.modules or _importable("google.colab"):
         return "colab"
-    shell = _ipython_shell()
+    shell = ipython_shell()
     if shell is None:
         return "python"
     if getattr(shell, "kernel", None) is None:
@@ -105,13 +107,6 @@ def _frontend() -> str:
     if "VSCODE_PID" in os.environ or "VSCODE_CWD" in os.environ:
         return "vscode"
     return "jupyter"
-
-
-def _ipython_shell() -> object | None:
-    ipython = sys.modules.get("IPython")  # never imported here: if nobody imported it, no shell runs
-    if ipython is None:
-        return None
-    return ipython.get_ipython()
 
 
 def _importable(module: str) -> bool:

@@ -9,7 +9,7 @@ of gymview.
 (200, 300, 3)
 """
 
-from gymview._lazy import lazy_exports
+from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "check_frame": ".frames",

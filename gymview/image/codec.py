@@ -16,7 +16,7 @@ import io
 import numpy as np
 from PIL import Image
 
-from gymview._checks import check_int
+from gymview._internal.checks import check_int
 
 try:
     import simplejpeg

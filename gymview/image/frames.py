@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from gymview._checks import check_int
+from gymview._internal.checks import check_int
 
 __all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size"]
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from gymview._checks import check_int
+from gymview._internal.checks import check_int
 
 
 def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int | None = None) -> np.ndarray:

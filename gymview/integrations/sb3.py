@@ -26,7 +26,8 @@ try:
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
 
-from gymview.live.controls import PAUSED, Stopped
+from gymview.errors import Stopped
+from gymview.live.controls import PAUSED
 from gymview.live.throttle import compute_fills_every_core
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import tiled

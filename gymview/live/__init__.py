@@ -7,7 +7,7 @@ the wire format the front-end (``js/widget.js``) speaks. IPython and anywidget a
 when ``LiveView`` is first used.
 """
 
-from gymview._lazy import lazy_exports
+from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "LiveView": ".widget",

@@ -14,7 +14,7 @@ False
 >>> controls.stop(); controls.before_step(fps=None)
 Traceback (most recent call last):
 ...
-gymview.live.controls.Stopped: stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly
+gymview.errors.Stopped: stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-__all__ = ["RunControls", "Stopped", "SPEEDS", "check_speed", "request_thread_stop", "thread_stop_requested"]
+from gymview.errors import Stopped
+
+__all__ = ["RunControls", "SPEEDS", "check_speed", "request_thread_stop", "thread_stop_requested"]
 
 # The speeds the view offers, as multiples of the env's render_fps; None is "max" (no pacing).
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -35,22 +37,6 @@ DEFAULT_FPS = 30.0
 PAUSED_POLL_SECONDS = 0.1
 
 RUNNING, PAUSED, STOPPED = "running", "paused", "stopped"
-
-
-class Stopped(Exception):
-    """Raised by a watched env's ``step()`` or ``reset()`` after Stop was clicked in its view (or
-    ``run.stop()``, or a background job's stop): the loop ends at a step boundary. Catch it to end
-    quietly; stable-baselines3's ``learn()`` ends with it.
-
-    >>> try:
-    ...     raise Stopped()
-    ... except Stopped as stop:
-    ...     print("ended:", stop)
-    ended: stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly
-    """
-
-    def __init__(self, message: str = "stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly") -> None:
-        super().__init__(message)
 
 
 def check_speed(speed: float | str | None) -> float | None:

@@ -33,7 +33,8 @@ try:
 except ImportError:  # Windows: pipes keep their size
     fcntl = None
 
-from gymview._user_code import pickled
+from gymview._internal.user_code import pickled
+from gymview.errors import EncoderProcessError
 from gymview.live.deferred import DeferredFrame
 from gymview.live.encoder_child import (
     FORMATS,
@@ -45,7 +46,7 @@ from gymview.live.encoder_child import (
     write_all,
 )
 
-__all__ = ["EncoderProcess", "EncoderProcessError", "encoder_command"]
+__all__ = ["EncoderProcess", "encoder_command"]
 
 # Run by `python -c`: put the folder gymview was imported from on the path *after* the standard
 # library (PYTHONPATH would put it first, and a module there named like a stdlib one would win),
@@ -60,10 +61,6 @@ sys.path.insert(after, root)
 from gymview.live.encoder_child import serve
 serve()
 """
-
-
-class EncoderProcessError(RuntimeError):
-    """The helper process could not be started or stopped answering."""
 
 
 def encoder_command(package_root: str | None = None) -> list[str]:

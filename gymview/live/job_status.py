@@ -11,6 +11,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from gymview._internal.kernel import in_kernel
+
 __all__ = ["JobStatus", "show_in_notebook"]
 
 _ESM = """
@@ -71,9 +73,7 @@ class JobStatus(anywidget.AnyWidget):
 
 def show_in_notebook(widget: Any) -> None:
     """Display ``widget`` when running in a notebook kernel; nothing elsewhere."""
-    from gymview.live.widget import _in_kernel
-
-    if _in_kernel():
+    if in_kernel():
         from IPython.display import display
 
         display(widget)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gymview._checks import check_int
+from gymview._internal.checks import check_int
 
 __all__ = ["FrameHistory", "DEFAULT_SECONDS", "DEFAULT_MAX_BYTES"]
 

@@ -42,13 +42,14 @@ from typing import Any
 
 import numpy as np
 
-from gymview._checks import check_int
-from gymview._memory import give_back_free_memory
-from gymview._worker import Worker
+from gymview._internal.checks import check_int
+from gymview._internal.memory import give_back_free_memory
+from gymview._internal.worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample
 from gymview.live.deferred import DeferredFrame
-from gymview.live.encoder_process import EncoderProcess, EncoderProcessError
+from gymview.errors import EncoderProcessError
+from gymview.live.encoder_process import EncoderProcess
 from gymview.live.protocol import frame_header
 from gymview.live.replay import FrameHistory
 from gymview.live.throttle import PROCESS_BUDGET, MessageBudget

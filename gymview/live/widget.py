@@ -28,6 +28,8 @@ import anywidget
 import traitlets
 from comm import DummyComm
 
+from gymview._internal.kernel import in_kernel as running_in_kernel
+
 from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import protocol
@@ -83,19 +85,6 @@ def live_views() -> list[LiveView]:
     """The LiveViews of this process that are not closed, oldest first."""
     with _views_lock:
         return list(_views)
-
-
-def _in_kernel() -> bool:
-    """True inside an IPython kernel (not a process forked from one), where a notebook front-end
-    can show widgets."""
-    if _forked_child:
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 class LiveView(anywidget.AnyWidget):
@@ -167,7 +156,7 @@ class LiveView(anywidget.AnyWidget):
         self._seen_once: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._applied: dict[str, str] = {}  # click id -> action, for a cancel
         self._control_lock = threading.Lock()
-        self._in_kernel = _in_kernel() if in_kernel is None else bool(in_kernel)
+        self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()

@@ -8,13 +8,13 @@ neat-python is imported when first used (``pip install "gymview[neat]"``).
 4
 """
 
-from gymview._lazy import lazy_exports
+from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "DEFAULTS": ".config",
     "EvolutionPanel": ".panel",
     "EvolutionResult": ".evolution",
-    "FitnessError": ".evolution",
+    "FitnessError": "gymview.errors",
     "GenomePolicy": ".policy",
     "config_for": ".config",
     "evolve": ".evolution",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gymview._user_code import error_text
+from gymview._internal.user_code import error_text
 from gymview.neat.config import make_env_from
 from gymview.neat.policy import GenomePolicy
 
@@ -53,7 +53,7 @@ def genome_seed(seed: int, generation: int, key: int) -> int:
 
 @dataclass
 class Task:
-    """What every evaluation needs besides the genome, pickled once (gymview._user_code.pickled) per run."""
+    """What every evaluation needs besides the genome, pickled once (gymview._internal.user_code.pickled) per run."""
 
     make_env: Callable[[], Any]
     fitness: Callable[..., float] | None

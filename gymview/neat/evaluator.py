@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymview._user_code import error_text, pickled
+from gymview._internal.user_code import error_text, pickled
 from gymview.neat.evaluation import Evaluation, Task, chunked, evaluate_chunk
 from gymview.neat.workers import CLOSED, NOT_STARTED, Died, Workers
 

@@ -15,7 +15,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview._checks import check_int, check_optional_int
+from gymview._internal.checks import check_int, check_optional_int
+from gymview._internal.kernel import in_kernel
+from gymview.errors import FitnessError
 from gymview.jobs import should_stop
 from gymview.neat._neat import neat_module
 from gymview.neat.config import (
@@ -29,10 +31,6 @@ from gymview.neat.evaluation import Task, genome_seed
 from gymview.neat.evaluator import Batch, Evaluator
 from gymview.neat.panel import EvolutionPanel
 from gymview.neat.policy import GenomePolicy
-
-
-class FitnessError(RuntimeError):
-    """A genome's fitness could not be computed (the fitness function raised, or its worker died)."""
 
 
 class EvolutionResult:
@@ -215,7 +213,7 @@ def evolve(
         probe, _ = make_env_from(make)
         mapping, action_space = spaces_of(probe), probe.action_space
         probe.close()
-        show = _in_notebook() if panel is None else panel
+        show = in_kernel() if panel is None else panel
         view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
 
         started: list[Batch] = []  # the next generation's evaluation, handed to the workers as soon as it is bred
@@ -306,13 +304,6 @@ def _watch(make: Callable[[], gym.Env]) -> Any:
     from gymview.watched import watch
 
     return watch(make())
-
-
-def _in_notebook() -> bool:
-    import sys
-
-    shell = sys.modules.get("IPython") and __import__("IPython").get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/", **options: Any) -> Any:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from gymview._user_code import error_text
+from gymview._internal.user_code import error_text
 from gymview.neat.evaluation import Evaluation
 
 NOT_STARTED = object()  # what a dead worker "replies" for the chunks it had not begun

@@ -18,7 +18,7 @@ MuJoCo envs with MuJoCo's own renderer, pixel-equal to ``env.render()``.
 True
 """
 
-from gymview._lazy import lazy_exports
+from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "BatchRenderer": ".base",

@@ -27,8 +27,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview._checks import check_int, check_optional_int
-from gymview._user_code import error_text, pickled
+from gymview._internal.checks import check_int, check_optional_int
+from gymview._internal.user_code import error_text, pickled
 from gymview.video.batch_episode import (
     COLUMNS,
     Episode,

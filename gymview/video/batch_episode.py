@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
-from gymview._user_code import error_text
+from gymview._internal.user_code import error_text
 from gymview.image.frames import downsample, to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
@@ -47,7 +47,7 @@ class Episode:
 class Job:
     """Settings shared by every episode of one :func:`record_batch` call (sent to workers)."""
 
-    payload: bytes  # gymview._user_code.pickled((make_env, policy, keep))
+    payload: bytes  # gymview._internal.user_code.pickled((make_env, policy, keep))
     out: str
     layout: str
     max_steps: int | None

@@ -30,9 +30,9 @@ import weakref
 from fractions import Fraction
 from typing import IO
 
+from gymview.errors import FFmpegError, FFmpegNotFoundError
+
 __all__ = [
-    "FFmpegError",
-    "FFmpegNotFoundError",
     "FFmpegProcess",
     "encode_command",
     "even_size",
@@ -48,14 +48,6 @@ ENV_VAR = "GYMVIEW_FFMPEG"
 FRAGMENTED_MOVFLAGS = "+frag_keyframe+empty_moov+default_base_moof"
 
 _STDERR_SHOWN = 4000  # characters of ffmpeg's stderr put into an error message
-
-
-class FFmpegNotFoundError(RuntimeError):
-    """No ffmpeg binary could be found."""
-
-
-class FFmpegError(RuntimeError):
-    """ffmpeg failed; the message holds its command line and its own error text."""
 
 
 def find_ffmpeg() -> str:

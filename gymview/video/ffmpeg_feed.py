@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from gymview._memory import give_back_free_memory
-from gymview._worker import Worker, WorkerError
+from gymview._internal.memory import give_back_free_memory
+from gymview._internal.worker import Worker
+from gymview.errors import FFmpegError, WorkerError
 from gymview.image.yuv import I420Converter
-from gymview.video.ffmpeg import FFmpegError, FFmpegProcess, remux_command
+from gymview.video.ffmpeg import FFmpegProcess, remux_command
 
 _QUEUE_BYTES = 64 * 2**20  # frames waiting for the encoder, at most (and at most 32 of them)
 _POLL_SECONDS = 0.25  # how often a blocked write() looks whether the encoder thread has failed

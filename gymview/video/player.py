@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from gymview._checks import check_int
+from gymview._internal.checks import check_int
 
 __all__ = ["VideoGrid", "show_video"]
 

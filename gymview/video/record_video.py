@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import logger
 
-from gymview._checks import check_int
+from gymview._internal.checks import check_int
 from gymview.renderers import renderer_for
 from gymview.video.ffmpeg import find_ffmpeg
 from gymview.video.recorder import VideoRecorder, check_writable_folder

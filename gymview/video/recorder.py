@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gymview._checks import check_int, check_optional_int
+from gymview._internal.checks import check_int, check_optional_int
 from gymview.image.frames import to_rgb_uint8
 from gymview.image.yuv import I420Converter
 from gymview.video.ffmpeg import encode_command, find_ffmpeg, fps_text

@@ -13,7 +13,6 @@ pytest.importorskip("cv2")
 
 from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation  # noqa: E402
 
-from gymview._worker import WorkerError  # noqa: E402
 from gymview.atari import AtariPipeline, area_weights, atari_vector_env, wrap
 from gymview.atari.resize import import_torch  # noqa: E402
 

@@ -8,7 +8,8 @@ import pytest
 from live_helpers import ShownView, browser_says
 
 import gymview
-from gymview.live.controls import RunControls, Stopped, check_speed, request_thread_stop
+from gymview.errors import Stopped
+from gymview.live.controls import RunControls, check_speed, request_thread_stop
 
 
 def stepping(controls, count):

@@ -10,7 +10,7 @@ import psutil
 import pytest
 from PIL import Image
 
-from gymview._worker import WorkerError
+from gymview.errors import WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
 from gymview.live import streamer as stream

@@ -18,7 +18,7 @@ from video_checks import (
 
 from gymview import VideoRecorder
 from gymview.video import ffmpeg
-from gymview.video.ffmpeg import FFmpegError, FFmpegNotFoundError
+from gymview.errors import FFmpegError, FFmpegNotFoundError
 
 ROOT = Path(__file__).resolve().parents[2]
 

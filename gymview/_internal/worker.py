@@ -22,11 +22,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-__all__ = ["Worker", "WorkerError"]
+from gymview.errors import WorkerError
 
-
-class WorkerError(RuntimeError):
-    """Raised in the user's thread when a gymview background thread failed."""
+__all__ = ["Worker"]
 
 
 class Worker:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 import sysconfig
 import traceback
 import types
@@ -29,6 +28,8 @@ from collections import ChainMap
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from gymview._internal.kernel import ipython_shell
 
 
 def pickled(value: object) -> bytes:
@@ -63,21 +64,13 @@ def _with_file_name(rebuild: Any, arguments: tuple, file_name: str) -> types.Cod
 def file_label(file_name: str) -> str:
     """``Cell In[4]`` for code IPython compiled from a cell (its file is a temporary path, or
     ``<ipython-input-...>``), else ``file_name`` unchanged."""
-    shell = _ipython_shell()
+    shell = ipython_shell()
     if shell is not None:
         name_of = getattr(getattr(shell, "compile", None), "format_code_name", None)
         label = name_of(file_name) if name_of is not None else None
         if label is not None:
             return " ".join(label)
     return file_name
-
-
-def _ipython_shell() -> Any:
-    if "IPython" not in sys.modules:  # never imported here: no shell
-        return None
-    from IPython import get_ipython
-
-    return get_ipython()
 
 
 def place(file_name: str, line: int | None) -> str:
