@@ -125,6 +125,8 @@ class Run(Ending):
         self._stopped = False
         self._thread = threading.Thread(target=self._main, name="gymview-play", daemon=True)
         self.begin(_running)
+        # Closing the env first ends this loop (unless the loop itself closes it).
+        self._forget_close_hook = env.feed.on_close(lambda: None if self.in_loop_thread() else self.stop())
         self._thread.start()
 
     # -- the buttons, from Python ---------------------------------------------------------------
@@ -183,11 +185,12 @@ class Run(Ending):
             controls.set_keys(())
             self.view.keyboard = False
             try:
-                self.env.show_final_frame()
+                self.env.feed.show_final_frame()
             except Exception as error:  # the loop's own error comes first
                 if self._error is None:
                     self._error = error
             finally:
+                self._forget_close_hook()
                 self.end()
 
     def _loop(self) -> None:

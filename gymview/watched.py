@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
@@ -26,19 +26,15 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.headless.opengl import check_mujoco_rendering
-from gymview.live.controls import PAUSED, RunControls
-from gymview.live.widget import LiveView
 from gymview.live.deferred import DeferredFrame
+from gymview.live.feed import ViewFeed, render_fps
+from gymview.live.widget import LiveView
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
+from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
-from gymview.renderers.grid import TiledDrawing, TiledPainter, tiled
 from gymview.video.record_video import RecordVideo
 
 __all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
-
-# A vector env's frames are tiled into one picture; beyond this many sub-envs only the first are shown.
-MAX_TILED_ENVS = 16
-
 
 def _is_sb3_vec_env(env: object) -> bool:
     """A stable-baselines3 VecEnv, told without importing stable-baselines3."""
@@ -150,33 +146,20 @@ def watch(
         view = LiveView(**settings)
     try:
         if kind == "env":
-            wrapped: Any = WatchedEnv(env, view, snapshot=snapshot)
+            wrapped: Any = WatchedEnv(env, view, snapshot=snapshot, owns_view=made_view)
         elif kind == "vector":
-            wrapped = WatchedVectorEnv(env, view, fast_render=fast_render)
+            wrapped = WatchedVectorEnv(env, view, fast_render=fast_render, owns_view=made_view)
         else:
             from gymview.integrations.sb3 import WatchedVecEnv
 
-            wrapped = WatchedVecEnv(env, view, fast_render=fast_render)
+            wrapped = WatchedVecEnv(env, view, fast_render=fast_render, owns_view=made_view)
     except BaseException:
         if made_view:
             view.close()
         raise
-    wrapped._owns_view = made_view
-    if view.env_fps is None:
-        view.env_fps = render_fps_of(env, kind)
     if display and view.active:
         view.show()
     return wrapped
-
-
-def render_fps_of(env: Any, kind: str) -> float | None:
-    """The env's ``metadata["render_fps"]`` (what speed 1.0 plays at), or None when it has none."""
-    try:
-        metadata = env.get_attr("metadata")[0] if kind == "sb3" else env.metadata
-    except Exception:  # an SB3 VecEnv whose workers cannot answer: play it unpaced
-        return None
-    fps = (metadata or {}).get("render_fps")
-    return float(fps) if isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0 else None
 
 
 def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:
@@ -190,156 +173,40 @@ def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | No
     return painter.frame_of if painter is not None else None
 
 
-def frames_of_sub_envs(rendered: Any) -> list[Any]:
-    """The first MAX_TILED_ENVS of a vector env's rendered frames."""
-    return list(rendered)[:MAX_TILED_ENVS]
-
-
-def state_painter(envs: Sequence[gym.Env] | None) -> TiledPainter | None:
-    """A painter that draws these sub-envs from their states in the view's encoder process, or None
-    when their states cannot be read here (sub-envs in other processes) or drawn (no renderer)."""
-    if not envs or len(envs) > MAX_TILED_ENVS:
-        return None
-    renderers = [renderer_for(env) for env in envs]
-    first = renderers[0]
-    if any(r is None or (type(r), r.width, r.height) != (type(first), first.width, first.height) for r in renderers):
-        return None
-    return TiledPainter(first, len(envs))
-
-
-def drawing_of(painter: TiledPainter, envs: Sequence[gym.Env], returns: Sequence[float]) -> TiledDrawing:
-    """The sub-envs' grid as it is now, to be drawn elsewhere: their states and returns only."""
-    return TiledDrawing.of(painter, [painter.renderer.state_of(env) for env in envs], returns)
-
-
-class ShowsFrames:
-    """What the watched wrappers share: render only when due, time it, and a last frame on close.
-
-    A step costs one clock read until the next frame is due, or until the frame being encoded
-    may be back (then ``view.pump()`` has it sent): the loops users watch can run at 100,000
-    steps a second, where even a few method calls per step are a visible slowdown.
-    """
-
-    view: LiveView
-    _controls: RunControls
-    _next_check = 0.0
-    _closed = False
-    _owns_view = False  # watch() made the view: closing the env closes it too
-
-    def _frame(self) -> Any:
-        raise NotImplementedError
-
-    def _obey_controls(self) -> None:
-        """Pause, Step, Stop and Speed from the view; called only while they ask for something."""
-        controls = self._controls
-        if controls.state == PAUSED:
-            self._show(force=True)  # a paused view shows the state the loop is held at
-        controls.before_step(self.view.env_fps, wait=self.view.paused_wait)
-
-    def _info(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _helper_competes(self) -> bool:
-        """Whether the view's helper process takes its time from this loop (see LiveView.record_cost)."""
-        return False
-
-    def _show(self, force: bool = False) -> None:
-        if self.view.frame_due() or (force and self.view.active):
-            started = perf_counter()
-            try:
-                frame = self._frame()
-            except Exception as error:
-                self.view.stop()  # the view keeps its last frame; the error is the user's
-                if hasattr(error, "add_note") and any(word in str(error) for word in ("OpenGL", "GLFW", "EGL", "OSMesa")):
-                    error.add_note(
-                        "gymview: the env could not render for the live view. Run gymview.setup() (or "
-                        "%load_ext gymview) before making the env; python -m gymview doctor says which "
-                        "OpenGL backend works here"
-                    )
-                raise
-            self.view.push(frame, force=force, **self._info())
-            self.view.record_cost(perf_counter() - started, count_helper=self._helper_competes())
-        self._next_check = perf_counter() + self.view.pump_and_hear()
-
-    def show_final_frame(self) -> None:
-        """Show the state the env is in now (the throttle may have skipped it) and keep it in the
-        notebook's output as a still image beside the live view (:meth:`LiveView.keep_still_image`)."""
-        if self.view.active:
-            self._show(force=True)
-            self.view.flush()
-            self.view.keep_still_image()
-
-    def _close_watching(self, started: bool, close_env: Callable[[], None]) -> None:
-        """Once: show the final state (if anything ran), stop the view, then close the env.
-
-        A view that :func:`watch` made is closed (released, its last frame left on the page as
-        a still image); one the user passed in is only stopped.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        from gymview.playback import running_plays
-
-        for run in running_plays():  # a play loop on this env ends before the env closes
-            if run.env is self and not run.in_loop_thread():
-                run.stop()
-        try:
-            if started:
-                self._stop_view()
-            else:
-                self._end_view()
-        finally:
-            close_env()
-
-    def _stop_view(self) -> None:
-        """Show the final state (the throttle may have skipped it), then stop or close the view."""
-        try:
-            self._show(force=True)
-        finally:
-            self._end_view()
-
-    def _end_view(self) -> None:
-        if self._owns_view:
-            self.view.close()
-        else:
-            self.view.stop()
-
-
-class WatchedEnv(ShowsFrames, gym.Wrapper):
+class WatchedEnv(gym.Wrapper):
     """A single env whose frames go to ``self.view``; made by :func:`watch`."""
 
-    def __init__(
-        self, env: gym.Env, view: LiveView, snapshot: Callable[[gym.Env], DeferredFrame | None] | None = None
-    ) -> None:
+    def __init__(self, env: gym.Env, view: LiveView, snapshot: Callable[[gym.Env], DeferredFrame | None] | None = None,
+                 owns_view: bool = False) -> None:
         super().__init__(env)
         self.view = view
-        self._controls = view.controls
+        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
         self._snapshot = snapshot
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        if self._controls.engaged:
-            self._controls.before_reset()
+        feed = self.feed
+        feed.before_reset()
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0
-        # Gated like step(): short episodes reset thousands of times a second (CartPole with
-        # random actions: every ~20 steps), and a full check on each cost the loop 8%.
-        if perf_counter() >= self._next_check:
-            self._show()
+        # Gated like step(): short episodes reset thousands of times a second.
+        if perf_counter() >= feed.next_check:
+            feed.show()
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        # The hot path of every watched loop: kept to a few operations (see ShowsFrames).
-        if self._controls.engaged:
-            self._obey_controls()
+        # The hot path of every watched loop: kept to a few operations (see ViewFeed).
+        feed = self.feed
+        if feed.controls.engaged:
+            feed.obey_controls()
         result = self.env.step(action)
         self.total_steps += 1
         self.episode_return += result[1]
-        if perf_counter() >= self._next_check:
-            self._show()
+        if perf_counter() >= feed.next_check:
+            feed.show()
         return result
 
     def _frame(self) -> Any:
@@ -351,19 +218,23 @@ class WatchedEnv(ShowsFrames, gym.Wrapper):
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
 
+    def show_final_frame(self) -> None:
+        """Show the env's state now and keep it in the notebook's output as a still image."""
+        self.feed.show_final_frame()
+
     def close(self) -> None:
         """Close the env (finishing its videos) and the view watch() made (its last frame stays on the
         page as a still image; a view passed with ``view=`` is only stopped)."""
-        self._close_watching(self.episode > 0, super().close)
+        self.feed.close(self.episode > 0, super().close)
 
 
-class WatchedVectorEnv(ShowsFrames, VectorWrapper):
+class WatchedVectorEnv(VectorWrapper):
     """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
 
-    def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True) -> None:
+    def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True, owns_view: bool = False) -> None:
         super().__init__(env)
         self.view = view
-        self._controls = view.controls
+        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
         self.total_steps = 0
         self.episodes_done = 0
         self.returns = np.zeros(self.num_envs)
@@ -380,18 +251,18 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         self._mujoco = MujocoGridPainter.for_envs(self._sub_envs) if self._painter is None and many else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        if self._controls.engaged:
-            self._controls.before_reset()
+        self.feed.before_reset()
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
         self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
         self._started = True
-        self._show()
+        self.feed.show()
         return observations, infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        if self._controls.engaged:
-            self._obey_controls()
+        feed = self.feed
+        if feed.controls.engaged:
+            feed.obey_controls()
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self.total_steps += 1
         self.returns += np.asarray(rewards, dtype=float)
@@ -400,8 +271,8 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
             self.episodes_done += int(done.sum())
             self.last_return = float(self.returns[done][-1])
             self.returns[done] = 0.0
-        if perf_counter() >= self._next_check:
-            self._show()
+        if perf_counter() >= feed.next_check:
+            feed.show()
         return observations, rewards, terminations, truncations, infos
 
     def _frame(self) -> Any:
@@ -415,11 +286,15 @@ class WatchedVectorEnv(ShowsFrames, VectorWrapper):
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
             return rendered
         extra = [(self._pipeline.preview(0), "agent sees (env 0)")] if self._pipeline is not None else []
-        return tiled(frames_of_sub_envs(rendered), self.returns, extra)
+        return tiled(first_tiled(rendered), self.returns, extra)
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
 
+    def show_final_frame(self) -> None:
+        """Show the envs' state now and keep it in the notebook's output as a still image."""
+        self.feed.show_final_frame()
+
     def close(self, **kwargs: Any) -> None:
         """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
-        self._close_watching(self._started, lambda: super(WatchedVectorEnv, self).close(**kwargs))
+        self.feed.close(self._started, lambda: super(WatchedVectorEnv, self).close(**kwargs))

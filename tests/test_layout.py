@@ -64,8 +64,12 @@ def gymview_imports(path: pathlib.Path, root: pathlib.Path) -> list[tuple[int, s
                 target = node.module or ""
             if node.module is None or target == "gymview":  # `from gymview import x`: x may be a module
                 found += [(node.lineno, f"{target}.{alias.name}") for alias in node.names]
-            else:
-                found.append((node.lineno, target))
+            else:  # `from gymview.live import protocol` imports the module protocol, not the package's names
+                named = {f"{target}.{alias.name}" for alias in node.names}
+                modules = {name for name in named if module_path(name, root) is not None}
+                found += [(node.lineno, name) for name in sorted(modules)]
+                if modules != named:
+                    found.append((node.lineno, target))
         elif isinstance(node, ast.Dict):  # lazy_exports tables name modules as strings
             for value in node.values:
                 if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
@@ -91,6 +95,60 @@ def violations(root: pathlib.Path = PACKAGE) -> list[str]:
                 source = path.read_text().splitlines()[line - 1].strip()
                 problems.append(f"{path.relative_to(root.parent)}:{line}: {room} imports {target_room}: {source}")
     return problems
+
+
+def module_path(name: str, root: pathlib.Path) -> pathlib.Path | None:
+    """The file of dotted module ``name`` (a package's ``__init__.py``), or None if it names no module."""
+    relative = pathlib.Path(*name.split(".")[1:])
+    for candidate in (root / relative / "__init__.py", (root / relative).with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def import_graph(root: pathlib.Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the gymview modules it imports anywhere in its code (a package's lazy-export table
+    included). The root package only holds lazy names: imports of it are not followed."""
+    graph = {}
+    for path in sorted(root.rglob("*.py")):
+        targets = set()
+        for _, target in gymview_imports(path, root):
+            while target != "gymview" and module_path(target, root) is None:
+                target = target.rpartition(".")[0]  # `from gymview.x import name`: the module x
+            if target != "gymview":
+                targets.add(target)
+        graph[module_name(path, root)] = targets - {module_name(path, root)}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One path around each circle of imports (each found from its smallest module name)."""
+    circles = []
+    for start in sorted(graph):
+        stack, seen = [(start, [start])], {start}
+        while stack:
+            module, path = stack.pop()
+            for target in sorted(graph.get(module, ())):
+                if target == start:
+                    circles.append([*path, start])
+                elif target > start and target not in seen:
+                    seen.add(target)
+                    stack.append((target, [*path, target]))
+    return circles
+
+
+def test_no_module_imports_itself_through_others():
+    circles = import_circles(import_graph())
+    assert circles == [], "import circles:\n" + "\n".join(" -> ".join(circle) for circle in circles)
+
+
+def test_circles_are_found_through_function_level_imports(tmp_path):
+    fake = tmp_path / "gymview"
+    (fake / "integrations").mkdir(parents=True)
+    (fake / "watched.py").write_text("def watch():\n    from gymview.integrations.sb3 import WatchedVecEnv\n")
+    (fake / "integrations" / "sb3.py").write_text("from gymview.watched import watch\n")
+    (fake / "playback.py").write_text("from gymview import watched\n")
+    assert import_circles(import_graph(fake)) == [["gymview.integrations.sb3", "gymview.watched", "gymview.integrations.sb3"]]
 
 
 def test_imports_flow_one_way_between_rooms():

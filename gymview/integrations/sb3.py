@@ -27,11 +27,10 @@ except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
 
 from gymview.errors import Stopped
-from gymview.live.controls import PAUSED
+from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.throttle import compute_fills_every_core
 from gymview.live.widget import LiveView
-from gymview.renderers.grid import tiled
-from gymview.watched import ShowsFrames, drawing_of, frames_of_sub_envs, render_fps_of, state_painter
+from gymview.renderers.grid import drawing_of, first_tiled, state_painter, tiled
 
 __all__ = ["WatchCallback", "WatchedVecEnv"]
 
@@ -41,7 +40,7 @@ def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]
     from their states (a ``DummyVecEnv``'s sub-envs that gymview's renderers draw, under
     VecEnvWrappers that leave its frames alone) or their renders."""
     def renders(returns: np.ndarray) -> np.ndarray:
-        return tiled(frames_of_sub_envs(venv.get_images()), returns)
+        return tiled(first_tiled(venv.get_images()), returns)
 
     inner = venv
     while isinstance(inner, VecEnvWrapper):
@@ -77,50 +76,53 @@ class _Returns:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
 
 
-class WatchedVecEnv(ShowsFrames, VecEnvWrapper):
+def _render_fps(venv: VecEnv) -> float | None:
+    try:
+        return render_fps(venv.get_attr("metadata")[0])
+    except Exception:  # workers that cannot answer: play unpaced
+        return None
+
+
+class WatchedVecEnv(VecEnvWrapper):
     """An SB3 ``VecEnv`` whose sub-env frames are tiled into ``self.view``; made by :func:`gymview.watch`."""
 
-    def __init__(self, venv: VecEnv, view: LiveView, fast_render: bool = True) -> None:
+    def __init__(self, venv: VecEnv, view: LiveView, fast_render: bool = True, owns_view: bool = False) -> None:
         VecEnvWrapper.__init__(self, venv)
         self.view = view
-        self._controls = view.controls
         self.returns = _Returns(venv.num_envs)
         self._started = False
         self._grid = _grid_source(venv, fast_render)
+        self.feed = ViewFeed(view, lambda: self._grid(self.returns.running), self.returns.info,
+                             helper_competes=compute_fills_every_core, owns_view=owns_view,  # training fills every core
+                             render_fps=_render_fps(venv))
 
     def reset(self) -> Any:
-        if self._controls.engaged:
-            self._controls.before_reset()
+        self.feed.before_reset()
         observations = self.venv.reset()
         self.returns.running[:] = 0.0
         self._started = True
-        self._show()
+        self.feed.show()
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
-        if self._controls.engaged:  # before the sub-envs step: a paused run holds its state
-            self._obey_controls()
+        if self.feed.controls.engaged:  # before the sub-envs step: a paused run holds its state
+            self.feed.obey_controls()
         self.venv.step_async(actions)
 
     def step_wait(self) -> Any:
         observations, rewards, dones, infos = self.venv.step_wait()
         self.returns.add(rewards, dones)
-        if perf_counter() >= self._next_check:
-            self._show()
+        if perf_counter() >= self.feed.next_check:
+            self.feed.show()
         return observations, rewards, dones, infos
 
-    def _frame(self) -> Any:
-        return self._grid(self.returns.running)
-
-    def _info(self) -> dict[str, Any]:
-        return self.returns.info()
-
-    def _helper_competes(self) -> bool:
-        return compute_fills_every_core()  # training: torch's threads on every core
+    def show_final_frame(self) -> None:
+        """Show the envs' state now and keep it in the notebook's output as a still image."""
+        self.feed.show_final_frame()
 
     def close(self) -> None:
         """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
-        self._close_watching(self._started, self.venv.close)
+        self.feed.close(self._started, self.venv.close)
 
 
 class WatchCallback(BaseCallback):
@@ -141,9 +143,8 @@ class WatchCallback(BaseCallback):
         self._display = display
         self._view_options = view_options
         self._fast_render = fast_render
-        self._grid: Callable[[np.ndarray], Any] | None = None
+        self._feed: ViewFeed | None = None
         self._returns: _Returns | None = None
-        self._next_check = 0.0
 
     def _on_training_start(self) -> None:
         env = self.training_env
@@ -157,35 +158,22 @@ class WatchCallback(BaseCallback):
             self.view = LiveView(**self._view_options)
             if self._display and self.view.active:
                 self.view.show()
-        self._returns = _Returns(env.num_envs)
-        self._grid = _grid_source(env, self._fast_render)
-        if self.view.env_fps is None:
-            self.view.env_fps = render_fps_of(env, "sb3")
+        returns, grid = _Returns(env.num_envs), _grid_source(env, self._fast_render)
+        self._returns = returns
+        self._feed = ViewFeed(self.view, lambda: grid(returns.running), returns.info,
+                              helper_competes=compute_fills_every_core, render_fps=_render_fps(env))
 
     def _on_step(self) -> bool:
+        feed = self._feed
         self._returns.add(self.locals["rewards"], self.locals["dones"])
-        if perf_counter() >= self._next_check:
-            self._show()
-        controls = self.view.controls
-        if controls.engaged:  # Pause / Step / Speed hold training here; Stop ends learn() cleanly
-            if controls.state == PAUSED:
-                self._show(force=True)
+        if perf_counter() >= feed.next_check:
+            feed.show()
+        if feed.controls.engaged:  # Pause / Step / Speed hold training here; Stop ends learn() cleanly
             try:
-                controls.before_step(self.view.env_fps, wait=self.view.paused_wait)
+                feed.obey_controls()
             except Stopped:
                 return False
         return True
 
-    def _show(self, force: bool = False) -> None:
-        view = self.view
-        if view.frame_due() or (force and view.active):
-            started = perf_counter()
-            view.push(self._grid(self._returns.running), force=force, **self._returns.info())
-            view.record_cost(perf_counter() - started, count_helper=compute_fills_every_core())
-        self._next_check = perf_counter() + view.pump_and_hear()
-
     def _on_training_end(self) -> None:
-        try:
-            self._show(force=True)
-        finally:
-            self.view.stop()
+        self._feed.close(started=True, close_env=lambda: None)  # the view stays open: stopped, not closed

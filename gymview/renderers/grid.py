@@ -16,7 +16,7 @@ loop rendering every sub-env.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,8 +24,13 @@ import numpy as np
 from gymview.image.frames import to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers.base import BatchRenderer
+from gymview.renderers.registry import renderer_for
 
-__all__ = ["TiledDrawing", "TiledPainter", "env_label", "tiled"]
+__all__ = ["MAX_TILED_ENVS", "TiledDrawing", "TiledPainter", "drawing_of", "env_label", "first_tiled",
+           "state_painter", "tiled"]
+
+# A vector env's frames are tiled into one picture; beyond this many sub-envs only the first are shown.
+MAX_TILED_ENVS = 16
 
 
 def env_label(index: int, episode_return: float) -> str:
@@ -86,3 +91,25 @@ class TiledDrawing(NamedTuple):
             raise ValueError(f"a TiledDrawing of {painter.count} envs needs {size + painter.count} numbers; got shape {state.shape}")
         painter.renderer._check_states(state[:size].reshape(painter.count, -1))
         return TiledDrawing(painter, state.copy())
+
+
+def first_tiled(frames: Iterable[Any]) -> list[Any]:
+    """The first :data:`MAX_TILED_ENVS` of a vector env's rendered frames: those a grid shows."""
+    return list(frames)[:MAX_TILED_ENVS]
+
+
+def state_painter(envs: Sequence[Any] | None) -> TiledPainter | None:
+    """A painter that draws these sub-envs from their states in another process, or None when
+    their states cannot be read here (sub-envs in other processes) or drawn (no renderer)."""
+    if not envs or len(envs) > MAX_TILED_ENVS:
+        return None
+    renderers = [renderer_for(env) for env in envs]
+    first = renderers[0]
+    if any(r is None or (type(r), r.width, r.height) != (type(first), first.width, first.height) for r in renderers):
+        return None
+    return TiledPainter(first, len(envs))
+
+
+def drawing_of(painter: TiledPainter, envs: Sequence[Any], returns: Sequence[float]) -> TiledDrawing:
+    """The sub-envs' grid as it is now, to be drawn elsewhere: their states and returns only."""
+    return TiledDrawing.of(painter, [painter.renderer.state_of(env) for env in envs], returns)

@@ -217,7 +217,8 @@ def test_a_loop_that_counts_the_helper_process_pays_for_its_time_in_the_budget(s
         view.record_cost(0.0, count_helper=count_helper)
         limits[count_helper] = (view.stats["fps_limit"], view.stats["last_encode_ms"])
     limit, encode_ms = limits[True]
-    assert limit == pytest.approx(0.1 / (encode_ms / 1000), rel=0.02) and limit < 120
+    # stats round fps_limit to 0.01: on a loaded machine a PNG can take seconds, and 0.039 reads 0.04
+    assert limit == pytest.approx(0.1 / (encode_ms / 1000), rel=0.02, abs=0.005) and limit < 120
     assert limits[False][0] == 120.0  # the loop's own time only
 
 

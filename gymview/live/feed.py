@@ -1,0 +1,138 @@
+"""ViewFeed: what stands between a stepping loop and its LiveView. The env wrappers of
+:func:`gymview.watch` and stable-baselines3's ``WatchCallback`` are thin adapters over it.
+
+A feed makes a frame only when one is due, times it against the loop's overhead budget, obeys the
+view's buttons (pause, step, stop, speed), pumps encoded frames out (and, on ipykernel 6, fetches
+the browser's messages), shows the final state, and stops or closes the view once. A step costs the
+loop one clock read until ``next_check``: the loops users watch run at up to 100,000 steps a second.
+
+>>> from time import perf_counter
+>>> import numpy as np
+>>> from gymview.live.widget import LiveView
+>>> feed = ViewFeed(LiveView(), frame=lambda: np.zeros((8, 8, 3), np.uint8), info=dict, owns_view=True)
+>>> if perf_counter() >= feed.next_check:   # in a loop, after each step
+...     feed.show()
+>>> feed.close(started=True, close_env=lambda: None)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from time import perf_counter
+from typing import Any
+
+from gymview.live.controls import PAUSED
+from gymview.live.widget import LiveView
+
+__all__ = ["ViewFeed", "render_fps"]
+
+_GL_WORDS = ("OpenGL", "GLFW", "EGL", "OSMesa")
+
+
+class ViewFeed:
+    """Frames from one loop into ``view``.
+
+    ``frame()`` makes the frame to show (an array or a DeferredFrame), ``info()`` the status line's
+    ``step``, ``episode`` and ``episode_return``. ``helper_competes()`` says whether the view's helper
+    process takes its CPU from this loop (SB3 training, where torch fills every core): its time per
+    frame then counts against the budget too. ``owns_view``: :meth:`close` closes the view (the feed's
+    maker made it) rather than only stopping it. ``render_fps``: the env's own frame rate (what speed
+    1.0 plays at), given to a view that has none yet.
+    """
+
+    def __init__(self, view: LiveView, frame: Callable[[], Any], info: Callable[[], dict[str, Any]],
+                 helper_competes: Callable[[], bool] = lambda: False, owns_view: bool = False,
+                 render_fps: float | None = None) -> None:
+        if view.env_fps is None:
+            view.env_fps = render_fps
+        self.view = view
+        self.controls = view.controls
+        self.next_check = 0.0  # the loop calls show() once perf_counter() reaches it
+        self.owns_view = owns_view
+        self._frame = frame
+        self._info = info
+        self._helper_competes = helper_competes
+        self._closed = False
+        self._close_hooks: list[Callable[[], None]] = []
+
+    def obey_controls(self) -> None:
+        """Pause, Step, Stop and Speed from the view, before a step; call it only while
+        ``controls.engaged``. Raises :class:`gymview.Stopped` after Stop."""
+        if self.controls.state == PAUSED:
+            self.show(force=True)  # a paused view shows the state the loop is held at
+        self.controls.before_step(self.view.env_fps, wait=self.view.paused_wait)
+
+    def before_reset(self) -> None:
+        """Obey a Stop before a reset too (a reset is a step boundary)."""
+        if self.controls.engaged:
+            self.controls.before_reset()
+
+    def show(self, force: bool = False) -> None:
+        """Make and push a frame if one is due (``force``: whenever the view is active), then pump;
+        sets :attr:`next_check`."""
+        view = self.view
+        if view.frame_due() or (force and view.active):
+            started = perf_counter()
+            try:
+                frame = self._frame()
+            except Exception as error:
+                view.stop()  # the view keeps its last frame; the error is the user's
+                if hasattr(error, "add_note") and any(word in str(error) for word in _GL_WORDS):
+                    error.add_note(
+                        "gymview: the env could not render for the live view. Run gymview.setup() (or "
+                        "%load_ext gymview) before making the env; python -m gymview doctor says which "
+                        "OpenGL backend works here"
+                    )
+                raise
+            view.push(frame, force=force, **self._info())
+            view.record_cost(perf_counter() - started, count_helper=self._helper_competes())
+        self.next_check = perf_counter() + view.pump_and_hear()
+
+    def show_final_frame(self) -> None:
+        """Show the state the loop is in now (the throttle may have skipped it) and keep it in the
+        notebook's output as a still image beside the live view."""
+        if self.view.active:
+            self.show(force=True)
+            self.view.flush()
+            self.view.keep_still_image()
+
+    def on_close(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Call ``hook()`` when the feed closes, before the env does (a play loop on the env stops
+        there); returns the function that takes the hook back."""
+        self._close_hooks.append(hook)
+        return lambda: self._close_hooks.remove(hook) if hook in self._close_hooks else None
+
+    def close(self, started: bool, close_env: Callable[[], None]) -> None:
+        """Once: run the close hooks, show the final state (if the loop ``started``), stop the view
+        (close it if :attr:`owns_view`), then ``close_env()``, even if showing failed."""
+        if self._closed:
+            return
+        self._closed = True
+        for hook in list(self._close_hooks):
+            hook()
+        try:
+            if started:
+                try:
+                    self.show(force=True)
+                finally:
+                    self._end_view()
+            else:
+                self._end_view()
+        finally:
+            close_env()
+
+    def _end_view(self) -> None:
+        if self.owns_view:
+            self.view.close()
+        else:
+            self.view.stop()
+
+
+def render_fps(metadata: Mapping[str, Any] | None) -> float | None:
+    """An env's ``metadata["render_fps"]`` (what speed 1.0 plays at), or None when it has none.
+
+    >>> render_fps({"render_fps": 50}), render_fps({}), render_fps(None)
+    (50.0, None, None)
+    """
+    fps = (metadata or {}).get("render_fps")
+    return float(fps) if isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0 else None
