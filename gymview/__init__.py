@@ -26,7 +26,7 @@ _EXPORTS = {
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",
     "WorkerError": "gymview.errors",
-    "live_views": "gymview.live.widget",
+    "live_views": "gymview.live.registry",
     "load_ipython_extension": "gymview.magic",
     "record_batch": "gymview.video.batch",
     "setup": "gymview.notebook",

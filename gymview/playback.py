@@ -114,6 +114,7 @@ class Run(Ending):
                  seed: int | None, restore_speed: float | None) -> None:
         self.env = env
         self.view = env.view
+        self._controls = env.feed.controls
         self.results: list[dict[str, Any]] = []
         self.steps_taken = 0
         self._act = act
@@ -131,19 +132,19 @@ class Run(Ending):
 
     # -- the buttons, from Python ---------------------------------------------------------------
     def pause(self) -> None:
-        self.view.controls.pause()
+        self._controls.pause()
 
     def resume(self) -> None:
-        self.view.controls.resume()
+        self._controls.resume()
 
     def step(self) -> None:
         """Let exactly one more step through (pausing a running loop first)."""
-        self.view.controls.step()
+        self._controls.step()
 
     def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
         """End the loop at the next step boundary and wait for it; safe to call twice."""
         if not self._finished.is_set():
-            self.view.controls.stop()
+            self._controls.stop()
             if not self._finished.wait(timeout):
                 raise TimeoutError(f"the play loop did not reach a step boundary within {timeout} s (a slow env.step?)")
 
@@ -172,18 +173,18 @@ class Run(Ending):
 
     # -- the loop thread ------------------------------------------------------------------------
     def _main(self) -> None:
-        controls = self.view.controls
+        controls = self._controls
         try:
             self._loop()
         except Stopped:
             self._stopped = True
         except BaseException as error:  # kept for wait(); shown in the view now
             self._error = error
-            self.view.report(f"play stopped: {type(error).__name__}: {error}")
+            self.env.feed.report(f"play stopped: {type(error).__name__}: {error}")
         finally:
             controls.set_speed(self._restore_speed)
             controls.set_keys(())
-            self.view.keyboard = False
+            self.env.feed.take_keys(False)
             try:
                 self.env.feed.show_final_frame()
             except Exception as error:  # the loop's own error comes first
@@ -254,13 +255,13 @@ def play(
     if keys is not None:
         if policy is not None:
             raise ValueError("play() takes a policy or keys (a person playing), not both")
-        act = key_policy(keys, noop, lambda: env.view.controls.keys_down, env.action_space)
-        env.view.keyboard = True
+        act = key_policy(keys, noop, lambda: env.feed.controls.keys_down, env.action_space)
+        env.feed.take_keys(True)
     else:
         act = _as_policy(policy, env)
     if any(run.env is env for run in running_plays()):
         raise RuntimeError("this env is already playing: run.stop() the other run first (two loops cannot step one env)")
-    controls = env.view.controls
+    controls = env.feed.controls
     restore = controls.speed
     controls.set_keys(())
     controls.resume()

@@ -157,7 +157,7 @@ def watch(
         if made_view:
             view.close()
         raise
-    if display and view.active:
+    if display:
         view.show()
     return wrapped
 

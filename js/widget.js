@@ -430,7 +430,7 @@ function render({ model, el }) {
   // Keyboard play: the view takes focus; keys go to the kernel, not to the notebook's shortcuts.
   const keysDown = new Set();
   const onKey = (down) => (event) => {
-    if (!model.get("keyboard") || !el.contains(event.target)) return;
+    if (!model.get("_keyboard") || !el.contains(event.target)) return;
     event.preventDefault();
     event.stopPropagation();
     if (event.repeat || keysDown.has(event.key) === down) return;
@@ -447,19 +447,19 @@ function render({ model, el }) {
     el.dataset.keysDown = "";
   };
   const showKeyboard = () => {
-    if (!model.get("keyboard")) onBlur(); // keys held when keyboard play ends are released
-    el.tabIndex = model.get("keyboard") ? 0 : -1;
-    el.classList.toggle("gymview-keyboard", Boolean(model.get("keyboard")));
-    if (model.get("keyboard")) el.setAttribute("aria-label", "Game view: click, then play with the keyboard");
+    if (!model.get("_keyboard")) onBlur(); // keys held when keyboard play ends are released
+    el.tabIndex = model.get("_keyboard") ? 0 : -1;
+    el.classList.toggle("gymview-keyboard", Boolean(model.get("_keyboard")));
+    if (model.get("_keyboard")) el.setAttribute("aria-label", "Game view: click, then play with the keyboard");
   };
   showKeyboard();
-  model.on("change:keyboard", showKeyboard);
+  model.on("change:_keyboard", showKeyboard);
   // Taken on the window in the capture phase, before the notebook's own shortcut handling (Notebook 7
   // swallows some keys, e.g. arrows, before they reach the focused element).
   window.addEventListener("keydown", onKeyDown, true);
   window.addEventListener("keyup", onKeyUp, true);
   el.addEventListener("blur", onBlur);
-  canvas.addEventListener("mousedown", () => { if (model.get("keyboard")) el.focus(); });
+  canvas.addEventListener("mousedown", () => { if (model.get("_keyboard")) el.focus(); });
 
   const showState = () => {
     const state = stream.state;
@@ -545,7 +545,7 @@ function render({ model, el }) {
     el.removeEventListener("blur", onBlur);
     model.off("change:title", showTitle);
     model.off("change:show_controls", showBar);
-    model.off("change:keyboard", showKeyboard);
+    model.off("change:_keyboard", showKeyboard);
     stream.setVisible(viewId, false);
   };
 }

@@ -44,7 +44,7 @@ def test_speed_one_plays_at_the_envs_render_fps():
     run.wait(timeout=60)
     rate = (len(times) - 1) / (times[-1] - times[0])
     assert abs(rate - fps) <= 0.1 * fps, f"{rate:.1f} steps/s at speed 1.0; the env renders at {fps}"
-    assert watched.view.controls.speed is None, "the view's own speed comes back when the run ends"
+    assert watched.feed.controls.speed is None, "the view's own speed comes back when the run ends"
     watched.close()
 
 
@@ -80,7 +80,7 @@ def test_a_policy_error_is_re_raised_by_wait_and_shown_in_the_view():
 
     env = gymview.watch(cartpole(), display=False)
     reports = []
-    env.view.report = reports.append
+    env.feed.report = reports.append
     run = gymview.play(env, broken, speed="max")
     with pytest.raises(ZeroDivisionError, match="policy broke"):
         run.wait(timeout=60)
@@ -107,17 +107,17 @@ def test_keys_choose_the_action_the_env_receives():
     env.env.step = lambda action: (received.append(action), original(action))[1]
     run = gymview.play(env, keys={"ArrowLeft": 0, "ArrowRight": 1}, noop=0, speed="max")
     try:
-        assert env.view.keyboard
+        assert env.view.get_state("_keyboard")["_keyboard"]  # what the page is told
         while len(received) < 20:
             time.sleep(0.01)
         assert set(received) == {0}  # noop while no key is held
-        env.view.controls.press("ArrowRight", True)
+        env.feed.controls.press("ArrowRight", True)
         deadline = time.monotonic() + 30
         while 1 not in received and time.monotonic() < deadline:
             time.sleep(0.01)
     finally:
         run.stop()
-    assert 1 in received and not env.view.keyboard
+    assert 1 in received and not env.view.get_state("_keyboard")["_keyboard"]
     env.close()
 
 
@@ -185,7 +185,7 @@ def test_a_stopped_job_ends_its_watched_loop_and_should_stop_turns_true():
         time.sleep(0.01)
     job.stop(timeout=30)
     assert job.state == "stopped" and job.done and job.wait() is None
-    assert not gymview.should_stop() and not env.view.controls.engaged
+    assert not gymview.should_stop() and not env.feed.controls.engaged
     env.close()
 
 

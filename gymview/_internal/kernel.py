@@ -36,3 +36,8 @@ def in_kernel() -> bool:
         return False
     shell = ipython_shell()
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def in_forked_child() -> bool:
+    """True in a process forked from the one that imported this module."""
+    return _forked_child

@@ -150,11 +150,9 @@ def atari_vector_env(
 
     ALE's own C++ preprocessing runs in its worker threads (it converts the palette straight to
     gray) and hands over 84x84 stacks, a third of the bytes of raw RGB frames; one copy takes them
-    to ``device``. Measured on an H100 with 16 CPU cores (``benchmarks/atari_preprocess.py``) this
-    beat shipping raw frames through the GPU :class:`AtariPipeline` at 8, 32 and 128 envs (a policy
-    needs each observation before its next step, so the pipeline's overlap cannot help), and
-    envpool's native path ran at 0.95-0.97x of it on the CPU; so every device uses it
-    (``.backend == 'ale_py'``). Fresh stacks are padded by repeating the reset frame, like
+    to ``device``. It beats shipping raw frames through the GPU :class:`AtariPipeline` (a policy
+    needs each observation before its next step, so the pipeline's overlap cannot help), so every
+    device uses it (``.backend == 'ale_py'``; docs/performance.md has the measurements). Fresh stacks are padded by repeating the reset frame, like
     ``FrameStackObservation`` (ALE itself pads with black). For raw frames of any other vector env,
     :func:`wrap` runs the :class:`AtariPipeline`. ``ale_kwargs`` go to ``AtariVectorEnv`` (e.g.
     ``frameskip=4, noop_max=30``).

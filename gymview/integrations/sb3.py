@@ -143,7 +143,7 @@ class WatchCallback(BaseCallback):
         self._display = display
         self._view_options = view_options
         self._fast_render = fast_render
-        self._feed: ViewFeed | None = None
+        self.feed: ViewFeed | None = None
         self._returns: _Returns | None = None
 
     def _on_training_start(self) -> None:
@@ -156,15 +156,15 @@ class WatchCallback(BaseCallback):
         if self.view is None:
             self._view_options.setdefault("title", type(self.model).__name__)
             self.view = LiveView(**self._view_options)
-            if self._display and self.view.active:
+            if self._display:
                 self.view.show()
         returns, grid = _Returns(env.num_envs), _grid_source(env, self._fast_render)
         self._returns = returns
-        self._feed = ViewFeed(self.view, lambda: grid(returns.running), returns.info,
+        self.feed = ViewFeed(self.view, lambda: grid(returns.running), returns.info,
                               helper_competes=compute_fills_every_core, render_fps=_render_fps(env))
 
     def _on_step(self) -> bool:
-        feed = self._feed
+        feed = self.feed
         self._returns.add(self.locals["rewards"], self.locals["dones"])
         if perf_counter() >= feed.next_check:
             feed.show()
@@ -176,4 +176,4 @@ class WatchCallback(BaseCallback):
         return True
 
     def _on_training_end(self) -> None:
-        self._feed.close(started=True, close_env=lambda: None)  # the view stays open: stopped, not closed
+        self.feed.close(started=True, close_env=lambda: None)  # the view stays open: stopped, not closed

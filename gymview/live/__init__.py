@@ -1,6 +1,7 @@
 """The live view: frames from a running loop to a notebook, throttled, compressed and flow-controlled.
 
-``LiveView`` (the widget) takes frames on ``push``; :mod:`.throttle` decides which are due,
+``LiveView`` (the widget) takes frames on ``push``; a ``ViewFeed`` connects a stepping loop to it
+(:mod:`.feed`); :mod:`.throttle` decides which frames are due,
 :mod:`.encoder_process` downsamples and compresses them in a helper process, :mod:`.streamer`
 sends them under the browser's acks and a process-wide message budget, and :mod:`.protocol` is
 the wire format the front-end (``js/widget.js``) speaks. IPython and anywidget are imported only
@@ -11,13 +12,14 @@ from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "LiveView": ".widget",
-    "live_views": ".widget",
+    "live_views": ".registry",
     "DeferredFrame": ".deferred",
     "FrameStreamer": ".streamer",
     "FrameThrottle": ".throttle",
     "MessageBudget": ".throttle",
     "RunControls": ".controls",
-    "Stopped": ".controls",
+    "Stopped": "gymview.errors",
+    "ViewFeed": ".feed",
     "FrameHistory": ".replay",
 }
 __all__ = list(_EXPORTS)

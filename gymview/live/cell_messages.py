@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-Handler = Callable[[Any, list], None]  # a view's handler of one custom message: (content, buffers)
+Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
 __all__ = ["ViewMessages"]
 
@@ -77,9 +77,9 @@ class ViewMessages:
             for item in waiting:
                 kernel.msg_queue.put_nowait(item)
             self._busy = False
-        for _, (comm_id, content, buffers) in mine:
+        for _, (comm_id, content, _buffers) in mine:
             try:
-                handlers[comm_id](content, buffers)
+                handlers[comm_id](content)
             except Exception:  # as the kernel would: logged, and the user's loop goes on
                 kernel.log.error("Exception in a gymview view's message handler", exc_info=True)
         return len(mine)

@@ -2,12 +2,12 @@
 
 A notebook loop holds the GIL almost all the time. A thread that shrinks and compresses frames
 must win the GIL back after every C call that released it, and each time waits up to the
-interpreter's switch interval (5 ms): measured in a kernel, a 2 ms downsample took 69 ms and a
-0.3 ms JPEG encode 33 ms. In a helper process the same work costs the loop two pipe calls.
+interpreter's switch interval (5 ms), which made milliseconds of work take tens of them
+(docs/performance.md). In a helper process the same work costs the loop two pipe calls.
 
 It also draws :class:`~gymview.live.deferred.DeferredFrame` s: the painter is pickled to the child
-once, then each frame sends only its state, so the loop neither draws (0.9 ms a frame on a cache
-the loop has made cold) nor copies 720 KB of pixels into the pipe. The wire format is in
+once, then each frame sends only its state, so the loop neither draws (on caches it has made cold)
+nor copies hundreds of kilobytes of pixels into the pipe. The wire format is in
 :mod:`.encoder_child`.
 
 >>> import numpy as np

@@ -19,15 +19,20 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
     {"type": "control", "action": "pause", "id": "k3x9:4"}   a button: pause | play | step | stop | speed
                                                               (with "value": 2.0 or "max") | cancel
                                                               ("of": the id of a click that came too late)
-    {"type": "key", "key": "ArrowLeft", "down": true}      a key went down (or up) in the focused view
-    {"type": "replay", "index": 12}                        show the 12th kept frame (oldest first)
+    {"type": "key", "key": "ArrowLeft", "down": true, "id": "k3x9:5"}   a key went down (or up) in the focused view
+    {"type": "replay", "index": 12, "id": "k3x9:6"}        show the 12th kept frame (oldest first)
+
+Clicks, keys and replay requests carry an ``id``: the kernel may see one twice (ipykernel's
+shell-channel thread, then the queued copy) and applies it once.
 
 Kernel → browser, besides frames::
 
-    {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "history": 300,
-     "reply_to": "k3x9:4", "keyboard": false}
-        what the loop does now; ``reply_to`` names the click it answers (the browser tells the user
-        when a click gets no answer: the kernel could not hear it while the cell runs)
+    {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "speeds": [0.25, 0.5, 1, 2, 4, "max"],
+     "history": 300, "heard": ["k3x9:4"], "message": null}
+        what the loop does now: ``fps`` is the env's own frame rate (speed 1.0), ``speeds`` the
+        choices, ``history`` how many kept frames the replay slider has, ``heard`` the ids of the
+        latest clicks applied (the browser tells the user when a click is not heard: the kernel could
+        not hear it while the cell runs), ``message`` a line to show (a run's error)
     a frame message with ``"replay": 12``: a kept frame shown again, not a new one
 """
 
@@ -74,3 +79,42 @@ def frame_header(
         "dropped": dropped,
         "acked": acked,
     }
+
+
+def state_message(state: str, speed: float | None, fps: float | None, speeds: list[Any], history: int,
+                  heard: list[str], message: str | None = None) -> dict[str, Any]:
+    """The state message: what the loop does now, and the clicks it heard.
+
+    >>> state_message("paused", 1.0, 50.0, [1.0], 3, ["k3x9:4"])["heard"]
+    ['k3x9:4']
+    """
+    return {"type": STATE, "state": state, "speed": speed, "fps": fps, "speeds": speeds, "history": history,
+            "heard": heard, "message": message}
+
+
+def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
+    """A kept frame's header, marked as shown again (not a new frame).
+
+    >>> replay_header(frame_header(4, "png", 2, 2, {}, dropped=0), 1)["replay"]
+    1
+    """
+    return {**header, "replay": index}
+
+
+def message_id(content: dict[str, Any]) -> str | None:
+    """The ``id`` of a click, key or replay request, or None.
+
+    >>> message_id({"type": "control", "action": "stop", "id": "k3x9:4"}), message_id({"type": "ack", "seq": 1})
+    ('k3x9:4', None)
+    """
+    key = content.get("id")
+    return key if isinstance(key, str) else None
+
+
+def is_click(content: dict[str, Any]) -> bool:
+    """True for the messages a person causes (a button, a key, the replay slider), which act at once.
+
+    >>> is_click({"type": "key", "key": "a", "down": True, "id": "x:1"}), is_click({"type": "ack", "seq": 1})
+    (True, False)
+    """
+    return content.get("type") in (CONTROL, KEY, REPLAY)

@@ -2,13 +2,10 @@
 
 A cell that keeps the interpreter busy (a watched loop) lets another thread run only when that
 thread asks for the GIL and ``sys.getswitchinterval()`` (5 ms by default) has passed. ipykernel's
-shell-channel thread needs the GIL many times to take in one message, so a click on the view
-waited for dozens of those turns: over 20 Pause clicks in JupyterLab during a blocking watched
-loop, the kernel heard them after a median 24 ms, p95 361 ms, max 417 ms. With 1 ms turns the
-same clicks were heard after a median 9 ms, p95 37 ms, max 70 ms, and the watched loop ran as fast
-(paired 0.25 s slices with frames flowing: 1.00 and 1.04 of its speed at 5 ms; identical settings
-compared gave 0.99 and 1.00). So while any live view is open in a kernel the interval is 1 ms,
-and the user's own setting comes back when the last one closes.
+shell-channel thread needs the GIL many times to take in one message, so a click waited for dozens
+of those turns. While any live view is open in a kernel the interval is 1 ms (clicks are heard
+several times sooner, the loop runs as fast: docs/performance.md), and the user's own setting comes
+back when the last one closes.
 
 >>> import sys
 >>> switches = QuickSwitches()

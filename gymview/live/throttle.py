@@ -34,9 +34,8 @@ def compute_fills_every_core() -> bool:
     (torch's default).
 
     Then, while torch trains, a frame's work in the helper process is taken from the loop: torch's
-    threads meet at every parallel operation, and one that waits for a core holds up the others.
-    Measured with SB3 PPO on 4 CartPole envs (2 cores): frames drawn off the loop at 24 fps slowed
-    training to 0.59x with torch on 2 threads, to 0.92x (at 28 fps) with torch on 1.
+    threads meet at every parallel operation, and one that waits for a core holds up the others
+    (docs/performance.md).
     """
     torch = sys.modules.get("torch")
     get_num_threads = getattr(torch, "get_num_threads", None)

@@ -216,12 +216,8 @@ def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, qu
 
 
 def _pool_size(workers: int | None) -> int:
-    """Worker processes of the default pool: one per core unless told.
-
-    Measured on 2 cores (MountainCar, one file per episode, 100 episodes, medians of two or three
-    runs): 2 workers gave 1409 frames/s, 3 gave 1255, 4 gave 1193 and 6 gave 1057. (Two per core
-    was faster while ffmpeg converted RGB itself and idled longer; with I420 input it is not.)
-    """
+    """Worker processes of the default pool: one per core unless told (more only compete for the
+    cores ffmpeg uses; docs/performance.md)."""
     return workers or (os.cpu_count() or 1)
 
 

@@ -39,7 +39,7 @@ actions_seen = []
 def keyed(action):
     if not actions_seen or actions_seen[-1] != action:  # each change of action, shown under the picture
         actions_seen.append(action)
-        run.view.report(f"ACTIONS {actions_seen}")
+        run.env.feed.report(f"ACTIONS {actions_seen}")
     return action
 run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), keys={"ArrowRight": 1, "ArrowLeft": 0}, noop=0, speed=1.0)
 inner_step = run.env.env.step

@@ -1,5 +1,9 @@
-"""Test seams for the live view: a LiveView as a notebook shows it, and messages from a browser."""
+"""Test seams for the live view: a LiveView as a notebook shows it, messages from a browser, and the
+feed a loop uses."""
 
+import numpy as np
+
+from gymview.live.feed import ViewFeed
 from gymview.live.widget import LiveView
 
 
@@ -20,3 +24,8 @@ class ShownView(LiveView):
 def browser_says(view, content):
     """Deliver ``content`` as the front-end does: a custom message through the widget's comm."""
     view.comm.handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
+
+
+def feed_of(view, frame=lambda: np.zeros((8, 8, 3), np.uint8)):
+    """A loop's connection to ``view``, as watch() makes one: its controls are the view's buttons."""
+    return ViewFeed(view, frame=frame, info=dict)

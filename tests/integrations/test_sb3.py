@@ -144,7 +144,7 @@ def test_stop_from_the_view_ends_learn_on_a_watched_vec_env_and_through_the_call
 
     venv = gymview.watch(make_vec_env("CartPole-v1", n_envs=2, env_kwargs={"render_mode": "rgb_array"}), display=False)
     model = PPO("MlpPolicy", venv, n_steps=32, batch_size=32, device="cpu", seed=0)
-    venv.view.controls.stop()
+    venv.feed.controls.stop()
     with pytest.raises(gymview.Stopped):
         model.learn(10_000)
     venv.close()
@@ -152,9 +152,9 @@ def test_stop_from_the_view_ends_learn_on_a_watched_vec_env_and_through_the_call
     callback = WatchCallback(display=False)
     model = PPO("MlpPolicy", plain, n_steps=32, batch_size=32, device="cpu", seed=0)
     model.learn(64, callback=callback)  # makes the callback's view
-    callback.view.controls.stop()
+    callback.feed.controls.stop()
     model.learn(10_000, callback=callback, reset_num_timesteps=False)
-    assert model.num_timesteps < 64 + 10_000 and callback.view.controls.state == "stopped"
+    assert model.num_timesteps < 64 + 10_000 and callback.feed.controls.state == "stopped"
     plain.close()
 
 

@@ -78,7 +78,7 @@ try:
         if terminated or truncated:
             obs, info = env.reset()
 except gymview.Stopped:
-    print("STOPPED", env.view.controls.state, env.view.hears_clicks_in_loop, plt.get_fignums())
+    print("STOPPED", env.feed.controls.state, env.view.stats["polls_browser"], plt.get_fignums())
 """
 
 
@@ -120,12 +120,12 @@ open({str(comm_file)!r}, "w").write(env.view.comm.comm_id)
                     and "test:1" in m["content"]["data"].get("content", {}).get("heard", [])]
     assert not heard_during, "a sleeping cell cannot hear a click"
     # Heard once the cell ended: the next loop would start paused...
-    assert kernel6.run("print(env.view.controls.state)").stdout.strip() == "paused"
+    assert kernel6.run("print(env.feed.controls.state)").stdout.strip() == "paused"
     # ...but the page had no answer within 3 s: it showed its notice and sent a cancel (js/tests cover the page).
     cancel = {"comm_id": comm_file.read_text(), "data": {"method": "custom", "content": {
         "type": "control", "action": "cancel", "of": "test:1", "id": "test:2"}}}
     kernel6.client.shell_channel.send(kernel6.client.session.msg("comm_msg", cancel))
-    after = kernel6.run("print(env.view.controls.state)").stdout.strip()
+    after = kernel6.run("print(env.feed.controls.state)").stdout.strip()
     assert after == "running", "the late Pause would have paused the next loop"
 
 

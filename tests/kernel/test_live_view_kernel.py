@@ -106,7 +106,7 @@ display(view)
 pattern = (np.arange(32 * 48 * 3) % 251).astype(np.uint8).reshape(32, 48, 3)
 view.push(pattern)
 view.flush()
-print("fetches clicks itself:", view.hears_clicks_in_loop)  # ipykernel 7 delivers them while a cell runs
+print("fetches clicks itself:", view.stats["polls_browser"])  # ipykernel 7 delivers them while a cell runs
 """
     result = kernel.run(code)
     assert "fetches clicks itself: False" in result.stdout
@@ -130,7 +130,7 @@ def work(seed):
             if terminated or truncated:
                 watched.reset()
     child.close()
-    return child.view.stats["frames_rendered"], env.view.active
+    return child.view.stats["frames_rendered"], env.view.stats["active"]
 
 with multiprocessing.get_context("fork").Pool(2) as pool:
     print("workers", pool.map(work, range(4)))

@@ -31,7 +31,7 @@ def in_child(_):
     env.close()
     env.view.close()
     view.close()
-    return pushed, len(view.sent) - before, view.active, env.view.active, env.view.stats["frames_rendered"]
+    return pushed, len(view.sent) - before, view.stats["active"], env.view.stats["active"], env.view.stats["frames_rendered"]
 
 
 @fork
@@ -46,10 +46,10 @@ def test_views_in_a_forked_child_are_inert_and_the_parent_streams_on(shown):
     finally:
         PARENT_VIEWS.clear()
     assert results == [(False, 0, False, False, 0)] * 2
-    assert view.active and view in gymview.live_views()
+    assert view.stats["active"] and view in gymview.live_views()
     assert view.push(np.full((8, 8, 3), 200, np.uint8), force=True) and view.flush()
     assert [header["seq"] for header, _ in view.sent] == [0, 1]
 
 
 def test_a_view_made_outside_a_fork_still_defaults_to_the_kernel_check():
-    assert LiveView().active is False  # no kernel here: inactive, as before
+    assert LiveView().stats["active"] is False  # no kernel here: inactive, as before

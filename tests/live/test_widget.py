@@ -3,10 +3,12 @@ import time
 
 import numpy as np
 import pytest
-from live_helpers import browser_says
+from live_helpers import browser_says, feed_of
 
 from gymview.live import streamer
-from gymview.live.widget import HIDDEN_FPS, LiveView, live_views
+from gymview.live.feed import ViewFeed
+from gymview.live.registry import live_views
+from gymview.live.widget import HIDDEN_FPS, LiveView
 
 
 def frame(size=8):
@@ -86,11 +88,11 @@ def test_visibility_is_tracked_per_browser_page(shown):
     browser_says(view, {"type": "ready", "v": 1, "client": "A"})
     browser_says(view, {"type": "ready", "v": 1, "client": "B"})
     browser_says(view, {"type": "visibility", "visible": False, "client": "B"})
-    assert view.visible and view.stats["fps_limit"] == 30  # page A still shows it
+    assert view.stats["visible"] and view.stats["fps_limit"] == 30  # page A still shows it
     browser_says(view, {"type": "visibility", "visible": False, "client": "A"})
-    assert not view.visible and view.stats["fps_limit"] == HIDDEN_FPS
+    assert not view.stats["visible"] and view.stats["fps_limit"] == HIDDEN_FPS
     browser_says(view, {"type": "visibility", "visible": True, "client": "B"})
-    assert view.visible and view.stats["fps_limit"] == 30
+    assert view.stats["visible"] and view.stats["fps_limit"] == 30
 
 
 def test_a_protocol_mismatch_is_reported(shown):
@@ -168,17 +170,25 @@ def test_idle_watchers_end_and_restart_on_the_next_push(shown, monkeypatch):
     assert len(view.sent) == 4
 
 
-def test_seconds_until_due_lets_loops_skip_checks(shown):
-    view = shown(fps=10)
-    assert view.seconds_until_due() <= 0  # nothing sent yet: due now
+def test_a_feed_lets_its_loop_skip_checks_until_the_next_frame_is_due(shown, monkeypatch):
+    monkeypatch.setattr(streamer, "PUMP_WAIT_SECONDS", 30.0)  # the feed's own pumping only
+    interval = 60.0  # longer than any wait here, however busy the machine
+    view = shown(fps=1 / interval)
+    feed = feed_of(view, frame)
     before = time.perf_counter()
-    view.push(frame())
-    remaining = view.seconds_until_due()
-    elapsed = time.perf_counter() - before
-    assert 0.1 - elapsed <= remaining <= 0.1  # one frame interval from the push, however slow the machine
-    outside = LiveView()
-    assert outside.seconds_until_due() == 0.5  # no front-end: recheck twice a second
-    outside.close()
+    feed.show()  # due at once: a frame is made, pushed and sent, then the feed says when to look again
+    while view.stats["frames_sent"] < 1:
+        feed.show()
+    after = time.perf_counter()
+    assert view.stats["frames_rendered"] == 1
+    # one frame interval from the push (less the moments the feed spent between its two clock reads)
+    assert before + interval - (after - before) <= feed.next_check <= after + interval
+    outside = feed_of(LiveView())
+    before = time.perf_counter()
+    outside.show()
+    after = time.perf_counter()
+    assert before + 0.5 <= outside.next_check <= after + 0.5  # no front-end: look twice a second
+    outside.view.close()
 
 
 def test_pushing_every_step_pumps_frames_out(shown, monkeypatch):
@@ -213,8 +223,9 @@ def test_a_loop_that_counts_the_helper_process_pays_for_its_time_in_the_budget(s
         view = shown(fps=120, max_size=2000, image_format="png")
         view.push(noise, force=True)
         view.flush()
-        view.record_cost(0.0, count_helper=count_helper)  # the first sample only warms up
-        view.record_cost(0.0, count_helper=count_helper)
+        feed = ViewFeed(view, frame=lambda: noise, info=dict, helper_competes=lambda: count_helper)
+        feed.show(force=True)  # the first sample only warms up
+        feed.show(force=True)
         limits[count_helper] = (view.stats["fps_limit"], view.stats["last_encode_ms"])
     limit, encode_ms = limits[True]
     # stats round fps_limit to 0.01: on a loaded machine a PNG can take seconds, and 0.039 reads 0.04
@@ -240,3 +251,11 @@ def test_torch_fills_every_core_with_its_default_threads_not_with_one():
             assert not compute_fills_every_core()
     finally:
         torch.set_num_threads(threads)
+
+
+def test_a_live_view_shows_users_only_what_they_call():
+    view = LiveView()
+    names = {name for name in [*vars(LiveView), *vars(view)] if not name.startswith("_")}
+    view.close()
+    assert names == {"title", "fps", "max_size", "quality", "image_format", "show_controls",
+                     "show", "frame_due", "push", "flush", "save_clip", "stats", "stop", "close"}

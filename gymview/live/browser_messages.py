@@ -1,0 +1,177 @@
+"""The browser's messages to one live view: clicks, keys and replay requests applied once each, on
+whichever thread hears them first; a page's ready, ack and visibility messages.
+
+Clicks only set thread-safe state (the loop obeys it at its next step), so they may act on
+ipykernel's shell-channel thread while a cell blocks the main shell (:func:`route_clicks_early`).
+
+>>> from gymview.live.controls import RunControls
+>>> controls = RunControls()
+>>> messages = BrowserMessages(controls, streamer=None, post_state=lambda: None, page_seen=lambda *a: None)
+>>> messages.receive({"type": "control", "action": "pause", "id": "k3x9:1"})
+>>> controls.state, messages.heard
+('paused', ['k3x9:1'])
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from gymview.live import protocol
+from gymview.live.controls import RunControls
+
+__all__ = ["BrowserMessages", "route_clicks_early"]
+
+_BUTTONS = ("pause", "play", "step", "stop", "speed")
+
+
+class BrowserMessages:
+    """What the pages showing one view say to it.
+
+    ``streamer`` takes acks and replays (a :class:`~gymview.live.streamer.FrameStreamer`);
+    ``post_state()`` sends the state message after a click that changes nothing the controls post
+    themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not.
+    """
+
+    def __init__(self, controls: RunControls, streamer: Any, post_state: Callable[[], None],
+                 page_seen: Callable[[str, bool, bool], None]) -> None:
+        self.controls = controls
+        self.streamer = streamer
+        self._post_state = post_state
+        self._page_seen = page_seen
+        self._lock = threading.Lock()
+        self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
+        # Ids seen once: with ipykernel's early hook each click arrives twice, in either order; the
+        # first applies it. Bounded: kernels without the hook deliver each once.
+        self._seen_once: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._applied: dict[str, str] = {}  # click id -> action, for a cancel
+
+    @property
+    def heard(self) -> list[str]:
+        """Ids of the latest clicks applied, for the state message."""
+        with self._lock:
+            return list(self._heard)
+
+    def receive(self, content: Any) -> None:
+        """Handle one message from a page (on the shell thread, or a subshell's while a cell runs)."""
+        if not isinstance(content, dict):
+            return
+        if protocol.is_click(content):
+            if self._first_sighting(protocol.message_id(content)):
+                self._apply(content)
+            return
+        kind, client = content.get("type"), str(content.get("client", ""))
+        if kind == protocol.READY:
+            if content.get("v") != protocol.PROTOCOL_VERSION:
+                warnings.warn(
+                    f"the gymview front-end speaks protocol {content.get('v')!r}, the kernel "
+                    f"{protocol.PROTOCOL_VERSION}: reload the browser page after upgrading gymview",
+                    stacklevel=1,
+                )
+            self._page_seen(client, True, True)
+        elif kind == protocol.ACK and isinstance(content.get("seq"), int):
+            self.streamer.acknowledge(content["seq"])
+        elif kind == protocol.VISIBILITY:
+            self._page_seen(client, bool(content.get("visible")), False)
+
+    def receive_early(self, data: Any) -> bool:
+        """A message as ipykernel's shell-channel thread sees it before queueing it: clicks act now.
+        Returns True when it was a click (applied now, or already applied by its first copy)."""
+        content = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None
+        if not isinstance(content, dict) or not protocol.is_click(content) or protocol.message_id(content) is None:
+            return False
+        if self._first_sighting(protocol.message_id(content)):
+            self._apply(content)
+        return True
+
+    def _first_sighting(self, key: str | None) -> bool:
+        if key is None:
+            return True
+        with self._lock:
+            if key in self._seen_once:
+                del self._seen_once[key]
+                return False
+            self._seen_once[key] = None
+            while len(self._seen_once) > 256:
+                self._seen_once.popitem(last=False)
+            return True
+
+    def _apply(self, content: dict[str, Any]) -> None:
+        kind, click = content.get("type"), protocol.message_id(content)
+        if kind == protocol.KEY:
+            if isinstance(content.get("key"), str):
+                self.controls.press(content["key"], bool(content.get("down")))
+            return
+        if kind == protocol.REPLAY:
+            self._replay(content.get("index"))
+            return
+        action = content.get("action")
+        if action == "cancel":
+            self._cancel(str(content.get("of")))
+            return
+        if action not in _BUTTONS:
+            return  # an action of a newer page: nothing to do
+        with self._lock:
+            if click is not None:
+                self._heard.append(click)  # the state message that follows names it
+                self._applied[click] = action
+                while len(self._applied) > 64:  # only a click the page may still cancel matters
+                    del self._applied[next(iter(self._applied))]
+        if action == "speed":
+            try:
+                self.controls.set_speed(content.get("value"))
+            except (TypeError, ValueError):
+                self._post_state()  # a speed this kernel does not take: the page shows the current one
+            return
+        {"pause": self.controls.pause, "play": self.controls.resume, "step": self.controls.step,
+         "stop": self.controls.stop}[action]()
+
+    def _cancel(self, click: str) -> None:
+        """The page gave up on this click (no answer while a cell ran): undo it if it came only now,
+        so a late Pause or Stop does not hit the next run."""
+        with self._lock:
+            action = self._applied.pop(click, None)
+        if action == "stop":
+            self.controls.undo_stop()
+        elif action in ("pause", "step"):
+            self.controls.resume()
+
+    def _replay(self, index: Any) -> None:
+        history = self.streamer.history
+        if not isinstance(index, int) or not -len(history) <= index < len(history):
+            return
+        try:
+            header, data = history.get(index)
+        except IndexError:  # the oldest frames aged out meanwhile
+            return
+        self.streamer.post(protocol.replay_header(header, index if index >= 0 else len(history) + index), [data])
+
+
+def route_clicks_early(comm: Any, messages: BrowserMessages) -> None:
+    """Let the view's buttons act while a cell blocks the kernel.
+
+    ipykernel 7.4 hands each incoming comm message to the subshell its comm last published from, so
+    a view streaming from a cell on the main shell would get its clicks after the cell ends. Its
+    shell-channel thread asks ``comm._reply_subshell_for(data, subshell)`` first: there clicks act
+    at once, and the message keeps the subshell the browser chose. Other kernels have no such hook:
+    ipykernel 7.0-7.3 route to the browser's subshell themselves; on ipykernel 6 a watched loop
+    fetches the messages itself (:mod:`gymview.live.cell_messages`).
+    """
+    if comm is None or not hasattr(comm, "_reply_subshell_for"):
+        return
+    ref = weakref.ref(messages)
+
+    def route(data: Any, subshell: Any) -> Any:
+        target = ref()
+        if target is not None:
+            try:
+                target.receive_early(data)
+            except Exception:  # ipykernel drops a message whose routing raises; the queued copy still acts
+                pass
+        return subshell
+
+    comm._reply_subshell_for = route

@@ -1,0 +1,57 @@
+"""The LiveViews of this process, and what becomes of them in a child forked from it.
+
+A child forked from the kernel (multiprocessing's fork, SB3's SubprocVecEnv, a NEAT pool) shares
+the kernel's sockets: anything it sent would be dropped with a warning in the kernel's log. Every
+view there becomes inert: no render, no encoder, no message, not even on close.
+
+>>> from gymview.live.widget import LiveView
+>>> view = LiveView()
+>>> view in live_views()
+True
+>>> view.close(); view in live_views()
+False
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from gymview.live.thread_switches import quick_switches
+
+__all__ = ["add", "live_views", "remove"]
+
+_views: dict[Any, Callable[[], None]] = {}  # open view -> what makes it inert in a forked child
+_lock = threading.Lock()
+
+
+def add(view: Any, go_inert: Callable[[], None]) -> None:
+    """Count ``view`` as open; ``go_inert()`` is called in a forked child."""
+    with _lock:
+        _views[view] = go_inert
+
+
+def remove(view: Any) -> None:
+    """``view`` closed (idempotent)."""
+    with _lock:
+        _views.pop(view, None)
+
+
+def live_views() -> list[Any]:
+    """The LiveViews of this process that are not closed, oldest first."""
+    with _lock:
+        return list(_views)
+
+
+def _silence_views_in_forked_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    quick_switches.after_fork()
+    for go_inert in list(_views.values()):
+        go_inert()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_silence_views_in_forked_child)

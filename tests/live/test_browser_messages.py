@@ -1,0 +1,143 @@
+"""BrowserMessages: each message a page sends a view, applied once, on whichever thread hears it."""
+
+import warnings
+
+import pytest
+
+from gymview.live import protocol
+from gymview.live.browser_messages import BrowserMessages, route_clicks_early
+from gymview.live.controls import RunControls
+
+
+class Streamer:
+    """What BrowserMessages asks of a FrameStreamer: acks, kept frames, posts."""
+
+    def __init__(self, kept=()):
+        self.acked, self.posted, self.history = [], [], History(kept)
+
+    def acknowledge(self, seq):
+        self.acked.append(seq)
+
+    def post(self, header, buffers=()):
+        self.posted.append((header, list(buffers)))
+
+
+class History(list):
+    def get(self, index):
+        return self[index]
+
+
+def messages_for(kept=()):
+    controls, streamer, pages, posts = RunControls(), Streamer(kept), [], []
+    messages = BrowserMessages(controls, streamer, post_state=lambda: posts.append("state"),
+                               page_seen=lambda *seen: pages.append(seen))
+    return messages, controls, streamer, pages, posts
+
+
+def control(action, number, **extra):
+    return {"type": protocol.CONTROL, "action": action, "id": f"page:{number}", **extra}
+
+
+def test_each_button_acts_on_the_controls_and_is_named_as_heard():
+    messages, controls, _, _, posts = messages_for()
+    messages.receive(control("pause", 1))
+    assert controls.state == "paused"
+    messages.receive(control("play", 2))
+    assert controls.state == "running"
+    messages.receive(control("speed", 3, value=2.0))
+    assert controls.speed == 2.0
+    messages.receive(control("speed", 4, value="warp"))  # not a speed: kept, and the page told so
+    assert controls.speed == 2.0 and posts == ["state"]
+    messages.receive(control("step", 5))
+    assert controls.state == "paused"
+    messages.receive(control("stop", 6))
+    assert controls.state == "stopped"
+    messages.receive(control("rewind", 7))  # an action of a newer page: nothing happens
+    assert messages.heard == [f"page:{n}" for n in range(1, 7)]
+
+
+def test_a_cancelled_click_is_undone():
+    messages, controls, _, _, _ = messages_for()
+    messages.receive(control("pause", 1))
+    messages.receive(control("cancel", 2, of="page:1"))
+    assert controls.state == "running"
+    messages.receive(control("stop", 3))
+    messages.receive(control("cancel", 4, of="page:3"))
+    assert controls.state == "running" and not controls.engaged
+
+
+def test_keys_go_down_and_up():
+    messages, controls, _, _, _ = messages_for()
+    messages.receive({"type": protocol.KEY, "key": "ArrowLeft", "down": True, "id": "page:1"})
+    messages.receive({"type": protocol.KEY, "key": "a", "down": True, "id": "page:2"})
+    messages.receive({"type": protocol.KEY, "key": "a", "down": False, "id": "page:3"})
+    messages.receive({"type": protocol.KEY, "key": 7, "down": True, "id": "page:4"})  # not a key name
+    assert controls.keys_down == frozenset({"ArrowLeft"})
+
+
+def test_a_replay_request_posts_the_kept_frame_marked_as_replay():
+    kept = [({"type": "frame", "seq": n}, f"jpeg {n}".encode()) for n in range(3)]
+    messages, _, streamer, _, _ = messages_for(kept)
+    messages.receive({"type": protocol.REPLAY, "index": 1, "id": "page:1"})
+    messages.receive({"type": protocol.REPLAY, "index": -1, "id": "page:2"})  # the newest, counted from the end
+    messages.receive({"type": protocol.REPLAY, "index": 3, "id": "page:3"})  # out of range: ignored
+    messages.receive({"type": protocol.REPLAY, "index": "1", "id": "page:4"})
+    assert streamer.posted == [({"type": "frame", "seq": 1, "replay": 1}, [b"jpeg 1"]),
+                               ({"type": "frame", "seq": 2, "replay": 2}, [b"jpeg 2"])]
+
+
+def test_ready_ack_and_visibility_reach_the_view_and_the_streamer():
+    messages, _, streamer, pages, _ = messages_for()
+    messages.receive({"type": protocol.READY, "v": protocol.PROTOCOL_VERSION, "client": "A"})
+    messages.receive({"type": protocol.VISIBILITY, "visible": False, "client": "A"})
+    messages.receive({"type": protocol.ACK, "seq": 4})
+    messages.receive({"type": protocol.ACK, "seq": "4"})  # not a sequence number
+    assert pages == [("A", True, True), ("A", False, False)] and streamer.acked == [4]
+
+
+def test_a_page_of_another_protocol_version_is_told_to_reload():
+    messages, _, _, pages, _ = messages_for()
+    with pytest.warns(UserWarning, match="reload the browser page"):
+        messages.receive({"type": protocol.READY, "v": protocol.PROTOCOL_VERSION + 1, "client": "A"})
+    assert pages == [("A", True, True)]
+
+
+@pytest.mark.parametrize("order", ["early first", "queued copy first"])
+def test_a_click_heard_early_and_queued_acts_once(order):
+    """ipykernel hands each message to the shell-channel thread's hook and queues a copy, which a
+    subshell thread may run before the hook returns: in either order, one Step is one step."""
+    messages, controls, _, _, _ = messages_for()
+    data = {"method": "custom", "content": control("step", 1)}
+    deliveries = [lambda: messages.receive_early(data), lambda: messages.receive(data["content"])]
+    for deliver in deliveries if order == "early first" else deliveries[::-1]:
+        deliver()
+    controls.before_step(fps=None)  # the one step it allows
+    with pytest.raises(LookupError):
+        controls.before_step(fps=None, wait=would_wait)
+
+
+def would_wait(seconds):
+    raise LookupError("the loop would wait here")
+
+
+def test_only_clicks_are_taken_early():
+    messages, _, streamer, _, _ = messages_for()
+    assert not messages.receive_early({"method": "custom", "content": {"type": protocol.ACK, "seq": 1}})
+    assert not messages.receive_early({"method": "custom", "content": {"type": protocol.CONTROL, "action": "stop"}})
+    assert not messages.receive_early("garbage") and streamer.acked == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        messages.receive("garbage")  # not a dict: ignored
+
+
+def test_clicks_are_routed_through_the_kernels_shell_channel_hook():
+    class KernelComm:  # ipykernel 7.4's comm asks this before choosing a subshell
+        def _reply_subshell_for(self, data, subshell):
+            return subshell
+
+    comm = KernelComm()
+    messages, controls, _, _, _ = messages_for()
+    route_clicks_early(comm, messages)
+    assert comm._reply_subshell_for({"method": "custom", "content": control("pause", 1)}, "subshell-1") == "subshell-1"
+    assert controls.state == "paused"
+    route_clicks_early(object(), messages)  # a comm without the hook (ipykernel 6, other kernels): nothing to do
