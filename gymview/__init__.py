@@ -21,7 +21,7 @@ _EXPORTS = {
     "should_stop": "gymview.jobs",
     "LiveView": "gymview.live.widget",
     "RecordVideo": "gymview.video.record_video",
-    "SetupReport": "gymview.headless.setup",
+    "SetupReport": "gymview.headless.provision",
     "VideoRecorder": "gymview.video.recorder",
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",

@@ -27,13 +27,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gymview._internal.background import Ending, Running
+from gymview._internal.background import ActiveSet, BackgroundTask
 from gymview.errors import Stopped
 from gymview.live.controls import request_thread_stop, thread_stop_requested
 
 __all__ = ["Job", "background", "running_jobs", "should_stop"]
 
-_running: Running[Job] = Running()
+_running: ActiveSet[Job] = ActiveSet()
 
 
 def running_jobs() -> list[Job]:
@@ -51,7 +51,7 @@ def should_stop() -> bool:
     return thread_stop_requested()
 
 
-class Job(Ending):
+class Job(BackgroundTask):
     """A call running in a background thread, made by :func:`background`.
 
     ``state`` is "running", "finished", "stopped" (it ended with :class:`gymview.Stopped` after a

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from gymview.headless.setup import SetupReport, prepare
+from gymview.headless.provision import SetupReport, prepare
 
 __all__ = ["setup"]
 

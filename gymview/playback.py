@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview._internal.background import Ending, Running
+from gymview._internal.background import ActiveSet, BackgroundTask
 from gymview._internal.checks import check_optional_int
 from gymview.errors import Stopped
 from gymview.live.controls import check_speed
@@ -27,7 +27,7 @@ from gymview.watched import WatchedEnv, watch
 
 __all__ = ["play", "Run", "key_policy", "running_plays"]
 
-_running: Running[Run] = Running()
+_running: ActiveSet[Run] = ActiveSet()
 
 
 def running_plays() -> list[Run]:
@@ -103,7 +103,7 @@ def key_policy(keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozens
     return act
 
 
-class Run(Ending):
+class Run(BackgroundTask):
     """A loop that :func:`play` runs in a background thread; steer it like the view's buttons.
 
     ``results`` lists finished episodes (``steps``, ``return``, ``terminated``, ``truncated``).

@@ -2,14 +2,14 @@
 still running, and an end that other threads wait for, with a timeout, on Ctrl-C and with ``await``.
 
 >>> import threading
->>> class Sleep(Ending):
+>>> class Sleep(BackgroundTask):
 ...     def __init__(self):
 ...         self.begin(SLEEPERS)
 ...         threading.Thread(target=self.end).start()
 ...     def wait(self, timeout=None):
 ...         self.wait_for_end(timeout, on_interrupt=lambda: None, still_running="still asleep")
 ...         return "awake"
->>> SLEEPERS = Running()
+>>> SLEEPERS = ActiveSet()
 >>> Sleep().wait(10)
 'awake'
 >>> SLEEPERS.now()
@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 
-class Running(Generic[T]):
+class ActiveSet(Generic[T]):
     """The calls of one kind that have begun and not ended."""
 
     def __init__(self) -> None:
@@ -46,12 +46,12 @@ class Running(Generic[T]):
             return list(self._items)
 
 
-class Ending:
+class BackgroundTask:
     """A call's end as an Event, waited on instead of ``Thread.join`` (an interrupt inside
     ``join()`` can leave ``is_alive()`` wrong). Subclasses call :meth:`begin` before starting
     their thread, :meth:`end` last in it, and define ``wait()``."""
 
-    def begin(self, running: Running[Any]) -> None:
+    def begin(self, running: ActiveSet[Any]) -> None:
         self._finished = threading.Event()
         self._running = running
         running.add(self)

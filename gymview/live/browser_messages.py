@@ -159,7 +159,7 @@ def route_clicks_early(comm: Any, messages: BrowserMessages) -> None:
     shell-channel thread asks ``comm._reply_subshell_for(data, subshell)`` first: there clicks act
     at once, and the message keeps the subshell the browser chose. Other kernels have no such hook:
     ipykernel 7.0-7.3 route to the browser's subshell themselves; on ipykernel 6 a watched loop
-    fetches the messages itself (:mod:`gymview.live.cell_messages`).
+    fetches the messages itself (:mod:`gymview.live.ipykernel6_poller`).
     """
     if comm is None or not hasattr(comm, "_reply_subshell_for"):
         return

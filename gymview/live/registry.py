@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from gymview.live.thread_switches import quick_switches
+from gymview.live.thread_switches import switch_interval_lease
 
 __all__ = ["add", "live_views", "remove"]
 
@@ -48,7 +48,7 @@ def live_views() -> list[Any]:
 def _silence_views_in_forked_child() -> None:
     global _lock
     _lock = threading.Lock()  # another thread may have held it at the fork
-    quick_switches.after_fork()
+    switch_interval_lease.after_fork()
     for go_inert in list(_views.values()):
         go_inert()
 

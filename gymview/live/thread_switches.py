@@ -8,7 +8,7 @@ several times sooner, the loop runs as fast: docs/performance.md), and the user'
 back when the last one closes.
 
 >>> import sys
->>> switches = QuickSwitches()
+>>> switches = SwitchIntervalLease()
 >>> before = sys.getswitchinterval()
 >>> switches.hold(); sys.getswitchinterval()
 0.001
@@ -25,7 +25,7 @@ import threading
 QUICK_SECONDS = 0.001
 
 
-class QuickSwitches:
+class SwitchIntervalLease:
     """Counts holders; the first sets a 1 ms switch interval, the last puts the previous one back.
 
     An interval the user set meanwhile is left as it is, and one already at or under 1 ms is never changed.
@@ -62,5 +62,5 @@ class QuickSwitches:
         self._restore = None
 
 
-quick_switches = QuickSwitches()
+switch_interval_lease = SwitchIntervalLease()
 """The process's one counter: every LiveView open in a kernel holds it."""

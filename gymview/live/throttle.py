@@ -19,7 +19,7 @@ import time
 
 import psutil
 
-__all__ = ["FrameThrottle", "MessageBudget", "PROCESS_BUDGET", "check_fps", "compute_fills_every_core"]
+__all__ = ["FrameThrottle", "MessageBudget", "PROCESS_BUDGET", "check_fps", "torch_saturates_cores"]
 
 
 def check_fps(fps: float) -> float:
@@ -29,7 +29,7 @@ def check_fps(fps: float) -> float:
     return float(fps)
 
 
-def compute_fills_every_core() -> bool:
+def torch_saturates_cores() -> bool:
     """True when this process runs torch with a thread for every physical core it may use
     (torch's default).
 

@@ -31,12 +31,12 @@ from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import protocol, registry
 from gymview.live.browser_messages import BrowserMessages, route_clicks_early
-from gymview.live.cell_messages import ViewMessages
+from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import FrameStreamer, Send, check_max_size
-from gymview.live.thread_switches import quick_switches
+from gymview.live.thread_switches import switch_interval_lease
 from gymview.live.throttle import FrameThrottle, check_fps
 
 __all__ = ["LiveView"]
@@ -129,7 +129,7 @@ class LiveView(anywidget.AnyWidget):
         self._rate_lock = threading.Lock()
         self._next_pump = 0.0
         # ipykernel 6 delivers no browser message while a cell runs: the loop fetches them (_poll_browser)
-        self._cell_messages = ViewMessages.for_this_kernel() if self._in_kernel else None
+        self._cell_messages = Ipykernel6CommPoller.for_this_kernel() if self._in_kernel else None
         self._next_poll = 0.0
         self._display_handle: Any = None  # from show(): where close() leaves the last frame
         if in_forked_child():  # opening a real comm would send from the fork
@@ -142,15 +142,15 @@ class LiveView(anywidget.AnyWidget):
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
         route_clicks_early(self.comm, self._messages)
         self._closed = False
-        self._holds_quick_switches = self._in_kernel  # see thread_switches: clicks heard during busy cells
-        if self._holds_quick_switches:
-            quick_switches.hold()
+        self._holds_switch_interval = self._in_kernel  # see thread_switches: clicks heard during busy cells
+        if self._holds_switch_interval:
+            switch_interval_lease.hold()
         registry.add(self, self._go_inert)
 
     def _go_inert(self) -> None:
         """In a forked child: forget the parent's stream and channel (see :mod:`gymview.live.registry`)."""
         self._in_kernel = False
-        self._holds_quick_switches = False  # quick_switches.after_fork() let go of every hold
+        self._holds_switch_interval = False  # switch_interval_lease.after_fork() let go of every hold
         self._cell_messages = None
         self._streamer = self._messages.streamer = FrameStreamer(lambda header, buffers: None, offload=False)
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
@@ -289,9 +289,9 @@ class LiveView(anywidget.AnyWidget):
             return
         self._closed = True
         registry.remove(self)
-        if self._holds_quick_switches:
-            self._holds_quick_switches = False
-            quick_switches.release()
+        if self._holds_switch_interval:
+            self._holds_switch_interval = False
+            switch_interval_lease.release()
         self._controls.forget()
         try:
             self._streamer.stop()

@@ -27,8 +27,8 @@ from gymview.neat.config import (
     make_env_from,
     spaces_of,
 )
-from gymview.neat.evaluation import Task, genome_seed
-from gymview.neat.evaluator import Batch, Evaluator
+from gymview.neat.worker_side import Task, genome_seed
+from gymview.neat.dispatch import PendingGeneration, Evaluator
 from gymview.neat.panel import EvolutionPanel
 from gymview.neat.policy import GenomePolicy
 
@@ -216,7 +216,7 @@ def evolve(
         show = in_kernel() if panel is None else panel
         view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
 
-        started: list[Batch] = []  # the next generation's evaluation, handed to the workers as soon as it is bred
+        started: list[PendingGeneration] = []  # the next generation's evaluation, handed to the workers as soon as it is bred
 
         def pairs_of(genomes: Iterable[tuple[int, Any]], generation: int) -> list[tuple[Any, int]]:
             return [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]

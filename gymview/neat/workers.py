@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from gymview._internal.user_code import error_text
-from gymview.neat.evaluation import Evaluation
+from gymview.neat.worker_side import Evaluation
 
 NOT_STARTED = object()  # what a dead worker "replies" for the chunks it had not begun
 CLOSED = "these NEAT workers were closed (the evolution ended or the interpreter is exiting)"

@@ -32,7 +32,7 @@ from gymview._internal.user_code import error_text, pickled
 from gymview.video.batch_episode import (
     COLUMNS,
     Episode,
-    Job,
+    BatchSpec,
     encode_mosaic,
     finish_row,
     run_episode,
@@ -142,7 +142,7 @@ def record_batch(
     >>> [row["terminated"] for row in result.table]
     [True, True]
     """
-    job = _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
+    job = _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
     own_executor = executor is None
     if own_executor:
         executor = concurrent.futures.ProcessPoolExecutor(max_workers=_pool_size(workers))
@@ -161,7 +161,7 @@ def record_batch(
     return BatchResult(rows, files, Path(job.out), time.perf_counter() - started)
 
 
-def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor) -> Job:  # noqa: ANN001, PLR0913
+def _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor) -> BatchSpec:  # noqa: ANN001, PLR0913
     if isinstance(env, str):
         make_env: Callable[[], gym.Env] = registered_env(env)  # an unknown id fails here, once
     elif callable(env):
@@ -197,7 +197,7 @@ def _make_job(env, policy, keep, episodes, out, layout, seed, max_steps, fps, qu
         parts = tempfile.mkdtemp(prefix=".gymview-parts-", dir=out_path)
     default_preset, default_crf = QUALITIES[quality]
     cores = os.cpu_count() or 1
-    job = Job(
+    job = BatchSpec(
         payload=payload,
         out=str(out_path),
         layout=layout,
@@ -227,7 +227,7 @@ def _progress_bar(total: int, description: str, enabled: bool):  # noqa: ANN202
     return tqdm(total=total, desc=description, unit="ep", disable=not enabled, dynamic_ncols=True)
 
 
-def _simulate_all(executor: concurrent.futures.Executor, job: Job, episodes: int, seed: int, progress: bool) -> list[dict[str, Any]]:
+def _simulate_all(executor: concurrent.futures.Executor, job: BatchSpec, episodes: int, seed: int, progress: bool) -> list[dict[str, Any]]:
     rows: list[dict[str, Any] | None] = [None] * episodes
     futures = {executor.submit(run_episode, job, index, seed + index): index for index in range(episodes)}
     steps, started = 0, time.perf_counter()
@@ -251,7 +251,7 @@ def _simulate_all(executor: concurrent.futures.Executor, job: Job, episodes: int
     return rows  # type: ignore[return-value]
 
 
-def _assemble(executor: concurrent.futures.Executor, job: Job, rows: list[dict[str, Any]], progress: bool) -> list[Path]:
+def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[dict[str, Any]], progress: bool) -> list[Path]:
     """Files of the layout: per-episode files as they are, mosaics encoded, concat parts joined."""
     kept = [row for row in rows if row["frames"] and (row["file"] or "states" in row or "raw" in row)]
     if job.layout == "per-episode":
@@ -281,7 +281,7 @@ def _assemble(executor: concurrent.futures.Executor, job: Job, rows: list[dict[s
     return [Path(path) for group, path in zip(groups, paths) if group[0]["file"] == path]
 
 
-def _concat(job: Job, kept: list[dict[str, Any]]) -> list[Path]:
+def _concat(job: BatchSpec, kept: list[dict[str, Any]]) -> list[Path]:
     """Join the kept episodes' files into one MP4 without re-encoding (ffmpeg's concat demuxer).
 
     Should ffmpeg fail, the per-episode parts stay where they are and are returned instead.

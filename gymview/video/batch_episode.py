@@ -44,7 +44,7 @@ class Episode:
 
 
 @dataclasses.dataclass(frozen=True)
-class Job:
+class BatchSpec:
     """Settings shared by every episode of one :func:`record_batch` call (sent to workers)."""
 
     payload: bytes  # gymview._internal.user_code.pickled((make_env, policy, keep))
@@ -90,7 +90,7 @@ class _Setup:
 _setups = threading.local()
 
 
-def _setup_for(job: Job) -> _Setup:
+def _setup_for(job: BatchSpec) -> _Setup:
     key = hashlib.sha1(job.payload + bytes([job.vectorized])).digest()
     cache = _setups.__dict__.setdefault("by_key", {})
     if key not in cache:
@@ -101,7 +101,7 @@ def _setup_for(job: Job) -> _Setup:
     return cache[key]
 
 
-def run_episode(job: Job, index: int, seed: int) -> dict[str, Any]:
+def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
     """Simulate one episode; render and encode it if kept. Never raises: failures go in the row."""
     row: dict[str, Any] = dict(
         episode=index, seed=seed, steps=0, total=0.0, terminated=False, truncated=False, file=None, frames=0, error=None
@@ -178,7 +178,7 @@ def _record(env: gym.Env, renderer: BatchRenderer | None, states: list[np.ndarra
         sink.write(frame)  # type: ignore[union-attr]
 
 
-def _encode_states(job: Job, renderer: BatchRenderer, states: np.ndarray, path: Path) -> None:
+def _encode_states(job: BatchSpec, renderer: BatchRenderer, states: np.ndarray, path: Path) -> None:
     buffer = np.empty((RENDER_CHUNK, renderer.height, renderer.width, 3), np.uint8)
     with job.recorder(path) as recorder:
         for start in range(0, len(states), RENDER_CHUNK):
@@ -195,7 +195,7 @@ class _FrameSink:
     mosaic: downscaled to tile size and appended to a raw file the mosaic step reads back.
     """
 
-    def __init__(self, job: Job, index: int) -> None:
+    def __init__(self, job: BatchSpec, index: int) -> None:
         self.job = job
         self.final = job.episode_path(index)
         self.count = 0
@@ -239,7 +239,7 @@ def _tile_max_size(shape: Sequence[int], columns: int) -> int:
     return max(1, long_side // factor)
 
 
-def encode_mosaic(job: Job, members: list[dict[str, Any]], path: str) -> str:
+def encode_mosaic(job: BatchSpec, members: list[dict[str, Any]], path: str) -> str:
     """Encode one mosaic video: the kept episodes ``members`` side by side, labelled."""
     labels = [f"ep {m['episode']} seed {m['seed']} R {m['return']:.4g}" for m in members]
     length = max(m["frames"] for m in members)

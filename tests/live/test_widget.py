@@ -238,17 +238,17 @@ def test_torch_fills_every_core_with_its_default_threads_not_with_one():
 
     import psutil
 
-    from gymview.live.throttle import compute_fills_every_core
+    from gymview.live.throttle import torch_saturates_cores
 
     torch = pytest.importorskip("torch")
     cores = min(len(os.sched_getaffinity(0)), psutil.cpu_count(logical=False) or 1)
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(cores)
-        assert compute_fills_every_core()
+        assert torch_saturates_cores()
         if cores > 1:
             torch.set_num_threads(1)
-            assert not compute_fills_every_core()
+            assert not torch_saturates_cores()
     finally:
         torch.set_num_threads(threads)
 

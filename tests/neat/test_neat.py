@@ -251,7 +251,7 @@ def test_max_steps_and_episodes_shape_the_default_fitness():
 
 
 def test_generations_go_out_in_shrinking_chunks_that_cover_every_genome_once():
-    from gymview.neat.evaluation import chunked
+    from gymview.neat.worker_side import chunked
 
     for workers in (1, 2, 3, 8):
         for count in (0, 1, 2, 7, 150, 1000):
@@ -348,7 +348,7 @@ def test_a_generation_of_long_errors_never_blocks_the_pipes():
 def test_a_worker_that_dies_is_blamed_only_for_the_chunk_it_was_on():
     import cloudpickle
 
-    from gymview.neat.evaluation import Task
+    from gymview.neat.worker_side import Task
     from gymview.neat.workers import NOT_STARTED, Died, Workers
 
     def fitness(genome, config, env):
@@ -412,8 +412,8 @@ def test_a_resumed_run_is_the_same_in_this_process_and_in_workers(tmp_path):
 
 
 def test_no_more_workers_start_than_there_are_genomes():
-    from gymview.neat.evaluation import Task
-    from gymview.neat.evaluator import Evaluator
+    from gymview.neat.worker_side import Task
+    from gymview.neat.dispatch import Evaluator
 
     config = gn.config_for("CartPole-v1", pop_size=3, fitness_threshold=100000)
     before = children()
@@ -428,8 +428,8 @@ def test_no_more_workers_start_than_there_are_genomes():
 
 @pytest.mark.parametrize("pop_size", [2, 20])  # every chunk already sent; or some still waiting
 def test_collecting_a_generation_after_the_workers_were_closed_says_so(pop_size):
-    from gymview.neat.evaluation import Task
-    from gymview.neat.evaluator import Evaluator
+    from gymview.neat.worker_side import Task
+    from gymview.neat.dispatch import Evaluator
 
     config = gn.config_for("CartPole-v1", pop_size=pop_size, fitness_threshold=100000)
     evaluator = Evaluator(Task(lambda: gym.make("CartPole-v1"), None, config, 1, None), 2, None, "fork")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gymview._internal.user_code import error_text, pickled
-from gymview.neat.evaluation import Evaluation, Task, chunked, evaluate_chunk
+from gymview.neat.worker_side import Evaluation, Task, chunked, evaluate_chunk
 from gymview.neat.workers import CLOSED, NOT_STARTED, Died, Workers
 
 START_METHODS = ("fork", "spawn", "forkserver")
@@ -23,7 +23,7 @@ Results = dict[int, tuple[float | None, str | None]]
 
 
 @dataclass(eq=False)
-class Batch:
+class PendingGeneration:
     """One generation's ``(genome, seed)`` pairs on their way through the evaluator."""
 
     pairs: list[tuple[Any, int]]
@@ -96,9 +96,9 @@ class Evaluator:
         if self._own is not None:
             self._own.start()
 
-    def start(self, pairs: list[tuple[Any, int]]) -> Batch:
+    def start(self, pairs: list[tuple[Any, int]]) -> PendingGeneration:
         """Hand ``(genome, seed)`` pairs to the workers and return; :meth:`collect` gathers them."""
-        batch = Batch(pairs)
+        batch = PendingGeneration(pairs)
         # neat lists a species' genomes together, and they cost alike (all fall at once, or all play
         # 500 steps): in the order of their seeds (random) every chunk costs about the same per genome.
         chunks = chunked(sorted(pairs, key=lambda pair: pair[1]), self.workers)
@@ -109,7 +109,7 @@ class Evaluator:
             self._feed(batch)
         return batch
 
-    def collect(self, batch: Batch) -> Results:
+    def collect(self, batch: PendingGeneration) -> Results:
         """``{genome key: (fitness, error)}`` for a started batch (waits for it).
 
         When a worker dies, each genome it held is tried again alone; the first that kills its worker
@@ -128,7 +128,7 @@ class Evaluator:
             raise
         return batch.results
 
-    def _feed(self, batch: Batch) -> None:
+    def _feed(self, batch: PendingGeneration) -> None:
         # Breadth first: every worker gets a chunk before any gets a second.
         for depth in range(CHUNKS_HELD):
             for slot in range(self.workers):
@@ -138,7 +138,7 @@ class Evaluator:
                     batch.in_workers += 1
                     self._own.send(slot, (batch, chunk, alone), chunk)
 
-    def _drive(self, batch: Batch) -> None:
+    def _drive(self, batch: PendingGeneration) -> None:
         while batch.waiting or batch.in_workers:
             news = self._own.wait()
             if not news and not batch.waiting:  # all it had sent was dropped by close()
@@ -164,7 +164,7 @@ class Evaluator:
                     owner.results.update((key, (value, error)) for key, value, error in reply)
             self._feed(batch)
 
-    def _gather(self, batch: Batch) -> None:
+    def _gather(self, batch: PendingGeneration) -> None:
         for future in concurrent.futures.as_completed(batch.futures):
             try:
                 batch.results.update((key, (value, error)) for key, value, error in future.result())

@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gymview.headless.setup import _debian_packages_needed
+from gymview.headless.provision import _debian_packages_needed
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = ROOT / "tests" / "fakes"

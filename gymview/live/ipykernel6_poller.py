@@ -3,7 +3,7 @@
 ipykernel 7 reads the shell channel on a thread of its own, where a view hears its clicks while a
 cell runs (``LiveView.hear_early``). ipykernel 6 reads it from its event loop only, which a cell
 running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
-watched env, when it looks at its view, calls :meth:`ViewMessages.deliver`: it moves what waits on
+watched env, when it looks at its view, calls :meth:`Ipykernel6CommPoller.deliver`: it moves what waits on
 the shell socket into the kernel's queue, hands the views' own custom messages (clicks, keys, acks)
 straight to the views' handlers, and puts every other message back in its place, so the cells
 queued after this one run after it, in order, as they would have. The kernel's comm handler is not
@@ -21,10 +21,10 @@ from typing import Any
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
-__all__ = ["ViewMessages"]
+__all__ = ["Ipykernel6CommPoller"]
 
 
-class ViewMessages:
+class Ipykernel6CommPoller:
     """Hands the browser messages of live views to them from inside a blocking cell (ipykernel 6)."""
 
     def __init__(self, kernel: Any) -> None:
@@ -33,7 +33,7 @@ class ViewMessages:
         self._busy = False  # a handler that steps a watched env must not deliver again from inside
 
     @classmethod
-    def for_this_kernel(cls) -> ViewMessages | None:
+    def for_this_kernel(cls) -> Ipykernel6CommPoller | None:
         """One for the running kernel when it is an ipykernel 6, else None (nothing to do)."""
         ipykernel = sys.modules.get("ipykernel")
         ipython = sys.modules.get("IPython")

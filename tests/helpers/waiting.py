@@ -1,0 +1,13 @@
+"""Waiting in tests for something another thread or process does: a deadline for a hung test, never
+a timing assertion."""
+
+import time
+
+
+def wait_until(condition, what="the condition", timeout=60.0, poll=0.005):
+    """Poll ``condition()`` until it is true; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout} s for: {what}")
+        time.sleep(poll)
