@@ -101,6 +101,7 @@ class RunControls:
         self._next_deadline = 0.0
         self._keys_down: set[str] = set()
         self.engaged = False  # the one attribute a step reads: True when before_step has work
+        self._loops_held = 0
         with _registry_lock:
             _all_controls.append(self)
 
@@ -110,7 +111,14 @@ class RunControls:
         self._cond = threading.Condition()
         self._on_change = None
         self.state, self.speed, self._steps_allowed, self._stop_pending = RUNNING, None, 0, False
+        self._loops_held = 0
         self._recompute_locked()
+
+    @property
+    def holding(self) -> bool:
+        """True while a loop waits in :meth:`before_step` because the run is paused: it takes no
+        step until Step, resume or Stop."""
+        return self._loops_held > 0
 
     def forget(self) -> None:
         """Leave the process-wide list (the view closed)."""
@@ -204,15 +212,22 @@ class RunControls:
         still go out); by default it waits on the condition, woken by the next click.
         """
         with self._cond:
-            while self.state == PAUSED and not (self._steps_allowed or self._stop_pending or thread_stop_requested()):
-                if wait is None:
-                    self._cond.wait(PAUSED_POLL_SECONDS)
-                    continue
-                self._cond.release()
-                try:
-                    wait(PAUSED_POLL_SECONDS)
-                finally:
-                    self._cond.acquire()
+            held = False
+            try:
+                while self.state == PAUSED and not (self._steps_allowed or self._stop_pending or thread_stop_requested()):
+                    if not held:
+                        held, self._loops_held = True, self._loops_held + 1
+                    if wait is None:
+                        self._cond.wait(PAUSED_POLL_SECONDS)
+                        continue
+                    self._cond.release()
+                    try:
+                        wait(PAUSED_POLL_SECONDS)
+                    finally:
+                        self._cond.acquire()
+            finally:
+                if held:
+                    self._loops_held -= 1
             stopping, changed = self._stop_pending or thread_stop_requested(), self._stop_pending
             if stopping:
                 self._stop_pending = False  # the view keeps showing "stopped" until stepping resumes

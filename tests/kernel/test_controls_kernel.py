@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from waiting import wait_until
 
 pytestmark = pytest.mark.kernel
 
@@ -52,14 +53,6 @@ def create_subshell(kernel):
         reply = kernel.client.get_control_msg(timeout=30)
         if reply["header"]["msg_type"] == "create_subshell_reply":
             return reply["content"]["subshell_id"]
-
-
-def wait_until(condition, what, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout} s for: {what}")
-        time.sleep(0.01)
 
 
 def answers_of(answered):

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 from live_helpers import ShownView, browser_says, feed_of
+from waiting import wait_until
 
 import gymview
 from gymview.errors import Stopped
@@ -28,25 +29,17 @@ def stepping(controls, count):
     return thread
 
 
-def wait_until(condition, timeout=30):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.005)
-
-
 def test_pause_holds_the_loop_step_lets_one_through_and_stop_raises_once():
     controls, count = RunControls(), []
     thread = stepping(controls, count)
     wait_until(lambda: len(count) > 10)
     controls.pause()
-    time.sleep(0.05)  # a step already past the check may finish
-    held = len(count)
-    time.sleep(0.2)
-    assert len(count) == held and controls.state == "paused"
+    wait_until(lambda: controls.holding, "the loop held by the pause")
+    held = len(count)  # a held loop takes no step until Step, resume or Stop
+    assert controls.state == "paused"
     controls.step()
-    wait_until(lambda: len(count) == held + 1)
-    time.sleep(0.1)
+    wait_until(lambda: len(count) == held + 1, "the one step Step lets through")
+    wait_until(lambda: controls.holding, "the loop held again after it")
     assert len(count) == held + 1, "Step lets exactly one step through"
     controls.resume()
     wait_until(lambda: len(count) > held + 10)
@@ -62,7 +55,7 @@ def test_stop_wakes_a_paused_loop():
     controls, count = RunControls(), []
     controls.pause()
     thread = stepping(controls, count)
-    time.sleep(0.05)
+    wait_until(lambda: controls.holding, "the loop held by the pause")
     controls.stop()
     thread.join(10)
     assert count == ["stopped"]

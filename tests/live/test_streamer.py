@@ -10,6 +10,7 @@ import psutil
 import pytest
 from PIL import Image
 
+from waiting import wait_until
 from gymview.errors import WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
@@ -77,14 +78,6 @@ def make(send=None, **kwargs):
 
 def frame(value=0, h=400, w=600):
     return np.full((h, w, 3), value, np.uint8)
-
-
-def wait_until(condition, timeout=30.0):
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.002)
 
 
 def encoder_children():
