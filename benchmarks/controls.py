@@ -36,8 +36,8 @@ def paired_overhead(rounds: int, slice_s: float = 0.25) -> tuple[float, float]:
             result = self.env.step(action)
             self.total_steps += 1
             self.episode_return += result[1]
-            if time.perf_counter() >= self.feed.next_check:
-                self.feed.show()
+            if time.perf_counter() >= self._next_check:
+                self._next_check = self.feed.show()
             return result
 
     def make(kind):

@@ -181,32 +181,33 @@ class WatchedEnv(gym.Wrapper):
         super().__init__(env)
         self.view = view
         self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self._controls = self.feed.controls
+        self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
         self._snapshot = snapshot
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        feed = self.feed
-        feed.before_reset()
+        if self._controls.engaged:
+            self._controls.before_reset()
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0
         # Gated like step(): short episodes reset thousands of times a second.
-        if perf_counter() >= feed.next_check:
-            feed.show()
+        if perf_counter() >= self._next_check:
+            self._next_check = self.feed.show()
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         # The hot path of every watched loop: kept to a few operations (see ViewFeed).
-        feed = self.feed
-        if feed.controls.engaged:
-            feed.obey_controls()
+        if self._controls.engaged:
+            self.feed.obey_controls()
         result = self.env.step(action)
         self.total_steps += 1
         self.episode_return += result[1]
-        if perf_counter() >= feed.next_check:
-            feed.show()
+        if perf_counter() >= self._next_check:
+            self._next_check = self.feed.show()
         return result
 
     def _frame(self) -> Any:

@@ -10,8 +10,9 @@ loop one clock read until ``next_check``: the loops users watch run at up to 100
 >>> import numpy as np
 >>> from gymview.live.widget import LiveView
 >>> feed = ViewFeed(LiveView(), frame=lambda: np.zeros((8, 8, 3), np.uint8), info=dict, owns_view=True)
->>> if perf_counter() >= feed.next_check:   # in a loop, after each step
-...     feed.show()
+>>> next_check = 0.0
+>>> if perf_counter() >= next_check:   # in a loop, after each step
+...     next_check = feed.show()
 >>> feed.close(started=True, close_env=lambda: None)
 """
 
@@ -67,9 +68,9 @@ class ViewFeed:
         if self.controls.engaged:
             self.controls.before_reset()
 
-    def show(self, force: bool = False) -> None:
+    def show(self, force: bool = False) -> float:
         """Make and push a frame if one is due (``force``: whenever the view is active), then pump;
-        sets :attr:`next_check`."""
+        returns :attr:`next_check`, which loops may keep themselves (one attribute read a step)."""
         view = self.view
         if view.frame_due() or (force and view._active):
             started = perf_counter()
@@ -87,6 +88,7 @@ class ViewFeed:
             view.push(frame, force=force, **self._info())
             view._record_cost(perf_counter() - started, count_helper=self._helper_competes())
         self.next_check = perf_counter() + view._service()
+        return self.next_check
 
     def show_final_frame(self) -> None:
         """Show the state the loop is in now (the throttle may have skipped it) and keep it in the
