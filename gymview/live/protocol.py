@@ -1,4 +1,4 @@
-"""Message shapes between the kernel and the browser; mirrored by the comment block atop js/widget.js.
+"""Message shapes between the kernel and the browser; mirrored by js/protocol.js.
 
 Kernel → browser (a widget custom message; the image travels as the one binary buffer)::
 

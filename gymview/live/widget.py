@@ -29,7 +29,7 @@ from gymview._internal.kernel import in_forked_child
 from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
-from gymview.live import protocol, registry
+from gymview.live import frontend, protocol, registry
 from gymview.live.browser_messages import BrowserMessages, route_clicks_early
 from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.controls import SPEEDS, RunControls
@@ -40,10 +40,6 @@ from gymview.live.thread_switches import switch_interval_lease
 from gymview.live.throttle import FrameThrottle, check_fps
 
 __all__ = ["LiveView"]
-
-_PACKAGE = pathlib.Path(__file__).parents[1]
-# Wheels ship the front-end in gymview/static/; a source checkout (editable install) has it in js/.
-_FRONTEND = _PACKAGE / "static" if (_PACKAGE / "static" / "widget.js").exists() else _PACKAGE.parent / "js"
 
 # A view that is displayed but scrolled away or in a background tab still gets this many frames per
 # second: while a cell blocks the kernel, the browser's "visible again" message cannot arrive, so a
@@ -84,8 +80,8 @@ class LiveView(anywidget.AnyWidget):
 
     # Text, not paths: anywidget watches a path's file and its change signal holds every instance
     # forever (anywidget issue 929), so closed views could never be collected.
-    _esm = (_FRONTEND / "widget.js").read_text(encoding="utf-8")
-    _css = (_FRONTEND / "widget.css").read_text(encoding="utf-8")
+    _esm = frontend.ESM
+    _css = frontend.CSS
 
     _stream_id = traitlets.Unicode(help="Finds this widget's frame state in the browser.").tag(sync=True)
     title = traitlets.Unicode("", help="Shown above the picture.").tag(sync=True)

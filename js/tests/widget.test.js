@@ -2,7 +2,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { CLIENT_ID, FrameStream, NOT_HEARD, RateMeter, speedLabel, statusText } from "../widget.js";
+import { NOT_HEARD } from "../controls.js";
+import { CLIENT_ID } from "../protocol.js";
+import { RateMeter, speedLabel, statusText } from "../status.js";
+import { FrameStream } from "../stream.js";
 
 function fakeModel() {
   const sent = [];
@@ -207,29 +210,29 @@ test("a click the kernel answers clears its timer; one it never answers shows th
   const stream = new FrameStream(model);
   const timers = [];
   const fakeTimer = (fn) => (timers.push(fn), timers.length);
-  const heard = stream.sendControl({ type: "control", action: "pause" }, true, fakeTimer);
-  const lost = stream.sendControl({ type: "control", action: "stop" }, true, fakeTimer);
-  stream.onState({ type: "state", state: "paused", heard: [heard] });
-  assert.equal(stream.pending.size, 1);
+  const heard = stream.controls.send({ type: "control", action: "pause" }, true, fakeTimer);
+  const lost = stream.controls.send({ type: "control", action: "stop" }, true, fakeTimer);
+  stream.onMessage({ type: "state", state: "paused", heard: [heard] });
+  assert.equal(stream.controls.pending.size, 1);
   timers[1](); // the unanswered click's timer fires
-  assert.equal(stream.notice, NOT_HEARD);
+  assert.equal(stream.controls.notice, NOT_HEARD);
   assert.deepEqual(model.sent.at(-1), { type: "control", action: "cancel", of: lost, id: `${CLIENT_ID}:3` });
   timers[0](); // the answered one's timer (already cleared in a browser) does nothing
   assert.equal(model.sent.length, 3);
-  stream.onState({ type: "state", state: "running", heard: [] });
-  assert.equal(stream.notice, ""); // nothing pending any more: the notice goes
+  stream.onMessage({ type: "state", state: "running", heard: [] });
+  assert.equal(stream.controls.notice, ""); // nothing pending any more: the notice goes
 });
 
 test("a kernel message (a run's error) shows as the notice", () => {
   const stream = new FrameStream(fakeModel());
-  stream.onState({ type: "state", state: "stopped", heard: [], message: "play stopped: ZeroDivisionError" });
-  assert.equal(stream.notice, "play stopped: ZeroDivisionError");
+  stream.onMessage({ type: "state", state: "stopped", heard: [], message: "play stopped: ZeroDivisionError" });
+  assert.equal(stream.controls.notice, "play stopped: ZeroDivisionError");
 });
 
 test("replayed frames are kept apart from live ones and dropped when the run goes on", async () => {
   const { decode } = decoder();
   const stream = new FrameStream(fakeModel(), decode);
-  stream.onState({ type: "state", state: "paused", heard: [] });
+  stream.onMessage({ type: "state", state: "paused", heard: [] });
   stream.onMessage(header(3, { replay: 0 }), bytes()); // not asked for: ignored
   await settle();
   assert.equal(stream.replayed, null);
@@ -239,7 +242,7 @@ test("replayed frames are kept apart from live ones and dropped when the run goe
   assert.equal(stream.replayed.header.replay, 1);
   assert.equal(stream.latest, null); // not a new frame
   const bitmap = stream.replayed.bitmap;
-  stream.onState({ type: "state", state: "running", heard: [] });
+  stream.onMessage({ type: "state", state: "running", heard: [] });
   assert.equal(stream.replayed, null);
   assert.ok(bitmap.closed);
   stream.onMessage(header(3, { replay: 1 }), bytes()); // arrives after Play: ignored
@@ -251,7 +254,7 @@ test("a Step ends the replay: the stepped live frame shows, a replay still decod
   const { decode } = decoder();
   const model = fakeModel();
   const stream = new FrameStream(model, decode);
-  stream.onState({ type: "state", state: "paused", heard: [] });
+  stream.onMessage({ type: "state", state: "paused", heard: [] });
   stream.askReplay(2);
   assert.equal(model.sent.at(-1).type, "replay");
   stream.onMessage(header(3, { replay: 2 }), bytes());

@@ -22,15 +22,17 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONTEND = ("gymview/static/widget.js", "gymview/static/widget.css")
+FRONTEND = tuple(f"gymview/static/{path.name}" for path in sorted((ROOT / "js").glob("*.js"))) + ("gymview/static/widget.css",)
 
 IMPORTED = """
 import json, sys
 from pathlib import Path
 import gymview
+from gymview.live import frontend
 package = Path(gymview.__file__).parent
 print(json.dumps({"package": str(package), "prefix": sys.prefix,
-                  "esm_is_the_packaged_file": gymview.LiveView._esm == (package / "static" / "widget.js").read_text()}))
+                  "esm_is_the_packaged_file": frontend.FRONTEND == package / "static"
+                  and gymview.LiveView._esm == frontend.join_modules(package / "static")}))
 """
 
 # Runs in the new environment: a kernel of that environment's Python, a watched loop, its frames counted.
@@ -113,7 +115,7 @@ def check_import(python: Path, environment: dict, cwd: Path) -> None:
     if not Path(found["package"]).is_relative_to(found["prefix"]):
         raise SmokeFailure(f"import gymview found {found['package']}, not the installed wheel in {found['prefix']}")
     if not found["esm_is_the_packaged_file"]:
-        raise SmokeFailure("LiveView's front-end is not the wheel's gymview/static/widget.js")
+        raise SmokeFailure("LiveView's front-end is not the one the wheel ships in gymview/static/")
 
 
 def check_record(python: Path, environment: dict, cwd: Path) -> None:

@@ -1,0 +1,64 @@
+// The view's buttons, keys and replay slider: messages to the kernel with ids, and the answers.
+import { CLIENT_ID, cancelMessage } from "./protocol.js";
+
+// A click the kernel has not answered by then did not reach it: a cell blocks a kernel that cannot
+// hear widgets meanwhile (ipykernel 6, or a front-end without comms over subshells).
+export const CLICK_ANSWER_MS = 3000;
+export const NOT_HEARD =
+  "The kernel could not hear this click while the cell runs. Run the loop with " +
+  "gymview.play(env, policy) or gymview.background(fn) and the buttons act at once.";
+
+/** Clicks of one widget model: each sent with an id; the kernel's state message names those it heard. */
+export class ControlChannel {
+  /** @param {import("./protocol.js").Model} model @param {() => void} tell views to redraw */
+  constructor(model, tell) {
+    this.model = model;
+    this.tell = tell;
+    this.clicks = 0;
+    /** @type {Map<string, any>} clicks sent and not answered yet -> their timer */
+    this.pending = new Map();
+    this.notice = "";
+    /** The kernel's latest {type: "state"} message, or null before the first. */
+    this.state = null;
+  }
+
+  /** Send a control, key or replay message with a fresh id; a button click expects an answer. */
+  send(msg, expectAnswer = false, setTimer = setTimeout) {
+    this.clicks += 1;
+    const id = `${CLIENT_ID}:${this.clicks}`;
+    this.model.send({ ...msg, id });
+    if (expectAnswer) {
+      this.pending.set(id, setTimer(() => this.unanswered(id), CLICK_ANSWER_MS));
+    }
+    return id;
+  }
+
+  unanswered(id) {
+    if (!this.pending.delete(id)) return;
+    this.notice = NOT_HEARD;
+    // When the kernel finally hears the click (the cell ended), it undoes it: a late Pause or Stop
+    // must not hit the next run.
+    this.send(cancelMessage(id));
+    this.tell();
+  }
+
+  /** The kernel's state message: what the loop does now, and the clicks it heard. */
+  onState(msg) {
+    this.state = msg;
+    for (const id of msg.heard || []) {
+      const timer = this.pending.get(id);
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        this.pending.delete(id);
+      }
+    }
+    if (msg.message) this.notice = msg.message;
+    else if (this.pending.size === 0 && this.notice === NOT_HEARD) this.notice = "";
+  }
+
+  /** Forget the clicks waiting for an answer (the widget is going away). */
+  close() {
+    for (const timer of this.pending.values()) clearTimeout(timer);
+    this.pending.clear();
+  }
+}

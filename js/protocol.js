@@ -1,0 +1,58 @@
+// gymview live view: the wire protocol between gymview.live (kernel) and this front-end.
+//
+// Protocol (mirrors gymview/live/protocol.py; bump PROTOCOL_VERSION in both places together):
+//   kernel → browser, custom message + one binary buffer holding the image:
+//     {type: "frame", v: 1, seq, format: "jpeg" | "png", width, height,
+//      step, episode, episode_return, dropped, acked}
+//     seq counts frames sent by the view, from 0 and without gaps; acked is the newest ack the
+//     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
+//     them rarely).
+//   browser → kernel (client identifies this page; one kernel may serve several):
+//     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame
+//     {type: "ack", seq}                           frames up to seq were drawn (at most one per ACK_PERIOD_MS)
+//     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget
+//     {type: "control", action: "pause" | "play" | "step" | "stop" | "speed", value?, id}   a button
+//     {type: "control", action: "cancel", of: id, id}   a click that got no answer (see CLICK_ANSWER_MS)
+//     {type: "key", key, down, id}                 a key went down / up while the view has focus
+//     {type: "replay", index, id}                  show the index-th kept frame (oldest first)
+//   kernel → browser, besides frames:
+//     {type: "state", state: "running" | "paused" | "stopped", speed: number | null, fps: number | null,
+//      speeds: number[], history: number, heard: string[], message: string | null}
+//     heard: ids of the latest clicks the kernel applied; a frame with `replay: index` is a kept frame
+//     shown again, not a new one.
+
+export const PROTOCOL_VERSION = 1;
+
+export const MIME = { jpeg: "image/jpeg", png: "image/png" };
+
+/** One id per page, so the kernel can tell two tabs (or collaborators) apart. */
+export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
+
+/**
+ * @typedef {{type: "frame", v: number, seq: number, format: "jpeg" | "png", width: number,
+ *   height: number, step: number | null, episode: number | null, episode_return: number | null,
+ *   dropped: number, acked: number}} FrameHeader
+ * @typedef {{header: FrameHeader, bitmap: ImageBitmap}} DecodedFrame
+ * @typedef {{on: Function, off: Function, send: Function, get: Function}} Model
+ */
+
+// What the browser sends (clicks, keys and replay requests get their id from ControlChannel.send).
+export const readyMessage = () => ({ type: "ready", v: PROTOCOL_VERSION, client: CLIENT_ID });
+export const ackMessage = (seq) => ({ type: "ack", seq });
+export const visibilityMessage = (visible) => ({ type: "visibility", visible, client: CLIENT_ID });
+export const controlMessage = (action, value) =>
+  value === undefined ? { type: "control", action } : { type: "control", action, value };
+export const cancelMessage = (id) => ({ type: "control", action: "cancel", of: id });
+export const keyMessage = (key, down) => ({ type: "key", key, down });
+export const replayMessage = (index) => ({ type: "replay", index });
+
+// What the kernel sends.
+export const isState = (msg) => Boolean(msg) && msg.type === "state";
+export const isFrame = (msg, buffers) => Boolean(msg) && msg.type === "frame" && Boolean(buffers) && buffers.length >= 1;
+export const isReplay = (msg) => msg.replay !== undefined && msg.replay !== null;
+
+/** The image of a frame message as a Blob of its format. */
+export function imageOf(msg, buffer) {
+  const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  return new Blob([bytes], { type: MIME[msg.format] || MIME.jpeg });
+}

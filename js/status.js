@@ -1,0 +1,37 @@
+// What the view writes under the picture: the status line, the drawing rate, the speed choices.
+
+/** "paused · 12.3 fps · step 1,234 · episode 5 · return 37.0 · dropped 456" */
+export function statusText(header, fps, state = null) {
+  const parts = state ? [state, `${fps.toFixed(1)} fps`] : [`${fps.toFixed(1)} fps`];
+  const number = (x) => Number(x).toLocaleString("en-US");
+  if (header.step !== null && header.step !== undefined) parts.push(`step ${number(header.step)}`);
+  if (header.episode !== null && header.episode !== undefined) parts.push(`episode ${number(header.episode)}`);
+  if (header.episode_return !== null && header.episode_return !== undefined) {
+    parts.push(`return ${Number(header.episode_return).toFixed(1)}`);
+  }
+  parts.push(`dropped ${number(header.dropped)}`);
+  return parts.join(" · ");
+}
+
+/** Frames drawn per second over a sliding one-second window. */
+export class RateMeter {
+  constructor(windowMs = 1000) {
+    this.windowMs = windowMs;
+    /** @type {number[]} */
+    this.times = [];
+  }
+  tick(now) {
+    this.times.push(now);
+    while (this.times.length > 0 && now - this.times[0] > this.windowMs) this.times.shift();
+  }
+  rate(now) {
+    while (this.times.length > 0 && now - this.times[0] > this.windowMs) this.times.shift();
+    return (this.times.length * 1000) / this.windowMs;
+  }
+}
+
+/** "x1 (50 fps)" for a speed option; "max" for null. */
+export function speedLabel(speed, fps) {
+  if (speed === null || speed === undefined) return "max";
+  return fps ? `x${speed} (${Number((fps * speed).toFixed(1))} fps)` : `x${speed}`;
+}

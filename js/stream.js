@@ -1,0 +1,197 @@
+// Frames of one widget model: receive, check sequence numbers, decode (latest wins), acknowledge,
+// and tell the views. Frames are handled per model (not per view), so a frame that arrives before
+// any view exists is kept and drawn as soon as one renders.
+import { ControlChannel } from "./controls.js";
+import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isState, replayMessage, visibilityMessage } from "./protocol.js";
+
+// Acks go at most this often, each for the newest frame drawn: every message to a busy kernel costs
+// its threads turns at the GIL that the cell's loop holds, and clicks wait behind them
+// (docs/performance.md).
+export const ACK_PERIOD_MS = 250;
+// An ack the kernel has not read after this long means it cannot read them now (a blocking cell
+// without comms over subshells): they would pile up and delay the next cell, so send one per
+// ACK_BACKOFF_MS until it reads them again.
+export const ACK_LAG_MS = 1000;
+export const ACK_BACKOFF_MS = 5000;
+
+/** Frames of one widget model, with its control channel. */
+export class FrameStream {
+  /**
+   * @param {Model} model
+   * @param {(blob: Blob) => Promise<ImageBitmap>} decode
+   */
+  constructor(model, decode = (blob) => createImageBitmap(blob)) {
+    this.model = model;
+    this.decode = decode;
+    /** @type {DecodedFrame | null} */
+    this.latest = null;
+    /** @type {{header: FrameHeader, blob: Blob} | null} */
+    this.waiting = null;
+    this.decoding = false;
+    this.received = 0;
+    this.decoded = 0;
+    this.lastSeq = -1;
+    this.gaps = 0;
+    this.ackedSeq = -1;
+    this.lastAckSentAt = -Infinity;
+    /** @type {{seq: number, at: number}[]} acks sent that the kernel has not read yet */
+    this.unreadAcks = [];
+    this.drawnSeq = -1; // newest frame drawn, acked by the next ack
+    this.ackTimer = null;
+    this.errors = 0;
+    this.versionWarned = false;
+    /** @type {Set<() => void>} */
+    this.listeners = new Set();
+    /** @type {Set<object>} */
+    this.visibleViews = new Set();
+    this.reportedVisible = true;
+    /** @type {DecodedFrame | null} a kept frame the replay slider asked for */
+    this.replayed = null;
+    this.replaying = false; // a replay was asked for and not ended since
+    /** The view's buttons, keys and replay requests, and the kernel's answers. */
+    this.controls = new ControlChannel(model, () => this.tell());
+  }
+
+  tell() {
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Ask the kernel for kept frame `index` (the Replay slider). */
+  askReplay(index) {
+    this.replaying = true;
+    this.controls.send(replayMessage(index));
+  }
+
+  /** Back to live frames: the run goes on (Play) or moves (Step); a replay still decoding is dropped. */
+  endReplay() {
+    this.replaying = false;
+    if (this.replayed !== null) {
+      this.replayed.bitmap.close?.();
+      this.replayed = null;
+    }
+  }
+
+  async onReplay(msg, blob) {
+    try {
+      const bitmap = await this.decode(blob);
+      if (!this.replaying) {
+        bitmap.close?.(); // the run went on while it decoded: live frames win
+        return;
+      }
+      this.replayed?.bitmap.close?.();
+      this.replayed = { header: msg, bitmap };
+      this.tell();
+    } catch (error) {
+      this.errors += 1;
+    }
+  }
+
+  /** @param {any} msg @param {DataView[]} buffers */
+  onMessage(msg, buffers) {
+    if (isState(msg)) {
+      this.controls.onState(msg);
+      if (msg.state === "running") this.endReplay();
+      this.tell();
+      return;
+    }
+    if (!isFrame(msg, buffers)) return;
+    if (isReplay(msg)) {
+      this.onReplay(msg, imageOf(msg, buffers[0]));
+      return;
+    }
+    if (msg.v !== PROTOCOL_VERSION && !this.versionWarned) {
+      this.versionWarned = true;
+      console.warn(`gymview: kernel speaks protocol ${msg.v}, this page ${PROTOCOL_VERSION}; reload the page`);
+    }
+    if (msg.seq <= this.lastSeq) {
+      // A resend of a frame we already have (a new view asked for it): draw it if we lack one.
+      if (this.latest !== null) return;
+    } else {
+      if (this.lastSeq >= 0) this.gaps += msg.seq - this.lastSeq - 1;
+      this.lastSeq = msg.seq;
+      this.received += 1;
+    }
+    this.waiting = { header: msg, blob: imageOf(msg, buffers[0]) };
+    this.decodeNext();
+  }
+
+  async decodeNext() {
+    if (this.decoding || this.waiting === null) return;
+    this.decoding = true;
+    const { header, blob } = this.waiting;
+    this.waiting = null;
+    try {
+      const bitmap = await this.decode(blob);
+      if (this.latest !== null && this.latest.header.seq > header.seq) {
+        bitmap.close?.();
+      } else {
+        this.latest?.bitmap.close?.();
+        this.latest = { header, bitmap };
+        this.decoded += 1;
+        this.tell();
+      }
+    } catch (error) {
+      this.errors += 1;
+      console.error("gymview: could not decode frame", header.seq, error);
+    } finally {
+      this.decoding = false;
+      if (this.waiting !== null) this.decodeNext();
+    }
+  }
+
+  /**
+   * Tell the kernel frames up to `seq` were drawn (whichever view drew them): at once when no ack
+   * went in the last ACK_PERIOD_MS, else by a timer at the end of that period, for the newest frame
+   * drawn by then. While the kernel is not reading acks (one sent ACK_LAG_MS ago is still unread),
+   * one per ACK_BACKOFF_MS. Either way the last frame drawn is acked in the end.
+   * @param {number} seq @param {number} kernelAcked @param {number} now
+   * @param {Function} setTimer @param {Function} clearTimer
+   */
+  acknowledge(seq, kernelAcked = -1, now = Date.now(), setTimer = setTimeout, clearTimer = clearTimeout) {
+    while (this.unreadAcks.length > 0 && this.unreadAcks[0].seq <= kernelAcked) this.unreadAcks.shift();
+    if (seq <= this.drawnSeq) return;
+    this.drawnSeq = seq;
+    const kernelLags = this.unreadAcks.length > 0 && now - this.unreadAcks[0].at >= ACK_LAG_MS;
+    const period = kernelLags ? ACK_BACKOFF_MS : ACK_PERIOD_MS;
+    const wait = this.lastAckSentAt + period - now;
+    if (wait <= 0) {
+      if (this.ackTimer !== null) clearTimer(this.ackTimer);
+      this.ackTimer = null;
+      this.sendAck(now);
+    } else if (this.ackTimer === null) {
+      const due = this.lastAckSentAt + period;
+      this.ackTimer = setTimer(() => {
+        this.ackTimer = null;
+        this.sendAck(due);
+      }, wait);
+    }
+  }
+
+  /** @param {number} now */
+  sendAck(now) {
+    if (this.drawnSeq <= this.ackedSeq) return;
+    this.ackedSeq = this.drawnSeq;
+    this.lastAckSentAt = now;
+    this.unreadAcks.push({ seq: this.ackedSeq, at: now });
+    if (this.unreadAcks.length > 64) this.unreadAcks.shift();
+    this.model.send(ackMessage(this.ackedSeq));
+  }
+
+  /** Track which views can be seen; tell the kernel when "any view visible" changes. */
+  setVisible(view, visible) {
+    if (visible) this.visibleViews.add(view);
+    else this.visibleViews.delete(view);
+    const anyVisible = this.visibleViews.size > 0 && !globalThis.document?.hidden;
+    if (anyVisible !== this.reportedVisible) {
+      this.reportedVisible = anyVisible;
+      this.model.send(visibilityMessage(anyVisible));
+    }
+  }
+
+  /** Stop the ack timer and the click timers (the widget is going away). */
+  close() {
+    this.controls.close();
+    if (this.ackTimer !== null) clearTimeout(this.ackTimer);
+    this.ackTimer = null;
+  }
+}
