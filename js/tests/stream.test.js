@@ -1,10 +1,8 @@
-// Unit tests for the parts of the front-end that need no DOM: run with `node --test js/tests/`.
+// FrameStream: frames, decoding, acks, visibility and replays, without a DOM: `node --test js/tests/`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { NOT_HEARD } from "../controls.js";
 import { CLIENT_ID } from "../protocol.js";
-import { RateMeter, speedLabel, statusText } from "../status.js";
 import { FrameStream } from "../stream.js";
 
 function fakeModel() {
@@ -96,6 +94,7 @@ test("messages that are not frames are ignored", () => {
 });
 
 /** setTimeout on a clock the test moves: advance(t) runs the timers due by t, in order. */
+
 function fakeTimers() {
   const queue = [];
   let now = 0;
@@ -181,16 +180,6 @@ test("visibility is reported only when 'any view visible' changes", () => {
   assert.ok(model.sent.every((m) => m.client === CLIENT_ID && CLIENT_ID.length > 4));
 });
 
-test("status line and rate meter", () => {
-  assert.equal(statusText(header(1234), 29.94), "29.9 fps · step 1,234 · episode 1 · return 1.5 · dropped 0");
-  assert.equal(statusText(header(1, { step: null, episode: null, episode_return: null, dropped: 7 }), 2),
-    "2.0 fps · dropped 7");
-  const meter = new RateMeter(1000);
-  for (let t = 0; t <= 1000; t += 100) meter.tick(t);
-  assert.equal(meter.rate(1000), 11);
-  assert.equal(meter.rate(5000), 0);
-});
-
 test("a kernel speaking another protocol version is reported once, and frames still flow", async () => {
   const stream = new FrameStream(fakeModel(), async () => ({ close() {} }));
   const warnings = [];
@@ -203,30 +192,6 @@ test("a kernel speaking another protocol version is reported once, and frames st
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /reload the page/);
   assert.equal(stream.received, 2);
-});
-
-test("a click the kernel answers clears its timer; one it never answers shows the notice and is cancelled", () => {
-  const model = fakeModel();
-  const stream = new FrameStream(model);
-  const timers = [];
-  const fakeTimer = (fn) => (timers.push(fn), timers.length);
-  const heard = stream.controls.send({ type: "control", action: "pause" }, true, fakeTimer);
-  const lost = stream.controls.send({ type: "control", action: "stop" }, true, fakeTimer);
-  stream.onMessage({ type: "state", state: "paused", heard: [heard] });
-  assert.equal(stream.controls.pending.size, 1);
-  timers[1](); // the unanswered click's timer fires
-  assert.equal(stream.controls.notice, NOT_HEARD);
-  assert.deepEqual(model.sent.at(-1), { type: "control", action: "cancel", of: lost, id: `${CLIENT_ID}:3` });
-  timers[0](); // the answered one's timer (already cleared in a browser) does nothing
-  assert.equal(model.sent.length, 3);
-  stream.onMessage({ type: "state", state: "running", heard: [] });
-  assert.equal(stream.controls.notice, ""); // nothing pending any more: the notice goes
-});
-
-test("a kernel message (a run's error) shows as the notice", () => {
-  const stream = new FrameStream(fakeModel());
-  stream.onMessage({ type: "state", state: "stopped", heard: [], message: "play stopped: ZeroDivisionError" });
-  assert.equal(stream.controls.notice, "play stopped: ZeroDivisionError");
 });
 
 test("replayed frames are kept apart from live ones and dropped when the run goes on", async () => {
@@ -266,11 +231,4 @@ test("a Step ends the replay: the stepped live frame shows, a replay still decod
   stream.onMessage(header(3, { replay: 1 }), bytes());
   await settle();
   assert.equal(stream.replayed, null);
-});
-
-test("speed labels", () => {
-  assert.equal(speedLabel(null, 50), "max");
-  assert.equal(speedLabel(0.25, 50), "x0.25 (12.5 fps)");
-  assert.equal(speedLabel(2, null), "x2");
-  assert.equal(statusText(header(1), 30, "paused").split(" · ")[0], "paused");
 });
