@@ -22,10 +22,10 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[2]
 # The unit tests: what needs no optional dependency (torch, ALE, MuJoCo, neat-python, SB3, JupyterLab),
 # no kernel and no browser.
-UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/renderers/test_renderers.py", "tests/test_watch.py",
+UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/renderers/test_renderers.py", "tests/test_watched.py", "tests/test_jobs.py",
               "tests/test_playback.py", "tests/test_worker.py", "tests/test_worker_errors.py", "tests/test_cli.py",
               "tests/test_layout.py", "tests/test_memory.py", "gymview/image", "gymview/live", "gymview/video",
-              "gymview/renderers/classic_control.py", "gymview/_user_code.py", "gymview/_checks.py"]
+              "gymview/renderers/classic_control.py", "gymview/_internal"]
 
 
 def lowest_pins(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
