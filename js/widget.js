@@ -2,7 +2,9 @@
 // gymview/live/frontend.py for anywidget). The wire protocol is in protocol.js.
 import { readyMessage } from "./protocol.js";
 import { FrameStream } from "./stream.js";
-import { bindControls, bindKeyboard, bindTraits, buildDom, drawLoop } from "./view.js";
+import { bindControls, bindTraits, buildDom } from "./dom.js";
+import { drawLoop } from "./draw.js";
+import { bindKeyboard } from "./keyboard.js";
 
 // anywidget hands initialize() and each render() a different proxy of the same model, so the
 // per-model state is found through the widget's "_stream_id" trait (a uuid set by the kernel).

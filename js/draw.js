@@ -1,0 +1,85 @@
+// Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
+// buttons' state.
+import { RateMeter, speedLabel, statusText } from "./status.js";
+
+/** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
+ * returns the unbinding. */
+export function drawLoop(dom, stream) {
+  const { el, canvas, status, pause, play, speed, slider, notice } = dom;
+  const context = canvas.getContext("2d");
+  const meter = new RateMeter();
+  let drawnFrame = null;
+  let lastHeader = null;
+  let drawn = 0;
+  let scheduled = 0;
+  let speedsShown = "";
+
+  const showState = () => {
+    const { state, pending } = stream.controls;
+    const now = state ? state.state : "running";
+    el.dataset.state = state ? now : "";
+    pause.disabled = now === "paused";
+    play.disabled = now === "running";
+    const options = JSON.stringify([state?.speeds, state?.fps]);
+    if (state && options !== speedsShown) {
+      speedsShown = options;
+      speed.replaceChildren(
+        ...[...(state.speeds || []), null].map((x) => {
+          const option = document.createElement("option");
+          option.value = x === null ? "max" : String(x);
+          option.textContent = speedLabel(x, state.fps);
+          return option;
+        }),
+      );
+    }
+    if (state) speed.value = state.speed === null ? "max" : String(state.speed);
+    const history = state ? state.history : 0;
+    slider.hidden = now === "running" || history < 2;
+    slider.max = String(Math.max(0, history - 1));
+    if (now === "running") slider.value = slider.max;
+    notice.textContent = stream.controls.notice;
+    notice.hidden = stream.controls.notice === "";
+    el.dataset.notice = stream.controls.notice;
+    el.dataset.unanswered = String(pending.size); // clicks the kernel has not applied yet
+    if (lastHeader !== null) status.textContent = statusText(lastHeader, meter.rate(performance.now()), state && now);
+  };
+
+  const draw = () => {
+    scheduled = 0;
+    showState();
+    const frame = stream.replayed ?? stream.latest;
+    if (frame === null || frame === drawnFrame) return;
+    const { header, bitmap } = frame;
+    if (canvas.width !== header.width || canvas.height !== header.height) {
+      canvas.width = header.width;
+      canvas.height = header.height;
+    }
+    context.drawImage(bitmap, 0, 0);
+    drawnFrame = frame;
+    el.dataset.replayIndex = frame === stream.replayed ? String(header.replay) : "";
+    if (frame === stream.replayed) {
+      status.textContent = statusText(header, 0, `replay ${header.replay + 1}/${stream.controls.state?.history ?? "?"}`);
+      return;
+    }
+    lastHeader = header;
+    drawn += 1;
+    const now = performance.now();
+    meter.tick(now);
+    status.textContent = statusText(header, meter.rate(now), stream.controls.state && stream.controls.state.state);
+    el.dataset.framesReceived = String(stream.received);
+    el.dataset.framesDrawn = String(drawn);
+    el.dataset.lastSeq = String(header.seq);
+    el.dataset.gaps = String(stream.gaps);
+    el.dataset.decodeErrors = String(stream.errors);
+    stream.acknowledge(header.seq, header.acked ?? -1);
+  };
+  const schedule = () => {
+    if (scheduled === 0) scheduled = requestAnimationFrame(draw);
+  };
+  stream.listeners.add(schedule);
+  schedule();
+  return () => {
+    stream.listeners.delete(schedule);
+    if (scheduled !== 0) cancelAnimationFrame(scheduled);
+  };
+}
