@@ -189,8 +189,7 @@ class WatchedEnv(gym.Wrapper):
         self._snapshot = snapshot
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        if self._controls.engaged:
-            self._controls.before_reset()
+        self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
         self.episode_return = 0.0

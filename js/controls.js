@@ -1,5 +1,5 @@
 // The view's buttons, keys and replay slider: messages to the kernel with ids, and the answers.
-import { CLIENT_ID, cancelMessage } from "./protocol.js";
+import { cancelMessage, clickId, withId } from "./protocol.js";
 
 // A click the kernel has not answered by then did not reach it: a cell blocks a kernel that cannot
 // hear widgets meanwhile (ipykernel 6, or a front-end without comms over subshells).
@@ -25,8 +25,8 @@ export class ControlChannel {
   /** Send a control, key or replay message with a fresh id; a button click expects an answer. */
   send(msg, expectAnswer = false, setTimer = setTimeout) {
     this.clicks += 1;
-    const id = `${CLIENT_ID}:${this.clicks}`;
-    this.model.send({ ...msg, id });
+    const id = clickId(this.clicks);
+    this.model.send(withId(msg, id));
     if (expectAnswer) {
       this.pending.set(id, setTimer(() => this.unanswered(id), CLICK_ANSWER_MS));
     }

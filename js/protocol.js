@@ -36,7 +36,8 @@ export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
  * @typedef {{on: Function, off: Function, send: Function, get: Function}} Model
  */
 
-// What the browser sends (clicks, keys and replay requests get their id from ControlChannel.send).
+// What the browser sends. Clicks, keys and replay requests carry an id (clickId: this page's nth),
+// so the kernel applies each once however many times it hears it.
 export const readyMessage = () => ({ type: "ready", v: PROTOCOL_VERSION, client: CLIENT_ID });
 export const ackMessage = (seq) => ({ type: "ack", seq });
 export const visibilityMessage = (visible) => ({ type: "visibility", visible, client: CLIENT_ID });
@@ -45,6 +46,8 @@ export const controlMessage = (action, value) =>
 export const cancelMessage = (id) => ({ type: "control", action: "cancel", of: id });
 export const keyMessage = (key, down) => ({ type: "key", key, down });
 export const replayMessage = (index) => ({ type: "replay", index });
+export const clickId = (count) => `${CLIENT_ID}:${count}`;
+export const withId = (msg, id) => ({ ...msg, id });
 
 // What the kernel sends.
 export const isState = (msg) => Boolean(msg) && msg.type === "state";

@@ -1,6 +1,7 @@
 """The package layout: imports flow one way between rooms, and ``import gymview`` stays light."""
 
 import ast
+import re
 import pathlib
 import subprocess
 import sys
@@ -10,7 +11,9 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "gymview"
 
 LEAVES = {"image", "renderers", "private", "errors"}
-# Which rooms a room's modules may import from (their own room always).
+ROOMS = LEAVES | {"live", "video", "headless", "atari"}
+# Which rooms a room's modules may import from (their own room always). The faces (gymview/*.py) are
+# rooms of one module each, named by module, above the subpackages and in an order of their own.
 ALLOWED = {
     "errors": set(),
     "private": {"private", "errors"},
@@ -20,11 +23,24 @@ ALLOWED = {
     "video": LEAVES,
     "headless": {"private", "errors"},
     "atari": {"image", "private", "errors"},
+    "integrations": ROOMS,  # other libraries' adapters over the live view (SB3's VecEnv and callback)
+    "gymview.watched": ROOMS | {"integrations"},  # watch() hands an SB3 VecEnv to its adapter
+    "gymview.jobs": ROOMS,
+    "gymview.doctor": ROOMS,
+    "gymview.playback": ROOMS | {"gymview.watched"},
+    "gymview.human": ROOMS | {"gymview.watched"},
+    "gymview.notebook": ROOMS | {"gymview.human"},
+    "neat": ROOMS | {"gymview.watched", "gymview.playback", "gymview.jobs"},
+    "gymview.magic": ROOMS | {"gymview.doctor", "gymview.human", "gymview.jobs", "gymview.notebook",
+                              "gymview.playback", "gymview.watched"},
+    "gymview.cli": ROOMS | {"gymview.doctor"},
+    "gymview.__main__": {"gymview.cli"},
 }
 
 
 def room_of_module(name: str, root: pathlib.Path) -> str:
-    """The room of a dotted module name inside gymview: a subpackage, 'private' or 'face'."""
+    """The room of a dotted module name inside gymview: a subpackage, 'private', 'errors', or the
+    module's own name for a face (``gymview.watched``; ``gymview`` for the package root)."""
     parts = name.split(".")
     if len(parts) > 1 and parts[1] == "_internal":
         return "private"
@@ -34,7 +50,7 @@ def room_of_module(name: str, root: pathlib.Path) -> str:
         return parts[1]
     if len(parts) == 2 and parts[1].startswith("_") and parts[1] not in ("__init__", "__main__"):
         return "private"
-    return "face"
+    return name
 
 
 def module_name(path: pathlib.Path, root: pathlib.Path) -> str:
@@ -85,7 +101,7 @@ def violations(root: pathlib.Path = PACKAGE) -> list[str]:
     problems = []
     for path in sorted(root.rglob("*.py")):
         room = room_of_module(module_name(path, root), root)
-        if room in ("face", "integrations", "neat"):  # adapters for other libraries are faces too
+        if room == "gymview":  # the package root holds only the lazy table of public names
             continue
         for line, target in gymview_imports(path, root):
             if target == "gymview" or target.startswith("gymview._internal.lazy"):
@@ -155,6 +171,20 @@ def test_imports_flow_one_way_between_rooms():
     assert violations() == [], "\n".join(["imports that break the rule in docs/architecture.md:", *violations()])
 
 
+def test_every_room_and_face_has_a_rule():
+    rooms = {room_of_module(module_name(path, PACKAGE), PACKAGE) for path in PACKAGE.rglob("*.py")}
+    assert rooms - {"gymview"} == set(ALLOWED)
+
+
+def test_the_rule_catches_a_face_importing_one_above_it(tmp_path):
+    fake = tmp_path / "gymview"
+    fake.mkdir()
+    (fake / "watched.py").write_text("def close():\n    from gymview.playback import running_plays\n")
+    (fake / "playback.py").write_text("from gymview.watched import close\n")
+    assert violations(fake) == [
+        "gymview/watched.py:2: gymview.watched imports gymview.playback: from gymview.playback import running_plays"]
+
+
 def test_the_rule_catches_a_leaf_importing_a_room_above_it(tmp_path):
     fake = tmp_path / "gymview"
     (fake / "image").mkdir(parents=True)
@@ -222,3 +252,11 @@ def test_no_module_is_longer_than_one_job_needs():
             for limit, paths in ((450, PACKAGE.rglob("*.py")), (400, (PACKAGE.parent / "js").glob("*.js")))
             for path in paths if (lines := len(path.read_text().splitlines())) > limit]
     assert long == []
+
+
+def test_the_architecture_map_names_every_module():
+    """docs/architecture.md is the living map: a module it does not name is a room nobody can find."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    missing = [str(path.relative_to(PACKAGE.parent)) for path in sorted(PACKAGE.rglob("*.py"))
+               if path.name != "__init__.py" and not re.search(rf"(?<![\w.]){re.escape(path.name)}\b", text)]
+    assert missing == []

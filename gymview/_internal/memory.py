@@ -2,9 +2,8 @@
 
 Frames of hundreds of kilobytes are allocated on the loop's thread and freed on others (the
 encoder hand-off, the video feed). glibc keeps memory freed that way in its arenas instead of
-returning it, so a watched and recorded MountainCar kernel grew from 287 to 415 MiB RSS over 10
-minutes while Python's own objects stayed flat (tracemalloc: 30 -> 25 MiB); ``malloc_trim(0)``
-gave back 190 MiB at once (benchmarks/soak.py).
+returning it, so a long-running kernel grows while Python's own objects stay flat
+(docs/performance.md, benchmarks/soak.py).
 
 >>> trimmer = HeapTrimmer(period=10.0)
 >>> _ = trimmer(now=0.0)

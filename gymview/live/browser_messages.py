@@ -26,8 +26,6 @@ from gymview.live.controls import RunControls
 
 __all__ = ["BrowserMessages", "route_clicks_early"]
 
-_BUTTONS = ("pause", "play", "step", "stop", "speed")
-
 
 class BrowserMessages:
     """What the pages showing one view say to it.
@@ -58,34 +56,33 @@ class BrowserMessages:
 
     def receive(self, content: Any) -> None:
         """Handle one message from a page (on the shell thread, or a subshell's while a cell runs)."""
-        if not isinstance(content, dict):
+        message = protocol.read(content)
+        if message is None:
             return
-        if protocol.is_click(content):
-            if self._first_sighting(protocol.message_id(content)):
-                self._apply(content)
-            return
-        kind, client = content.get("type"), str(content.get("client", ""))
-        if kind == protocol.READY:
-            if content.get("v") != protocol.PROTOCOL_VERSION:
+        if message.is_click:
+            if self._first_sighting(message.id):
+                self._apply(message)
+        elif message.type == protocol.READY:
+            if message.version != protocol.PROTOCOL_VERSION:
                 warnings.warn(
-                    f"the gymview front-end speaks protocol {content.get('v')!r}, the kernel "
+                    f"the gymview front-end speaks protocol {message.version!r}, the kernel "
                     f"{protocol.PROTOCOL_VERSION}: reload the browser page after upgrading gymview",
                     stacklevel=1,
                 )
-            self._page_seen(client, True, True)
-        elif kind == protocol.ACK and isinstance(content.get("seq"), int):
-            self.streamer.acknowledge(content["seq"])
-        elif kind == protocol.VISIBILITY:
-            self._page_seen(client, bool(content.get("visible")), False)
+            self._page_seen(message.client, True, True)
+        elif message.type == protocol.ACK and message.seq is not None:
+            self.streamer.acknowledge(message.seq)
+        elif message.type == protocol.VISIBILITY:
+            self._page_seen(message.client, message.visible, False)
 
     def receive_early(self, data: Any) -> bool:
         """A message as ipykernel's shell-channel thread sees it before queueing it: clicks act now.
         Returns True when it was a click (applied now, or already applied by its first copy)."""
-        content = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None
-        if not isinstance(content, dict) or not protocol.is_click(content) or protocol.message_id(content) is None:
+        message = protocol.read_early(data)
+        if message is None or not message.is_click or message.id is None:
             return False
-        if self._first_sighting(protocol.message_id(content)):
-            self._apply(content)
+        if self._first_sighting(message.id):
+            self._apply(message)
         return True
 
     def _first_sighting(self, key: str | None) -> bool:
@@ -100,30 +97,29 @@ class BrowserMessages:
                 self._seen_once.popitem(last=False)
             return True
 
-    def _apply(self, content: dict[str, Any]) -> None:
-        kind, click = content.get("type"), protocol.message_id(content)
-        if kind == protocol.KEY:
-            if isinstance(content.get("key"), str):
-                self.controls.press(content["key"], bool(content.get("down")))
+    def _apply(self, message: protocol.FromPage) -> None:
+        if message.type == protocol.KEY:
+            if message.key is not None:
+                self.controls.press(message.key, message.down)
             return
-        if kind == protocol.REPLAY:
-            self._replay(content.get("index"))
+        if message.type == protocol.REPLAY:
+            self._replay(message.index)
             return
-        action = content.get("action")
-        if action == "cancel":
-            self._cancel(str(content.get("of")))
+        action = message.action
+        if action == protocol.CANCEL:
+            self._cancel(str(message.of))
             return
-        if action not in _BUTTONS:
+        if action not in protocol.BUTTONS:
             return  # an action of a newer page: nothing to do
         with self._lock:
-            if click is not None:
-                self._heard.append(click)  # the state message that follows names it
-                self._applied[click] = action
+            if message.id is not None:
+                self._heard.append(message.id)  # the state message that follows names it
+                self._applied[message.id] = action
                 while len(self._applied) > 64:  # only a click the page may still cancel matters
                     del self._applied[next(iter(self._applied))]
         if action == "speed":
             try:
-                self.controls.set_speed(content.get("value"))
+                self.controls.set_speed(message.value)
             except (TypeError, ValueError):
                 self._post_state()  # a speed this kernel does not take: the page shows the current one
             return
@@ -140,9 +136,9 @@ class BrowserMessages:
         elif action in ("pause", "step"):
             self.controls.resume()
 
-    def _replay(self, index: Any) -> None:
+    def _replay(self, index: int | None) -> None:
         history = self.streamer.history
-        if not isinstance(index, int) or not -len(history) <= index < len(history):
+        if index is None or not -len(history) <= index < len(history):
             return
         try:
             header, data = history.get(index)

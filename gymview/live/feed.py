@@ -44,10 +44,11 @@ class ViewFeed:
     def __init__(self, view: LiveView, frame: Callable[[], Any], info: Callable[[], dict[str, Any]],
                  helper_competes: Callable[[], bool] = lambda: False, owns_view: bool = False,
                  render_fps: float | None = None) -> None:
-        if view._env_fps is None:
-            view._env_fps = render_fps
+        self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
+        if link.env_fps is None:
+            link.env_fps = render_fps
         self.view = view
-        self.controls = view._controls  # what the view's buttons ask of the loop
+        self.controls = link.controls  # what the view's buttons ask of the loop
         self.next_check = 0.0  # the loop calls show() once perf_counter() reaches it
         self.owns_view = owns_view
         self._frame = frame
@@ -61,7 +62,7 @@ class ViewFeed:
         ``controls.engaged``. Raises :class:`gymview.Stopped` after Stop."""
         if self.controls.state == PAUSED:
             self.show(force=True)  # a paused view shows the state the loop is held at
-        self.controls.before_step(self.view._env_fps, wait=self.view._paused_wait)
+        self.controls.before_step(self._link.env_fps, wait=self._link.paused_wait)
 
     def before_reset(self) -> None:
         """Obey a Stop before a reset too (a reset is a step boundary)."""
@@ -71,8 +72,8 @@ class ViewFeed:
     def show(self, force: bool = False) -> float:
         """Make and push a frame if one is due (``force``: whenever the view is active), then pump;
         returns :attr:`next_check`, which loops may keep themselves (one attribute read a step)."""
-        view = self.view
-        if view.frame_due() or (force and view._active):
+        view, link = self.view, self._link
+        if view.frame_due() or (force and link.active):
             started = perf_counter()
             try:
                 frame = self._frame()
@@ -86,25 +87,25 @@ class ViewFeed:
                     )
                 raise
             view.push(frame, force=force, **self._info())
-            view._record_cost(perf_counter() - started, count_helper=self._helper_competes())
-        self.next_check = perf_counter() + view._service()
+            link.record_cost(perf_counter() - started, count_helper=self._helper_competes())
+        self.next_check = perf_counter() + link.service()
         return self.next_check
 
     def show_final_frame(self) -> None:
         """Show the state the loop is in now (the throttle may have skipped it) and keep it in the
         notebook's output as a still image beside the live view."""
-        if self.view._active:
+        if self._link.active:
             self.show(force=True)
             self.view.flush()
-            self.view._keep_still_image()
+            self._link.keep_still_image()
 
     def report(self, message: str) -> None:
         """Show ``message`` under the picture (a run's error, for one)."""
-        self.view._report(message)
+        self._link.report(message)
 
     def take_keys(self, on: bool) -> None:
         """Whether the view sends key presses to the kernel (a person playing), and says so."""
-        self.view._keyboard = on
+        self._link.take_keys(on)
 
     def on_close(self, hook: Callable[[], None]) -> Callable[[], None]:
         """Call ``hook()`` when the feed closes, before the env does (a play loop on the env stops

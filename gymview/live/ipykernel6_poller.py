@@ -1,7 +1,7 @@
 """The views' browser messages during a blocking cell, on kernels that deliver none then (ipykernel 6).
 
 ipykernel 7 reads the shell channel on a thread of its own, where a view hears its clicks while a
-cell runs (``LiveView.hear_early``). ipykernel 6 reads it from its event loop only, which a cell
+cell runs (:func:`gymview.live.browser_messages.route_clicks_early`). ipykernel 6 reads it from its event loop only, which a cell
 running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
 watched env, when it looks at its view, calls :meth:`Ipykernel6CommPoller.deliver`: it moves what waits on
 the shell socket into the kernel's queue, hands the views' own custom messages (clicks, keys, acks)
@@ -18,6 +18,8 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from gymview._internal.kernel import ipython_shell
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
@@ -36,14 +38,13 @@ class Ipykernel6CommPoller:
     def for_this_kernel(cls) -> Ipykernel6CommPoller | None:
         """One for the running kernel when it is an ipykernel 6, else None (nothing to do)."""
         ipykernel = sys.modules.get("ipykernel")
-        ipython = sys.modules.get("IPython")
-        if ipykernel is None or ipython is None:
+        shell = ipython_shell()
+        if ipykernel is None or shell is None:
             return None
         try:
             major = int(str(getattr(ipykernel, "__version__", "0")).split(".")[0])
         except ValueError:
             return None
-        shell = ipython.get_ipython()
         kernel = getattr(shell, "kernel", None)
         if major != 6 or kernel is None or not all(
             hasattr(kernel, name) for name in ("msg_queue", "shell_stream", "dispatch_shell", "session", "shell_handlers")

@@ -12,10 +12,12 @@ import anywidget
 import traitlets
 
 from gymview._internal.kernel import in_kernel
+from gymview.live import protocol
 
 __all__ = ["JobStatus", "show_in_notebook"]
 
 _ESM = """
+const STOP = {"type": "%s"};
 function render({ model, el }) {
   el.classList.add("gymview-job");
   const label = document.createElement("span");
@@ -33,14 +35,14 @@ function render({ model, el }) {
     el.dataset.state = state;
     button.disabled = state !== "running";
   };
-  button.addEventListener("click", () => model.send({ type: "stop" }));
+  button.addEventListener("click", () => model.send(STOP));
   model.on("change", show);
   show();
   const timer = setInterval(show, 1000);
   return () => { clearInterval(timer); model.off("change", show); };
 }
 export default { render };
-"""
+""" % protocol.JOB_STOP
 
 
 class JobStatus(anywidget.AnyWidget):
@@ -60,7 +62,7 @@ class JobStatus(anywidget.AnyWidget):
         self.on_msg(self._on_browser_message)
 
     def _on_browser_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "stop":
+        if protocol.is_job_stop(content):
             self._on_stop()
 
     def stopping(self) -> None:

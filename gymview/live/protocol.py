@@ -27,17 +27,26 @@ shell-channel thread, then the queued copy) and applies it once.
 
 Kernel → browser, besides frames::
 
-    {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "speeds": [0.25, 0.5, 1, 2, 4, "max"],
+    {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "speeds": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
      "history": 300, "heard": ["k3x9:4"], "message": null}
         what the loop does now: ``fps`` is the env's own frame rate (speed 1.0), ``speeds`` the
-        choices, ``history`` how many kept frames the replay slider has, ``heard`` the ids of the
+        choices (the page adds "max", sent back as ``"value": "max"``), ``history`` how many kept frames the replay slider has, ``heard`` the ids of the
         latest clicks applied (the browser tells the user when a click is not heard: the kernel could
         not hear it while the cell runs), ``message`` a line to show (a run's error)
     a frame message with ``"replay": 12``: a kept frame shown again, not a new one
+
+A background job's status line (:class:`gymview.live.job_status.JobStatus`, a widget of its own)
+hears one message, its Stop button::
+
+    {"type": "stop"}
+
+:func:`read` turns any message a page sends into a :class:`FromPage`, checking every field's type,
+so the kernel never acts on a malformed one.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 PROTOCOL_VERSION = 1
@@ -50,6 +59,9 @@ CONTROL = "control"
 KEY = "key"
 REPLAY = "replay"
 STATE = "state"
+JOB_STOP = "stop"
+BUTTONS = ("pause", "play", "step", "stop", "speed")
+CANCEL = "cancel"
 
 
 def frame_header(
@@ -101,20 +113,69 @@ def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
     return {**header, "replay": index}
 
 
-def message_id(content: dict[str, Any]) -> str | None:
-    """The ``id`` of a click, key or replay request, or None.
+@dataclass(frozen=True)
+class FromPage:
+    """A message from a browser page, its fields checked; a field the message lacks (or holds with the
+    wrong type) is None."""
 
-    >>> message_id({"type": "control", "action": "stop", "id": "k3x9:4"}), message_id({"type": "ack", "seq": 1})
-    ('k3x9:4', None)
+    type: str
+    id: str | None = None  # clicks, keys and replay requests
+    client: str = ""  # ready and visibility
+    version: Any = None  # ready: the page's PROTOCOL_VERSION
+    seq: int | None = None  # ack
+    visible: bool = False  # visibility
+    action: str | None = None  # control: one of BUTTONS, or CANCEL
+    value: Any = None  # control "speed": a speed, or "max"
+    of: str | None = None  # control "cancel": the id of the click to undo
+    key: str | None = None  # key
+    down: bool = False  # key
+    index: int | None = None  # replay
+
+    @property
+    def is_click(self) -> bool:
+        """A message a person causes (a button, a key, the replay slider), which acts at once."""
+        return self.type in (CONTROL, KEY, REPLAY)
+
+
+def read(content: Any) -> FromPage | None:
+    """The message a page sent, or None when ``content`` is not one.
+
+    >>> read({"type": "control", "action": "pause", "id": "k3x9:4"}).is_click
+    True
+    >>> read({"type": "ack", "seq": "4"}).seq is None, read(["not", "a", "message"])
+    (True, None)
     """
-    key = content.get("id")
-    return key if isinstance(key, str) else None
+    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+        return None
+
+    def field(name: str, kind: type | tuple[type, ...]) -> Any:
+        value = content.get(name)
+        return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else None
+
+    return FromPage(
+        type=content["type"], id=field("id", str), client=str(content.get("client", "")), version=content.get("v"),
+        seq=field("seq", int), visible=bool(content.get("visible")), action=field("action", str),
+        value=content.get("value"), of=field("of", str), key=field("key", str), down=bool(content.get("down")),
+        index=field("index", int),
+    )
 
 
-def is_click(content: dict[str, Any]) -> bool:
-    """True for the messages a person causes (a button, a key, the replay slider), which act at once.
+def read_early(data: Any) -> FromPage | None:
+    """A comm message as ipykernel's shell-channel thread hands it over (``{"method": "custom",
+    "content": ...}``), read; None for anything else.
 
-    >>> is_click({"type": "key", "key": "a", "down": True, "id": "x:1"}), is_click({"type": "ack", "seq": 1})
+    >>> read_early({"method": "custom", "content": {"type": "ack", "seq": 1}}).seq
+    1
+    """
+    if not isinstance(data, dict) or data.get("method") != "custom":
+        return None
+    return read(data.get("content"))
+
+
+def is_job_stop(content: Any) -> bool:
+    """True for the Stop button of a background job's status line.
+
+    >>> is_job_stop({"type": "stop"}), is_job_stop({"type": "control", "action": "stop"})
     (True, False)
     """
-    return content.get("type") in (CONTROL, KEY, REPLAY)
+    return isinstance(content, dict) and content.get("type") == JOB_STOP

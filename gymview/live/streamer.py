@@ -11,7 +11,7 @@ under one lock:
 
 No other thread runs while the producer pumps: on CPython a thread waiting for the GIL is woken
 on every release a busy loop makes (numpy releases it in each ``action_space.sample()``), and
-those wake-ups slowed a CartPole loop by ~8%. One watcher thread looks in every
+those wake-ups slow the loop (docs/performance.md). One watcher thread looks in every
 ``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
 ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
@@ -176,10 +176,8 @@ class FrameStreamer:
     def seconds_until_reply(self) -> float:
         """While :attr:`busy`, how long the producer may go before its next :meth:`pump`: until the
         frame in the encoder is likely back (nine tenths of the last frame's encoding time after
-        it went in), at least ``POLL_SECONDS``.
-
-        A MuJoCo frame takes the helper ~70 ms; polling every millisecond meanwhile cost a
-        HalfCheetah loop ~3% of its time, in ~900 calls a second.
+        it went in), at least ``POLL_SECONDS``: polling all the while a slow frame (MuJoCo) is
+        drawn would cost the loop a call every millisecond.
         """
         in_encoder, encoder = self._in_encoder, self._encoder
         if in_encoder is None or encoder is None:

@@ -16,7 +16,6 @@ import base64
 import os
 import pathlib
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -31,9 +30,10 @@ from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import frontend, protocol, registry
 from gymview.live.browser_messages import BrowserMessages, route_clicks_early
-from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
+from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
+from gymview.live.loop_link import LoopLink
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import FrameStreamer, Send, check_max_size
 from gymview.live.thread_switches import switch_interval_lease
@@ -45,12 +45,6 @@ __all__ = ["LiveView"]
 # second: while a cell blocks the kernel, the browser's "visible again" message cannot arrive, so a
 # view must never depend on it to come back to life.
 HIDDEN_FPS = 1.0
-# After a frame message went to ipykernel, the producer sleeps this long so that the kernel's IOPub
-# thread can send it without waiting for the GIL (docs/performance.md has the measurements).
-IOPUB_HAND_OVER_SECONDS = 0.0002
-# How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
-# this long, and the loop pays one socket poll per period.
-POLL_SECONDS = 0.02
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -117,16 +111,20 @@ class LiveView(anywidget.AnyWidget):
             history=FrameHistory(replay_seconds, replay_max_bytes),
         )
         self._controls = RunControls(on_change=self._post_state)
-        self._env_fps: float | None = None  # the env's render_fps: what speed 1.0 means
         self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
         self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
-        self._next_pump = 0.0
-        # ipykernel 6 delivers no browser message while a cell runs: the loop fetches them (_poll_browser)
-        self._cell_messages = Ipykernel6CommPoller.for_this_kernel() if self._in_kernel else None
-        self._next_poll = 0.0
+        self._link = LoopLink(  # what a loop feeding this view calls (gymview.live.feed.ViewFeed)
+            self._streamer, self._throttle, self._controls,
+            # ipykernel 6 delivers no browser message while a cell runs: the loop fetches them
+            poller=Ipykernel6CommPoller.for_this_kernel() if self._in_kernel else None,
+            is_active=lambda: self._active, handlers=_message_handlers,
+            keep_still_image=lambda: self._leave_last_frame(keep_widget=True),
+            report=lambda message: self._post_state(message=message),
+            take_keys=lambda on: setattr(self, "_keyboard", bool(on)),
+        )
         self._display_handle: Any = None  # from show(): where close() leaves the last frame
         if in_forked_child():  # opening a real comm would send from the fork
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
@@ -147,8 +145,8 @@ class LiveView(anywidget.AnyWidget):
         """In a forked child: forget the parent's stream and channel (see :mod:`gymview.live.registry`)."""
         self._in_kernel = False
         self._holds_switch_interval = False  # switch_interval_lease.after_fork() let go of every hold
-        self._cell_messages = None
-        self._streamer = self._messages.streamer = FrameStreamer(lambda header, buffers: None, offload=False)
+        self._link.go_inert()
+        self._streamer = self._messages.streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
         self.comm = DummyComm(target_name="jupyter.widget")
 
@@ -201,8 +199,7 @@ class LiveView(anywidget.AnyWidget):
         Raises the view's watcher thread's error, if it failed. Pushing also sends the frames
         that came back from the encoder, so a loop that pushes every step needs nothing else.
         """
-        if self._streamer.busy and time.perf_counter() >= self._next_pump:
-            self._next_pump = time.perf_counter() + self._pump()
+        self._link.pump_when_due()
         if self._closed:
             raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
         # Checked even when skipped, so a bad frame fails on the first push, not the first due one.
@@ -268,7 +265,7 @@ class LiveView(anywidget.AnyWidget):
             "displayed": self._displayed,
             "visible": visible,
             "streaming": streamer.running,
-            "polls_browser": self._cell_messages is not None,
+            "polls_browser": self._link.polls_browser,
         }
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -296,70 +293,9 @@ class LiveView(anywidget.AnyWidget):
             self._display_handle = None
             super().close()  # closes the comm: ipywidgets forgets the widget, so it can be collected
 
-    # -- for the loop that feeds the view (gymview.live.feed.ViewFeed) ------------------------
     @property
     def _active(self) -> bool:
         return self._in_kernel and not self._closed
-
-    def _pump(self) -> float:
-        """Send the frame that came back from the encoder, if one did; the seconds the caller may
-        go before the next call."""
-        if self._streamer.pump():
-            # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
-            time.sleep(IOPUB_HAND_OVER_SECONDS)
-        if self._streamer.busy:
-            return self._streamer.seconds_until_reply()
-        # until the next frame is due, or half a second while no front-end can show frames
-        return self._throttle.seconds_until_due() if self._active else 0.5
-
-    def _service(self) -> float:
-        """:meth:`_pump`, then on ipykernel 6 :meth:`_poll_browser`; the seconds until the next call
-        is due (on ipykernel 6 at most the polling period, so clicks are fetched even when no frame is)."""
-        seconds = self._pump()
-        if self._cell_messages is None:
-            return seconds
-        self._poll_browser()
-        return min(seconds, POLL_SECONDS)
-
-    def _poll_browser(self) -> None:
-        """On ipykernel 6, which delivers no browser message while a cell runs: handle the messages
-        to live views waiting behind the running cell, at most every POLL_SECONDS."""
-        if self._cell_messages is None:
-            return
-        now = time.perf_counter()
-        if now < self._next_poll:
-            return
-        self._next_poll = now + POLL_SECONDS
-        self._cell_messages.deliver({view.comm.comm_id: view._messages.receive for view in registry.live_views()
-                                     if view.comm is not None})
-
-    @property
-    def _paused_wait(self) -> Callable[[float], None] | None:
-        """How a paused loop passes its time (``RunControls.before_step(wait=...)``): None (wait on
-        the controls' condition), or on ipykernel 6 sending frames and fetching the next click."""
-        return self._pass_paused_time if self._cell_messages is not None else None
-
-    def _pass_paused_time(self, seconds: float) -> None:
-        self._pump()
-        self._poll_browser()
-        time.sleep(min(seconds, POLL_SECONDS))
-
-    def _record_cost(self, seconds: float, count_helper: bool = False) -> None:
-        """What producing the last frame cost the loop; with ``count_helper`` the helper process's
-        time for it counts too (for loops whose process keeps every core busy)."""
-        streamer = self._streamer
-        if count_helper and streamer.encodes_elsewhere:
-            seconds += streamer.last_encode_ms / 1000.0
-        self._throttle.record_cost(seconds)
-
-    def _keep_still_image(self) -> None:
-        """Put the last frame sent into the view's output as a still image beside the live view, so
-        a notebook saved now shows it where no widget can be drawn. For views shown by :meth:`show`."""
-        self._leave_last_frame(keep_widget=True)
-
-    def _report(self, message: str) -> None:
-        """Show ``message`` under the picture (a run's error, for one)."""
-        self._post_state(message=message)
 
     # -- visibility and rate ------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -408,6 +344,11 @@ class LiveView(anywidget.AnyWidget):
     def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
         controls = controls or self._controls
         self._streamer.post(protocol.state_message(
-            controls.state, controls.speed, self._env_fps, list(SPEEDS), len(self._streamer.history),
+            controls.state, controls.speed, self._link.env_fps, list(SPEEDS), len(self._streamer.history),
             self._messages.heard, message,
         ))
+
+
+def _message_handlers() -> dict[str, Callable[[Any], None]]:
+    """Comm id -> message handler of every open view: a poll on ipykernel 6 delivers to all of them."""
+    return {view.comm.comm_id: view._messages.receive for view in registry.live_views() if view.comm is not None}

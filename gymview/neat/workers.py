@@ -1,6 +1,6 @@
 """Evaluation worker processes fed over pipes: the caller's thread writes each chunk of genomes
 straight to a worker and reads the fitnesses back, with no helper threads in the caller (a process
-pool's feeder threads wait for the GIL while neat breeds, and cost ~0.2 ms of it per chunk).
+pool's feeder threads wait for the GIL while neat breeds, and cost it time per chunk).
 Workers make their env once, ignore Ctrl-C and die with the process that started them."""
 
 from __future__ import annotations

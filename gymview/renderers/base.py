@@ -213,7 +213,7 @@ class Drawing(NamedTuple):
 
     :func:`gymview.watch` hands these to its view, so that classic-control frames are drawn in
     the view's encoder process, away from the loop (a frame drawn after thousands of steps finds
-    a cold CPU cache: about 0.9 ms instead of 0.4).
+    a cold CPU cache).
 
     >>> from gymview.renderers import renderer_for
     >>> env = gym.make("CartPole-v1")

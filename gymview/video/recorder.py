@@ -52,8 +52,8 @@ class VideoRecorder:
             visually lossless.
         preset: x264/x265 speed/size trade-off, ``"ultrafast"`` .. ``"veryslow"``.
         tune: x264/x265 tuning. ``"zerolatency"`` (the default) encodes each frame as it comes,
-            without B-frames or look-ahead: on MountainCar frames 40% less encoder CPU than
-            plain ``veryfast`` for files about a third larger; ``None`` gives the smaller files.
+            without B-frames or look-ahead: less encoder CPU for somewhat larger files
+            (docs/performance.md); ``None`` gives the smaller files.
         threads: encoder threads; ``None``: one per core but one (at least one), leaving a
             core to the loop that makes the frames (x264's own choice, 1.5 per core, costs
             more CPU per frame where cores are few).

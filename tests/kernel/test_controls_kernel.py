@@ -15,11 +15,16 @@ from waiting import wait_until
 pytestmark = pytest.mark.kernel
 
 BLOCKING_LOOP = """
-import time, numpy as np, gymnasium as gym, gymview
+import threading, time, numpy as np, gymnasium as gym, gymview
 env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
 obs, info = env.reset(seed=0)
 times = []
-counter = np.memmap({counter_file!r}, dtype=np.int64, mode="w+", shape=(1,))  # steps taken, for the test to read
+counter = np.memmap({counter_file!r}, dtype=np.int64, mode="w+", shape=(2,))  # steps taken, loop held: for the test
+def report_holding():
+    while True:
+        counter[1] = env.feed.controls.holding
+        time.sleep(0.005)
+threading.Thread(target=report_holding, name="test-holding", daemon=True).start()
 open({comm_file!r}, "w").write(env.view.comm.comm_id)
 print("LOOPING", flush=True)
 try:
@@ -76,7 +81,10 @@ def test_pause_step_play_stop_act_during_a_blocking_loop(kernel, tmp_path, route
     moments, answered, failures = {}, {}, []
 
     def steps():
-        return int(np.memmap(counter_file, dtype=np.int64, mode="r", shape=(1,))[0])
+        return int(np.memmap(counter_file, dtype=np.int64, mode="r", shape=(2,))[0])
+
+    def holding():
+        return bool(np.memmap(counter_file, dtype=np.int64, mode="r", shape=(2,))[1])
 
     def press(action, number):
         moments[action] = click(kernel, comm_id, action, number, subshell)
@@ -85,16 +93,10 @@ def test_pause_step_play_stop_act_during_a_blocking_loop(kernel, tmp_path, route
     def steer():  # the cell is busy throughout
         try:
             press("pause", 1)
+            wait_until(holding, "Pause to hold the loop")
             held = steps()
-            for _ in range(200):  # the step in progress when the Pause landed may still finish
-                time.sleep(0.3)
-                if steps() == held:
-                    break
-                held = steps()
-            else:
-                raise AssertionError("Pause did not hold the loop")
             press("step", 2)
-            wait_until(lambda: steps() == held + 1, "Step to let a step through")
+            wait_until(lambda: steps() == held + 1 and holding(), "Step to let one step through, then hold")
             press("play", 3)
             wait_until(lambda: steps() > held + 100, "Play to resume the loop")
             press("stop", 4)

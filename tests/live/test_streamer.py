@@ -51,8 +51,10 @@ class Clock:
 
     def __init__(self):
         self.now = 100.0
+        self.reads = 0  # each flow-control decision reads it once: a test waits for the next decision
 
     def __call__(self):
+        self.reads += 1
         return self.now
 
 
@@ -188,7 +190,8 @@ def test_a_resend_repeats_the_last_frame_within_the_budget_and_the_ack_bound():
     clock.now += streamer.max_lag
     streamer.acknowledge(-1)  # frame 0 unacknowledged for max_lag while acks arrive: no room either
     budget.open = True
-    time.sleep(3 * stream.PUMP_WAIT_SECONDS)
+    reads = clock.reads
+    wait_until(lambda: clock.reads >= reads + 2)  # the watcher weighed the resend again, with the budget open
     assert len(sent.messages) == 1
     streamer.acknowledge(0)
     wait_until(lambda: len(sent.messages) == 2)

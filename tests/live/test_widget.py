@@ -1,9 +1,9 @@
-import threading
 import time
 
 import numpy as np
 import pytest
 from live_helpers import browser_says, feed_of
+from waiting import wait_until
 
 from gymview.live import streamer
 from gymview.live.feed import ViewFeed
@@ -70,10 +70,7 @@ def test_ready_resends_the_latest_frame_and_acks_reach_the_next_header(shown):
     view.push(frame())
     view.flush()
     browser_says(view, {"type": "ready", "v": 1, "client": "A"})
-    for _ in range(500):  # the watcher resends within a few of its 50 ms ticks
-        if len(view.sent) == 2:
-            break
-        time.sleep(0.01)
+    wait_until(lambda: len(view.sent) == 2, "the watcher to resend the latest frame")
     assert [h["seq"] for h, _ in view.sent] == [0, 0]  # the new view got the latest frame again
     browser_says(view, {"type": "ack", "seq": 0})
     browser_says(view, "garbage")
@@ -147,10 +144,7 @@ def test_a_view_that_appears_after_stop_still_gets_the_last_frame(shown):
     view.push(frame())
     view.stop()
     browser_says(view, {"type": "ready", "v": 1, "client": "tab"})
-    for _ in range(500):
-        if len(view.sent) == 2:
-            break
-        time.sleep(0.01)
+    wait_until(lambda: len(view.sent) == 2, "the watcher to resend the latest frame")
     assert [h["seq"] for h, _ in view.sent] == [0, 0]
 
 
@@ -159,11 +153,8 @@ def test_idle_watchers_end_and_restart_on_the_next_push(shown, monkeypatch):
     view = shown(fps=120)
     view.push(frame())
     view.flush()
-    for _ in range(500):
-        if not view.stats["streaming"]:
-            break
-        threading.Event().wait(0.01)
-    assert not view.stats["streaming"]  # a re-run cell that never closed its env leaves no thread
+    # a re-run cell that never closed its env leaves no thread
+    wait_until(lambda: not view.stats["streaming"], "the idle watcher to end")
     for _ in range(3):
         assert view.push(frame(), force=True)
         assert view.flush()

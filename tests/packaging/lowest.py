@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # The unit tests: what needs no optional dependency (torch, ALE, MuJoCo, neat-python, SB3, JupyterLab),
 # no kernel and no browser.
 UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/renderers/test_renderers.py", "tests/test_watched.py", "tests/test_jobs.py",
-              "tests/test_playback.py", "tests/test_worker.py", "tests/test_worker_errors.py", "tests/test_cli.py",
-              "tests/test_layout.py", "tests/test_memory.py", "gymview/image", "gymview/live", "gymview/video",
+              "tests/test_playback.py", "tests/_internal", "tests/test_cli.py",
+              "tests/test_layout.py", "gymview/image", "gymview/live", "gymview/video",
               "gymview/renderers/classic_control.py", "gymview/_internal"]
 
 

@@ -77,7 +77,7 @@ def test_an_error_inside_a_library_names_the_line_of_the_users_code_that_called_
     row = record_batch("CartPole-v1", policy, episodes=1, out=tmp_path, workers=1, progress=False).table[0]
     line = policy.__code__.co_firstlineno + 1
     assert row["error"].startswith("ValueError: cannot reshape array of size 4 into shape (3,)")
-    assert row["error"].endswith(f"(test_worker_errors.py:{line} in policy)")
+    assert row["error"].endswith(f"(test_user_code.py:{line} in policy)")
 
 
 def test_an_error_in_a_make_env_from_a_string_of_code_names_it_as_python_does(tmp_path):

@@ -1,0 +1,131 @@
+"""LoopLink: the side of a LiveView that a stepping loop drives, through a
+:class:`~gymview.live.feed.ViewFeed`. Users call the view; loops call its link.
+
+A link sends the frames that came back from the encoder process, fetches the browser's messages
+where the kernel delivers none while a cell runs (ipykernel 6), passes a paused loop's time, counts
+what each frame cost the loop against its budget, and carries the view's buttons (``controls``) and
+the env's own frame rate (``env_fps``, what speed 1.0 plays at).
+
+>>> from gymview.live.widget import LiveView
+>>> view = LiveView()
+>>> link = view._link        # what ViewFeed takes from the view it feeds
+>>> link.active, link.polls_browser
+(False, False)
+>>> view.close()
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gymview.live.controls import RunControls
+from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
+from gymview.live.streamer import FrameStreamer
+from gymview.live.throttle import FrameThrottle
+
+__all__ = ["LoopLink"]
+
+# After a frame message went to ipykernel, the producer sleeps this long so that the kernel's IOPub
+# thread can send it without waiting for the GIL (docs/performance.md has the measurements).
+IOPUB_HAND_OVER_SECONDS = 0.0002
+# How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
+# this long, and the loop pays one socket poll per period.
+POLL_SECONDS = 0.02
+
+
+class LoopLink:
+    """What a loop feeding one view calls.
+
+    ``is_active()``: frames can reach a front-end now. ``handlers()``: comm id -> message handler of
+    every open view (a poll delivers the messages of all of them). ``keep_still_image()``,
+    ``report(message)`` and ``take_keys(on)`` act on the view's output, status line and keyboard.
+    """
+
+    def __init__(self, streamer: FrameStreamer, throttle: FrameThrottle, controls: RunControls,
+                 poller: Ipykernel6CommPoller | None, is_active: Callable[[], bool],
+                 handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
+                 report: Callable[[str], None], take_keys: Callable[[bool], None]) -> None:
+        self.streamer = streamer
+        self.throttle = throttle
+        self.controls = controls
+        self.poller = poller
+        self.env_fps: float | None = None
+        self.keep_still_image = keep_still_image
+        self.report = report
+        self.take_keys = take_keys
+        self._is_active = is_active
+        self._handlers = handlers
+        self._next_pump = 0.0
+        self._next_poll = 0.0
+
+    @property
+    def active(self) -> bool:
+        """Whether pushed frames can reach a notebook front-end (in a kernel, view not closed)."""
+        return self._is_active()
+
+    @property
+    def polls_browser(self) -> bool:
+        """Whether a blocking loop fetches the browser's messages itself (ipykernel 6)."""
+        return self.poller is not None
+
+    def go_inert(self) -> None:
+        """In a forked child: frames go nowhere and no socket of the parent's kernel is read."""
+        self.streamer = FrameStreamer(lambda header, buffers: None, offload=False)
+        self.poller = None
+
+    def pump_when_due(self) -> None:
+        """:meth:`pump` if the encoder has a frame out and its reply is likely back (for loops that
+        push every step and call nothing else)."""
+        if self.streamer.busy and time.perf_counter() >= self._next_pump:
+            self._next_pump = time.perf_counter() + self.pump()
+
+    def pump(self) -> float:
+        """Send the frame that came back from the encoder, if one did; the seconds the caller may
+        go before the next call."""
+        if self.streamer.pump():
+            # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
+            time.sleep(IOPUB_HAND_OVER_SECONDS)
+        if self.streamer.busy:
+            return self.streamer.seconds_until_reply()
+        # until the next frame is due, or half a second while no front-end can show frames
+        return self.throttle.seconds_until_due() if self.active else 0.5
+
+    def service(self) -> float:
+        """:meth:`pump`, then on ipykernel 6 :meth:`poll_browser`; the seconds until the next call is
+        due (on ipykernel 6 at most the polling period, so clicks are fetched even when no frame is)."""
+        seconds = self.pump()
+        if self.poller is None:
+            return seconds
+        self.poll_browser()
+        return min(seconds, POLL_SECONDS)
+
+    def poll_browser(self) -> None:
+        """On ipykernel 6, which delivers no browser message while a cell runs: handle the messages
+        to live views waiting behind the running cell, at most every POLL_SECONDS."""
+        if self.poller is None:
+            return
+        now = time.perf_counter()
+        if now < self._next_poll:
+            return
+        self._next_poll = now + POLL_SECONDS
+        self.poller.deliver(self._handlers())
+
+    @property
+    def paused_wait(self) -> Callable[[float], None] | None:
+        """How a paused loop passes its time (``RunControls.before_step(wait=...)``): None (wait on
+        the controls' condition), or on ipykernel 6 sending frames and fetching the next click."""
+        return self._pass_paused_time if self.poller is not None else None
+
+    def _pass_paused_time(self, seconds: float) -> None:
+        self.pump()
+        self.poll_browser()
+        time.sleep(min(seconds, POLL_SECONDS))
+
+    def record_cost(self, seconds: float, count_helper: bool = False) -> None:
+        """What producing the last frame cost the loop; with ``count_helper`` the helper process's
+        time for it counts too (for loops whose process keeps every core busy)."""
+        if count_helper and self.streamer.encodes_elsewhere:
+            seconds += self.streamer.last_encode_ms / 1000.0
+        self.throttle.record_cost(seconds)
