@@ -7,6 +7,8 @@ torch nor ffmpeg helpers.
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))  # doctest: +SKIP
 """
 
+from typing import TYPE_CHECKING
+
 from gymview._internal.lazy import lazy_exports
 
 __version__ = "0.1.0"
@@ -38,4 +40,22 @@ _EXPORTS = {
 }
 
 __all__ = [*_EXPORTS, "__version__"]
+
+if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.errors import Stopped, WorkerError
+    from gymview.headless.provision import SetupReport
+    from gymview.image.frames import to_rgb_uint8
+    from gymview.image.tiling import tile
+    from gymview.jobs import background, Job, should_stop
+    from gymview.live.registry import live_views
+    from gymview.live.widget import LiveView
+    from gymview.magic import load_ipython_extension, unload_ipython_extension
+    from gymview.notebook import setup
+    from gymview.playback import play, Run
+    from gymview.video.batch import BatchResult, record_batch
+    from gymview.video.player import show_video
+    from gymview.video.record_video import RecordVideo
+    from gymview.video.recorder import VideoRecorder
+    from gymview.watched import watch, WatchedEnv, WatchedVectorEnv
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -260,3 +260,23 @@ def test_the_architecture_map_names_every_module():
     missing = [str(path.relative_to(PACKAGE.parent)) for path in sorted(PACKAGE.rglob("*.py"))
                if path.name != "__init__.py" and not re.search(rf"(?<![\w.]){re.escape(path.name)}\b", text)]
     assert missing == []
+
+
+@pytest.mark.parametrize("init", sorted(PACKAGE.rglob("__init__.py")), ids=lambda path: path.parent.name)
+def test_editors_see_the_same_lazy_names_the_package_serves(init):
+    """A lazy package's ``if TYPE_CHECKING:`` imports (what editors and the API reference read) name
+    exactly its lazy-export table, each from the module that serves it."""
+    tree = ast.parse(init.read_text())
+    table = next((node.value for node in tree.body if isinstance(node, ast.Assign)
+                  and [getattr(target, "id", None) for target in node.targets] == ["_EXPORTS"]), None)
+    if table is None:
+        return
+    package = module_name(init, PACKAGE)
+    served = {key.value: (package + value.value if value.value.startswith(".") else value.value)
+              for key, value in zip(table.keys, table.values)}
+    seen = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for statement in node.body:
+                seen.update({alias.name: statement.module for alias in statement.names})
+    assert seen == served

@@ -3,6 +3,8 @@
 torch is imported when a pipeline is made (``pip install "gymview[torch]"``), never by ``import gymview``.
 """
 
+from typing import TYPE_CHECKING
+
 from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
@@ -14,4 +16,10 @@ _EXPORTS = {
     "atari_vector_env": ".vector",
 }
 __all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.atari.pipeline import AtariPipeline
+    from gymview.atari.resize import area_weights, GRAY_WEIGHTS
+    from gymview.atari.vector import atari_vector_env, PreprocessedVectorEnv, wrap
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,6 +9,8 @@ of gymview.
 (200, 300, 3)
 """
 
+from typing import TYPE_CHECKING
+
 from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
@@ -23,4 +25,11 @@ _EXPORTS = {
     "I420Converter": ".yuv",
 }
 __all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.image.codec import check_format, check_quality, encode_frame
+    from gymview.image.frames import check_frame, downsample, fit_size, to_rgb_uint8
+    from gymview.image.tiling import tile
+    from gymview.image.yuv import I420Converter
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

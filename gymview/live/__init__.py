@@ -8,6 +8,8 @@ the wire format the front-end (``js/``, joined by :mod:`.frontend`) speaks. IPyt
 when ``LiveView`` is first used.
 """
 
+from typing import TYPE_CHECKING
+
 from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
@@ -23,4 +25,16 @@ _EXPORTS = {
     "FrameHistory": ".replay",
 }
 __all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.errors import Stopped
+    from gymview.live.controls import RunControls
+    from gymview.live.deferred import DeferredFrame
+    from gymview.live.feed import ViewFeed
+    from gymview.live.registry import live_views
+    from gymview.live.replay import FrameHistory
+    from gymview.live.streamer import FrameStreamer
+    from gymview.live.throttle import FrameThrottle, MessageBudget
+    from gymview.live.widget import LiveView
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -8,6 +8,8 @@ neat-python is imported when first used (``pip install "gymview[neat]"``).
 4
 """
 
+from typing import TYPE_CHECKING
+
 from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
@@ -26,4 +28,12 @@ _EXPORTS = {
 }
 
 __all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.errors import FitnessError
+    from gymview.neat.config import config_for, DEFAULTS, load_config, spaces_of
+    from gymview.neat.evolution import EvolutionResult, evolve, record
+    from gymview.neat.panel import EvolutionPanel, fitness_chart_svg, network_svg
+    from gymview.neat.policy import GenomePolicy
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -18,6 +18,8 @@ MuJoCo envs with MuJoCo's own renderer, pixel-equal to ``env.render()``.
 True
 """
 
+from typing import TYPE_CHECKING
+
 from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
@@ -36,4 +38,14 @@ _EXPORTS = {
     "tiled": ".grid",
 }
 __all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.renderers.base import BatchRenderer, Drawing
+    from gymview.renderers.classic_control import (
+        AcrobotRenderer, CartPoleRenderer, MountainCarRenderer, PendulumRenderer,
+    )
+    from gymview.renderers.grid import tiled, TiledDrawing, TiledPainter
+    from gymview.renderers.mujoco import MujocoFrame, MujocoGridPainter, MujocoPainter
+    from gymview.renderers.registry import renderer_for
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
