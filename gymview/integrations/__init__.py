@@ -1,4 +1,5 @@
 """Thin adapters for the libraries people train with; each imports its library only when used.
 
-* :mod:`gymview.integrations.sb3`: stable-baselines3 (``pip install "gymview[sb3]"``).
+* ``gymview.integrations.sb3``: stable-baselines3 (``pip install "gymview[sb3]"``): a live view of
+  training (``WatchCallback``) and a watched vector env (``WatchedVecEnv``).
 """

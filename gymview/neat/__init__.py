@@ -3,9 +3,10 @@ cells under any start method, a live panel, and the champion to video.
 
 neat-python is imported when first used (``pip install "gymview[neat]"``).
 
->>> import gymview.neat as gn
->>> gn.config_for("CartPole-v1").genome_config.num_inputs
-4
+Examples:
+    >>> import gymview.neat as gn
+    >>> gn.config_for("CartPole-v1").genome_config.num_inputs
+    4
 """
 
 from typing import TYPE_CHECKING

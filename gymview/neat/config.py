@@ -16,9 +16,6 @@ import numpy as np
 
 from gymview.neat._neat import neat_module
 
-# Every setting neat-python 2 reads, by section, with values that evolve CartPole-v1 to its cap in a
-# few generations. `num_inputs`, `num_outputs`, `pop_size`, `feed_forward` and the fitness threshold
-# come from the env and the arguments.
 DEFAULTS: dict[str, dict[str, str]] = {
     "NEAT": {
         "fitness_criterion": "max", "fitness_threshold": "inf", "pop_size": "150",
@@ -52,11 +49,33 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "DefaultStagnation": {"species_fitness_func": "max", "max_stagnation": "20", "species_elitism": "2"},
     "DefaultReproduction": {"elitism": "2", "survival_threshold": "0.2", "min_species_size": "2"},
 }
+"""Every setting neat-python 2 reads, by config-file section, as the strings the file holds.
+
+The values evolve CartPole-v1 to its cap in a few generations. ``config_for`` starts from them and
+sets ``num_inputs``, ``num_outputs`` and ``feed_forward`` from the env and its arguments, ``pop_size``
+from its argument and ``fitness_threshold`` from the env's ``spec.reward_threshold``; any other key
+can be overridden by name (``config_for(env, max_stagnation=10)``). ``load_config`` shows these values
+for the lines an older config file lacks.
+"""
 
 
 @dataclass(frozen=True)
 class SpaceMapping:
-    """How a network meets an env: inputs from observations, actions from outputs."""
+    """How a network meets an env: inputs from observations, actions from outputs.
+
+    ``spaces_of`` makes one from an env.
+
+    Args:
+        inputs: The network's number of inputs.
+        outputs: The network's number of outputs.
+        observation: ``"box"`` (observations flattened) or ``"discrete"`` (one-hot).
+        action: ``"discrete"`` (the argmax of one output per action) or ``"box"`` (tanh outputs
+            scaled to the action space's bounds).
+
+    Examples:
+        >>> SpaceMapping(inputs=4, outputs=2, observation="box", action="discrete").outputs
+        2
+    """
 
     inputs: int
     outputs: int
@@ -65,10 +84,26 @@ class SpaceMapping:
 
 
 def spaces_of(env: gym.Env) -> SpaceMapping:
-    """The network shape ``env`` needs.
+    """Give the network shape that ``env`` needs.
 
-    >>> spaces_of(gym.make("CartPole-v1"))
-    SpaceMapping(inputs=4, outputs=2, observation='box', action='discrete')
+    Box observations are flattened (one input per value) and Discrete ones one-hot (one input per
+    value); Discrete actions take one output each (the action is their argmax) and Box actions one
+    output per value (tanh outputs scaled to the bounds).
+
+    Args:
+        env: A Gymnasium env (only its spaces are read).
+
+    Returns:
+        A ``SpaceMapping`` with the number of inputs and outputs and how observations and actions map to them.
+
+    Raises:
+        TypeError: When the observations are not Box or Discrete (wrap the env, e.g. with
+            ``gymnasium.wrappers.FlattenObservation``), or the actions are not Discrete or Box.
+        ValueError: When Box actions have infinite bounds (tanh outputs cannot be scaled to them).
+
+    Examples:
+        >>> spaces_of(gym.make("CartPole-v1"))
+        SpaceMapping(inputs=4, outputs=2, observation='box', action='discrete')
     """
     observation, action = env.observation_space, env.action_space
     if isinstance(observation, gym.spaces.Box):
@@ -92,7 +127,25 @@ def spaces_of(env: gym.Env) -> SpaceMapping:
 
 
 def make_env_from(env_or_id: gym.Env | str | Callable[[], gym.Env]) -> tuple[gym.Env, bool]:
-    """(env, made_here): an env id or factory is made (and should be closed by the caller)."""
+    """Give an env for an env, an env id or a function that makes the env.
+
+    Args:
+        env_or_id: A Gymnasium env (returned as is), an env id or a function that makes the env.
+
+    Returns:
+        ``(env, made_here)``, where ``made_here`` is True when the env was made here (from an id or a
+            function), and then the caller closes it.
+
+    Raises:
+        TypeError: When ``env_or_id`` is none of these, or the function returns something other than a
+            Gymnasium env.
+
+    Examples:
+        >>> env, made_here = make_env_from("CartPole-v1")
+        >>> made_here
+        True
+        >>> env.close()
+    """
     if isinstance(env_or_id, gym.Env):
         return env_or_id, False
     if isinstance(env_or_id, str):
@@ -128,16 +181,36 @@ def config_for(
     path: str | os.PathLike[str] | None = None,
     **overrides: Any,
 ) -> Any:
-    """A ``neat.Config`` whose inputs and outputs fit the env's spaces.
+    """Make a ``neat.Config`` whose inputs and outputs fit the env's spaces.
 
     Box observations are flattened, Discrete ones one-hot; Discrete actions are the argmax of one
-    output per action, Box actions are tanh outputs scaled to the bounds. ``fitness_threshold``
-    defaults to the env's ``spec.reward_threshold`` (none: run every generation). Any setting of
-    the config file can be overridden by name; with ``path`` the file is written there to edit.
+    output per action, Box actions are tanh outputs scaled to the bounds (see ``spaces_of``). The
+    other settings start from ``DEFAULTS``. ``fitness_threshold`` is the env's
+    ``spec.reward_threshold``; an env without one runs every generation.
 
-    >>> config = config_for("CartPole-v1", pop_size=50, max_stagnation=10)
-    >>> config.genome_config.num_inputs, config.genome_config.num_outputs, config.pop_size
-    (4, 2, 50)
+    Args:
+        env_or_id: A Gymnasium env, an env id or a function that makes the env (an env made here is
+            closed again).
+        pop_size: Genomes per generation, at least 2.
+        recurrent: Evolve recurrent networks (``feed_forward = False``) instead of feed-forward ones.
+        path: Where to write the config file, to read or edit it; None writes it to a temporary folder
+            only.
+        **overrides: Any setting of the config file by name, e.g. ``max_stagnation=10``; lists and tuples
+            are joined with spaces (``activation_options=["tanh", "relu"]``).
+
+    Returns:
+        The ``neat.Config``, ready for ``evolve``.
+
+    Raises:
+        ValueError: When ``pop_size`` is not an int of at least 2, an overridden ``num_inputs`` or
+            ``num_outputs`` does not fit the env, or neat-python refuses a value.
+        TypeError: When an override is not a neat-python setting (the message suggests close names), or
+            the env's spaces do not suit a network (see ``spaces_of``).
+
+    Examples:
+        >>> config = config_for("CartPole-v1", pop_size=50, max_stagnation=10)
+        >>> config.genome_config.num_inputs, config.genome_config.num_outputs, config.pop_size
+        (4, 2, 50)
     """
     neat = neat_module()
     env, made = make_env_from(env_or_id)
@@ -165,7 +238,24 @@ def config_for(
 
 
 def check_against_env(genome: dict[str, str], shape: SpaceMapping, name: str) -> None:
-    """Raise naming the field when the network's inputs or outputs do not fit the env."""
+    """Check a config's ``[DefaultGenome]`` section against the network shape an env needs.
+
+    Args:
+        genome: The ``[DefaultGenome]`` settings as strings, at least ``num_inputs`` and ``num_outputs``.
+        shape: What the env needs, from ``spaces_of``.
+        name: The env's name for the message.
+
+    Raises:
+        ValueError: Naming each of ``num_inputs`` and ``num_outputs`` that is missing, not a whole
+            number or not what the env needs, with the value it needs.
+
+    Examples:
+        >>> shape = spaces_of(gym.make("CartPole-v1"))
+        >>> check_against_env({"num_inputs": "4", "num_outputs": "2"}, shape, "CartPole-v1")
+        >>> check_against_env({"num_inputs": "3", "num_outputs": "2"}, shape, "CartPole-v1")
+        Traceback (most recent call last):
+        ValueError: num_inputs = 3 does not fit CartPole-v1: its observation space needs num_inputs = 4
+    """
     problems = []
     for field, needed, space in (("num_inputs", shape.inputs, "observation"), ("num_outputs", shape.outputs, "action")):
         try:
@@ -205,13 +295,28 @@ def _read(neat: Any, path: str | os.PathLike[str]) -> Any:
 def load_config(path: str | os.PathLike[str], env: gym.Env | str | Callable[[], gym.Env] | None = None) -> Any:
     """Read a neat-python config file, checked against ``env`` when given.
 
-    A file written for an older neat-python gets an error listing exactly the lines to add.
+    A file written for an older neat-python gets an error listing exactly the lines to add, with
+    gymview's defaults as their values.
 
-    >>> import tempfile, os
-    >>> cfg = os.path.join(tempfile.mkdtemp(), "cartpole.cfg")
-    >>> _ = config_for("CartPole-v1", path=cfg)
-    >>> load_config(cfg, "CartPole-v1").genome_config.num_outputs
-    2
+    Args:
+        path: The config file.
+        env: A Gymnasium env, an env id or a function that makes the env, whose spaces the file's
+            ``num_inputs`` and ``num_outputs`` must fit; None checks nothing.
+
+    Returns:
+        The ``neat.Config`` read from the file.
+
+    Raises:
+        FileNotFoundError: When there is no file at ``path`` (``config_for(env, path=...)`` writes one).
+        ValueError: When neat-python refuses the file (for a file written for an older neat-python, the
+            message lists the settings to add), or its inputs or outputs do not fit ``env``.
+
+    Examples:
+        >>> import tempfile, os
+        >>> cfg = os.path.join(tempfile.mkdtemp(), "cartpole.cfg")
+        >>> _ = config_for("CartPole-v1", path=cfg)
+        >>> load_config(cfg, "CartPole-v1").genome_config.num_outputs
+        2
     """
     neat = neat_module()
     if not os.path.isfile(path):

@@ -34,9 +34,32 @@ from gymview.neat.policy import GenomePolicy
 
 
 class EvolutionResult:
-    """What :func:`evolve` found: ``winner`` (the best genome), ``config``, ``policy`` (the winner
-    as ``policy(obs) -> action``, picklable), ``history`` (one row per generation: generation,
-    best, mean, stdev, species, seconds), ``stats`` (neat's StatisticsReporter), ``stopped``."""
+    """What ``evolve`` found: the best genome, as a genome and as a policy, and the run's history.
+
+    ``evolve`` makes it; each argument is kept as the attribute of the same name. In a notebook it
+    shows as a table of the last 15 generations.
+
+    Args:
+        winner: The best genome of the run.
+        config: The ``neat.Config`` the run used.
+        history: One row per generation, a dict with ``generation``, ``best``, ``mean``, ``stdev``
+            (of the fitnesses), ``species`` (how many) and ``seconds`` (the generation's time).
+        stats: neat's ``StatisticsReporter`` for the run.
+        env: An env made the way the run made its envs, to try the policy on; close it when done.
+        policy: The winner as ``policy(observation) -> action``, a picklable ``GenomePolicy`` (for
+            ``gymview.play`` and ``record``).
+        stopped: True when a Stop ended the run early (in a ``gymview.background`` job).
+        population: The ``neat.Population``, as the run left it.
+
+    Examples:
+        >>> config = config_for("CartPole-v1", pop_size=10)
+        >>> result = evolve("CartPole-v1", config, generations=2, workers=0, panel=False)
+        >>> result.generations, result.stopped, result.winner is result.policy.genome
+        (2, False, True)
+        >>> sorted(result.history[-1])
+        ['best', 'generation', 'mean', 'seconds', 'species', 'stdev']
+        >>> result.env.close()
+    """
 
     def __init__(self, winner: Any, config: Any, history: list[dict[str, Any]], stats: Any, env: Any,
                  policy: GenomePolicy, stopped: bool, population: Any) -> None:
@@ -51,6 +74,7 @@ class EvolutionResult:
 
     @property
     def generations(self) -> int:
+        """How many generations were evaluated (the rows of ``history``)."""
         return len(self.history)
 
     def __repr__(self) -> str:
@@ -159,35 +183,77 @@ def evolve(
     checkpoint_prefix: str = "neat-checkpoint-",
     resume: str | os.PathLike[str] | None = None,
 ) -> EvolutionResult:
-    """Evolve NEAT networks that play ``env``; returns an :class:`EvolutionResult`.
+    """Evolve NEAT networks that play ``env``, from a notebook cell, in parallel and reproducibly.
+
+    Each worker makes its own env and reuses it for every genome it evaluates; each genome's
+    evaluation is seeded, so the same ``seed`` gives the same run in this process, in worker
+    processes or on an executor. In a ``gymview.background`` job, Stop ends the run after the
+    current generation and returns the best genome so far (``result.stopped``). An interrupt ends
+    the workers and raises ``KeyboardInterrupt``. The performance page has what parallel workers gain.
 
     Args:
-        env: an env id, or a function that makes the env (a lambda or notebook function is fine;
-            each worker makes its own and reuses it for every genome it evaluates).
-        config: None (``config_for(env)``), a ``neat.Config`` or a config file path; its inputs
-            and outputs are checked against the env.
-        generations: at most this many; evolution also ends when ``fitness_threshold`` is reached.
+        env: An env id, or a function that makes the env (a lambda or a notebook function is fine),
+            not an env object. The panel shows the champion playing for an id, or for a function
+            whose envs have ``render_mode="rgb_array"``.
+        config: None (``config_for(env)``), a ``neat.Config`` or a config file path (read with
+            ``load_config``); its inputs and outputs are checked against the env.
+        generations: At most this many generations; evolution also ends when ``fitness_threshold``
+            is reached.
         fitness: None (the mean return over ``episodes`` episodes), ``fitness(genome, config, env)``
-            or ``fitness(policy, env)``; defined anywhere, including a notebook cell.
-        workers: processes (None: one per core; 0: evaluate in this process). ``executor``: any
-            ``concurrent.futures.Executor`` instead, e.g. a dask client's ``get_executor()``.
-        seed: the same seed gives the same run, serial or parallel, with any number of workers.
+            or ``fitness(policy, env)``; defined anywhere, including a notebook cell. The env is
+            reset with the genome's seed first, so the function's own resets are reproducible.
+        episodes: Episodes per genome for the default fitness; episode ``i`` is reset with the
+            genome's seed plus ``i``.
+        workers: Worker processes (None: one per core, never more than ``pop_size``; 0: evaluate in
+            this process, nothing pickled).
+        executor: Any ``concurrent.futures.Executor`` to evaluate on instead of gymview's workers,
+            e.g. a dask client's ``get_executor()`` or a thread pool.
+        seed: The same seed gives the same run, serial or parallel, with any number of workers.
             (neat breeds with Python's ``random`` module: other threads of this process drawing
             from it between generations, a busy dask scheduler for one, can change the run.)
-        start_method: "fork", "spawn" or "forkserver" for the worker processes (None: the platform's).
-        max_steps: end each evaluation episode after this many steps.
-        panel: show the fitness chart, the champion's network and the champion playing (default:
-            in a notebook).
-        checkpoint_every / checkpoint_prefix: save neat checkpoints; ``resume`` continues from one.
+        start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` for the worker processes (None: the
+            platform's).
+        max_steps: End each evaluation episode after this many steps (None: episodes end by
+            themselves).
+        panel: Show the fitness chart, the champion's network and the champion playing (None: when
+            running in a notebook).
+        checkpoint_every: Save a neat checkpoint every this many generations (None: none).
+        checkpoint_prefix: The checkpoint files' name before the generation number.
+        resume: A checkpoint file to continue from, with its population and config (``config`` is
+            not used).
 
-    A genome whose fitness raises (or whose worker dies) stops the run with :class:`FitnessError`
-    naming the genome and the error, after the workers are ended. In a :func:`gymview.background`
-    job, Stop ends the run after the current generation and returns the best genome so far
-    (``result.stopped``). An interrupt ends the workers and raises ``KeyboardInterrupt``.
+    Returns:
+        An ``EvolutionResult`` with the winner, its policy and one history row per generation.
 
-    >>> result = evolve("CartPole-v1", config_for("CartPole-v1", pop_size=10), generations=2, workers=0, panel=False)
-    >>> result.generations, result.policy(result.env.reset(seed=0)[0]) in (0, 1)
-    (2, True)
+    Raises:
+        FitnessError: When a genome's fitness raises (or its worker dies), naming the genome and the
+            error; the workers are ended first.
+        ValueError: When ``generations``, ``episodes``, ``max_steps`` or ``checkpoint_every`` is not
+            an integer of at least 1, ``workers`` or ``seed`` is not an integer of at least 0,
+            ``start_method`` is unknown, or the config's inputs or outputs do not fit the env.
+        TypeError: When ``env`` is an env object or not callable, ``config`` or ``executor`` is of
+            another type, ``fitness`` takes other arguments, or the env function or fitness cannot
+            be pickled for the workers (``workers=0`` needs no pickling).
+        RuntimeError: When a Stop comes before the first generation is evaluated.
+
+    Examples:
+        >>> config = config_for("CartPole-v1", pop_size=10)
+        >>> result = evolve("CartPole-v1", config, generations=2, workers=0, panel=False)
+        >>> result.generations, result.policy(result.env.reset(seed=0)[0]) in (0, 1)
+        (2, True)
+
+        A fitness of your own, here the steps the cart survives in one episode:
+
+        >>> def steps(policy, env):
+        ...     observation, _ = env.reset()
+        ...     for step in range(500):
+        ...         observation, _, terminated, truncated, _ = env.step(policy(observation))
+        ...         if terminated or truncated:
+        ...             break
+        ...     return step + 1
+        >>> result = evolve("CartPole-v1", config, generations=1, fitness=steps, workers=0, panel=False)
+        >>> result.winner.fitness >= 1
+        True
     """
     neat = neat_module()
     check_int("generations", generations)
@@ -307,12 +373,29 @@ def _watch(make: Callable[[], gym.Env]) -> Any:
 
 
 def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/", **options: Any) -> Any:
-    """The champion's episodes to video with :func:`gymview.record_batch` (same options).
+    """Record the champion's episodes to video with ``gymview.record_batch``.
 
-    >>> import tempfile
-    >>> result = evolve("CartPole-v1", config_for("CartPole-v1", pop_size=10), generations=1, workers=0, panel=False)
-    >>> len(record(result, episodes=2, out=tempfile.mkdtemp(), workers=1, progress=False).files)
-    2
+    The episodes run on envs made from the env id the result was evolved on.
+
+    Args:
+        result: What ``evolve`` returned.
+        episodes: How many episodes to record.
+        out: The folder for the videos.
+        **options: Passed to ``gymview.record_batch`` (``workers``, ``layout``, ``seed``, ``max_steps``...).
+
+    Returns:
+        The ``BatchResult`` of ``gymview.record_batch``: one row per episode in ``.table``, the files in ``.files``.
+
+    Raises:
+        TypeError: When ``result`` is not what ``evolve`` returned.
+        ValueError: When the result's env has no env id, or was made with a ``render_mode``.
+
+    Examples:
+        >>> import tempfile
+        >>> config = config_for("CartPole-v1", pop_size=10)
+        >>> result = evolve("CartPole-v1", config, generations=1, workers=0, panel=False)
+        >>> len(record(result, episodes=2, out=tempfile.mkdtemp(), workers=1, progress=False).files)
+        2
     """
     from gymview.video.batch import record_batch
 

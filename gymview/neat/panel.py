@@ -11,12 +11,23 @@ _WIDTH, _HEIGHT, _PAD = 340, 190, 30
 
 
 def fitness_chart_svg(history: Sequence[dict[str, float]]) -> str:
-    """Best and mean fitness per generation, with a band of +-1 stdev around the mean.
+    """Draw the best and mean fitness per generation, with a band of one stdev around the mean.
 
-    >>> svg = fitness_chart_svg([{"generation": 0, "best": 20.0, "mean": 10.0, "stdev": 4.0},
-    ...                          {"generation": 1, "best": 60.0, "mean": 25.0, "stdev": 9.0}])
-    >>> svg.startswith("<svg") and svg.count("<polyline") == 2
-    True
+    A small SVG (no matplotlib needed): best in red, mean in blue, the range of fitness and of
+    generations written on the axes.
+
+    Args:
+        history: One row per generation, each a dict with ``generation``, ``best``, ``mean`` and
+            ``stdev``, as in ``EvolutionResult.history``; empty gives an empty chart.
+
+    Returns:
+        The SVG markup; ``IPython.display.SVG`` or ``HTML`` shows it in a notebook.
+
+    Examples:
+        >>> svg = fitness_chart_svg([{"generation": 0, "best": 20.0, "mean": 10.0, "stdev": 4.0},
+        ...                          {"generation": 1, "best": 60.0, "mean": 25.0, "stdev": 9.0}])
+        >>> svg.startswith("<svg") and svg.count("<polyline") == 2
+        True
     """
     if not history:
         return f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" role="img" aria-label="Fitness"></svg>'
@@ -58,15 +69,30 @@ def fitness_chart_svg(history: Sequence[dict[str, float]]) -> str:
 
 def network_svg(genome: Any, config: Any, input_names: Sequence[str] | None = None,
                 output_names: Sequence[str] | None = None) -> str:
-    """The genome's network: inputs left, outputs right, hidden nodes between by depth; enabled
-    connections only, blue for positive weights and red for negative, thicker for larger ones.
+    """Draw the genome's network as a small SVG (no graphviz needed).
 
-    >>> import gymview.neat as gn
-    >>> config = gn.config_for("CartPole-v1", pop_size=10)
-    >>> import neat
-    >>> genome = next(iter(neat.Population(config, seed=0).population.values()))
-    >>> network_svg(genome, config).count("<circle")
-    6
+    Inputs are on the left, outputs on the right and hidden nodes between them by depth. Only
+    enabled connections are drawn: blue for positive weights and red for negative, thicker for
+    larger ones, each weight shown on hover.
+
+    Args:
+        genome: A neat genome.
+        config: The ``neat.Config`` it was evolved with (for its input and output keys).
+        input_names: Labels for the inputs, in order (None: their node keys).
+        output_names: Labels for the outputs, in order (None: their node keys).
+
+    Returns:
+        The SVG markup; ``IPython.display.SVG`` or ``HTML`` shows it in a notebook.
+
+    Examples:
+        >>> import gymview.neat as gn
+        >>> config = gn.config_for("CartPole-v1", pop_size=10)
+        >>> import neat
+        >>> genome = next(iter(neat.Population(config, seed=0).population.values()))
+        >>> network_svg(genome, config).count("<circle")
+        6
+        >>> "cart velocity" in network_svg(genome, config, input_names=["cart position", "cart velocity"])
+        True
     """
     inputs = list(config.genome_config.input_keys)
     outputs = list(config.genome_config.output_keys)
@@ -123,8 +149,30 @@ class _Champion:
 
 
 class EvolutionPanel:
-    """Shown by ``evolve`` in a notebook: a line of numbers, the chart and the network (updated after
-    each generation), and the champion playing below them in a live view (``gymview.play``)."""
+    """The panel ``evolve`` shows in a notebook, updated after each generation.
+
+    It holds a line of numbers, the fitness chart and the champion's network, and below them the
+    champion playing at the env's real speed in a live view (``gymview.play``) while evolution goes
+    on. It displays itself when made (outside a notebook, as the widget's text).
+
+    Args:
+        title: The panel's heading, e.g. ``"NEAT on CartPole-v1"``.
+        make_watched_env: A function that makes an env rendering ``rgb_array`` frames for the champion
+            to play in (None: no replay; the panel says how to get one).
+
+    Examples:
+        >>> import gymview.neat as gn, neat
+        >>> panel = EvolutionPanel("NEAT on CartPole-v1", None)
+        HTML(value='<b>NEAT on CartPole-v1</b>: starting')
+        >>> config = gn.config_for("CartPole-v1", pop_size=10)
+        >>> genome = next(iter(neat.Population(config, seed=0).population.values()))
+        >>> genome.fitness = 20.0
+        >>> row = {"generation": 0, "best": 20.0, "mean": 10.0, "stdev": 4.0, "species": 1, "seconds": 0.1}
+        >>> panel.update([row], genome, config, policy=None, done=True)
+        >>> "finished" in panel.html.value, panel.run
+        (True, None)
+        >>> panel.close()
+    """
 
     def __init__(self, title: str, make_watched_env: Callable[[], Any] | None) -> None:
         import ipywidgets
@@ -142,6 +190,20 @@ class EvolutionPanel:
             "(make the env with render_mode='rgb_array' to see the champion play)")
 
     def update(self, history: Sequence[dict[str, float]], champion: Any, config: Any, policy: Any, done: bool = False) -> None:
+        """Show the latest generation, and let the champion play.
+
+        A new champion takes over the replay at its next step. When ``done``, the final champion plays
+        three episodes and stops by itself. A replay that fails is reported in the panel's line and
+        never ends evolution.
+
+        Args:
+            history: One row per generation so far, as in ``EvolutionResult.history``.
+            champion: The best genome so far (with its ``fitness``).
+            config: The ``neat.Config`` of the run.
+            policy: The champion as ``policy(observation) -> action``, e.g. a ``GenomePolicy``
+                (unused without ``make_watched_env``).
+            done: Whether evolution has finished.
+        """
         row = history[-1]
         state = "finished" if done else "evolving"
         self.html.value = (
@@ -183,7 +245,7 @@ class EvolutionPanel:
 
     @property
     def run(self) -> Any:
-        """The champion's :class:`gymview.Run` (None before the first generation ends)."""
+        """The champion's replay, a ``gymview.Run`` (None before the first generation ends, or without replay)."""
         return self._run
 
     def close(self) -> None:
