@@ -1,10 +1,10 @@
 """Atari-style observation preprocessing into network-ready, frame-stacked torch tensors.
 
-Raw uint8 RGB frames from a vector env go in; (N, stack, size, size) tensors on the target
-device come out: grayscale + area resize (matching gymnasium's ``AtariPreprocessing``) + frame
-stacking (matching ``FrameStackObservation``). Batches are processed in a background thread
-so stepping batch t+1 overlaps the transfer and compute of batch t. torch is imported only
-here (``pip install gymview[torch]``); ``import gymview`` never imports this module.
+Raw uint8 RGB frames from a vector env go in; (N, stack, size, size) tensors on the target device come out:
+grayscale + area resize (matching gymnasium's ``AtariPreprocessing``) + frame stacking (matching
+``FrameStackObservation``). Batches are processed in a background thread so stepping batch t+1 overlaps the
+transfer and compute of batch t. torch is imported only here (``pip install gymview[torch]``); ``import gymview``
+never imports this module.
 
 >>> import numpy as np
 >>> pipe = AtariPipeline(num_envs=2, device="cpu")
@@ -45,38 +45,44 @@ POLL_SECONDS = 0.05  # how often a blocked put()/get() looks whether the worker 
 
 
 class AtariPipeline:
-    """Turn batches of raw uint8 RGB frames into stacked (N, stack, size, size) tensors on ``device``.
+    """Turn batches of raw uint8 RGB frames into stacked tensors on ``device``, in a background thread.
 
-    ``put(frames, reset_mask)`` hands over one batch and returns at once; a background thread
-    converts it while the caller goes on (steps its envs); ``get()`` returns the result of the
-    oldest batch not yet taken, always complete. A batch the thread has not begun when ``get()``
-    asks for it is converted in the caller's thread instead, so a caller that waits for each
-    result pays no hand-off. At most two batches wait for conversion (double buffering); a third
-    ``put()`` first converts the oldest itself. An error converting a batch is raised by the
-    ``get()`` (or ``process()``) that asks for it, and the pipeline then refuses further batches.
-    ``put()`` keeps a reference to ``frames``: do not write into that array until its result came
-    back from ``get()`` (gymnasium and ale_py vector envs return fresh arrays).
+    Each batch gets grayscale and an area resize (matching gymnasium's ``AtariPreprocessing``), then frame stacking
+    (matching ``FrameStackObservation``). ``put`` hands over one batch and returns at once; a background thread
+    converts it while the caller goes on (steps its envs); ``get`` returns the result of the oldest batch not yet
+    taken, always complete. A batch the thread has not begun when ``get`` asks for it (overlap would buy nothing)
+    is converted in the caller's thread instead, without a hand-off. At most two batches wait for conversion
+    (double buffering); a third ``put`` first converts the oldest itself. An error converting a batch is raised by
+    the ``get`` (or ``process``) that asks for it, and the pipeline then refuses further batches.
+    ``pipe.backend``, ``pipe.device`` and ``pipe.threads`` tell what is used.
 
-    ``frames`` is (N, H, W, 3), or (N, 1, H, W, 3) as ale_py's ``AtariVectorEnv`` returns raw
-    frames. With ``max_pool=True`` it is (N, 2, H, W, 3): the last two emulator frames of each env,
-    max-pooled after the gray conversion like ``AtariPreprocessing(frame_skip>1)`` (on a reset,
-    pass the reset frame twice). A True in ``reset_mask`` restarts that env's stack filled with this
-    frame (``FrameStackObservation``'s default padding); the first batch restarts every env.
+    Args:
+        num_envs: Envs per batch (N); frames are (N, H, W, 3), or (N, 1, H, W, 3) as ale_py's ``AtariVectorEnv``
+            returns raw frames.
+        size: Side of the square frames that come out.
+        stack: Frames per stack, oldest first.
+        grayscale: Convert to gray, giving (N, stack, size, size); ``False`` gives (N, stack, 3, size, size).
+        scale: Give float32 in ``[0, 1]`` instead of uint8.
+        max_pool: Take (N, 2, H, W, 3) frames, the last two emulator frames of each env, max-pooled after the gray
+            conversion like ``AtariPreprocessing(frame_skip>1)`` (on a reset, pass the reset frame twice).
+        device: A torch device; ``"auto"`` picks CUDA when torch sees a GPU, else the CPU.
+        backend: ``"torch"`` (any device; on CUDA with pinned host buffers and copy and compute streams) or ``"cv2"``
+            (CPU only, the fastest CPU path: the batch in one OpenCV gray conversion and one resize per thread,
+            written straight into a numpy ring of stacks); ``"auto"`` picks torch on CUDA, else cv2 when installed.
 
-    ``grayscale=False`` gives (N, stack, 3, size, size); ``scale=True`` gives float32 in [0, 1].
-    ``backend``: ``"torch"`` (any device; CUDA: pinned host buffers, a copy stream and a compute
-    stream ordered by events) or ``"cv2"`` (CPU only, the fastest CPU path: the whole batch in
-    one OpenCV gray conversion and one resize per thread, written straight into a numpy ring of
-    stacks); ``"auto"`` picks torch on CUDA, else cv2 when installed. ``pipe.backend``,
-    ``pipe.device`` and ``pipe.threads`` tell what was used.
+    Raises:
+        ValueError: When ``num_envs``, ``size`` or ``stack`` is not a positive integer, ``backend`` is unknown, or
+            ``device`` is a GPU that torch does not see or that ``backend="cv2"`` cannot use.
+        ImportError: When torch is not installed, or ``backend="cv2"`` and OpenCV is not.
 
-    >>> import numpy as np
-    >>> with AtariPipeline(num_envs=3, stack=2, device="cpu", scale=True) as pipe:
-    ...     pipe.put(np.full((3, 210, 160, 3), 255, np.uint8))
-    ...     pipe.put(np.zeros((3, 210, 160, 3), np.uint8), reset_mask=np.array([False, True, False]))
-    ...     first, second = pipe.get(), pipe.get()
-    >>> first[:, :, 0, 0].tolist(), second[:, :, 0, 0].tolist()
-    ([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
+    Examples:
+        >>> import numpy as np
+        >>> with AtariPipeline(num_envs=3, stack=2, device="cpu", scale=True) as pipe:
+        ...     pipe.put(np.full((3, 210, 160, 3), 255, np.uint8))
+        ...     pipe.put(np.zeros((3, 210, 160, 3), np.uint8), reset_mask=np.array([False, True, False]))
+        ...     first, second = pipe.get(), pipe.get()
+        >>> first[:, :, 0, 0].tolist(), second[:, :, 0, 0].tolist()
+        ([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
     """
 
     def __init__(
@@ -132,9 +138,9 @@ class AtariPipeline:
 
     @property
     def threads(self) -> int:
-        """How many threads share one batch: the caller's (or the pipeline's) plus a pool for the cv2 backend.
+        """How many threads share one batch: the caller's (or the pipeline's), plus a pool for the cv2 backend.
 
-        Decided by the first batch, whose frame size says which resize runs; before it, the most it may be.
+        The first batch decides it, as its frame size says which resize runs; before it, the most it may be.
         """
         if isinstance(self._resize, Cv2Resizer):
             return self._resize.threads
@@ -142,7 +148,21 @@ class AtariPipeline:
 
     # -- the user's thread -------------------------------------------------------------------
     def put(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> None:
-        """Hand over one batch of raw frames; returns as soon as the thread has room for it."""
+        """Hand over one batch of raw frames; returns as soon as the thread has room for it.
+
+        The pipeline keeps a reference to ``frames``: do not write into that array until ``get`` has returned its
+        result (gymnasium and ale_py vector envs return fresh arrays).
+
+        Args:
+            frames: (N, H, W, 3) uint8 frames; (N, 2, H, W, 3) with ``max_pool``; the size of the first batch's.
+            reset_mask: (N,) bools: a True restarts that env's stack filled with this frame
+                (``FrameStackObservation``'s padding). The first batch restarts every env.
+
+        Raises:
+            ValueError: When ``frames`` or ``reset_mask`` has the wrong shape.
+            TypeError: When ``frames`` is not a uint8 numpy array.
+            RuntimeError: When the pipeline is closed or failed on an earlier batch.
+        """
         self._check_usable()
         batch = self._check_frames(frames)
         mask = self._check_mask(reset_mask)  # last: it marks the pipeline as started
@@ -165,12 +185,18 @@ class AtariPipeline:
         self._wake.put(True)
 
     def get(self, timeout: float | None = None) -> torch.Tensor:
-        """Stacked observations of the oldest batch not yet taken: (N, stack, size, size).
+        """Take the stacked observations of the oldest batch not yet taken, converting it here if need be.
 
-        If the thread has not started on that batch yet (the caller asked at once, so overlap
-        would buy nothing), it is converted here, in the caller's thread, without a hand-off.
-        On CUDA the tensor is ordered after its computation on the caller's current stream, so it
-        can be used at once without a host synchronisation.
+        Args:
+            timeout: Seconds to wait for the thread to finish the batch; ``None`` waits as long as it takes.
+
+        Returns:
+            A (N, stack, size, size) tensor on ``device``. On CUDA it is ordered after its computation on the
+                caller's current stream, so it can be used at once without a host synchronisation.
+
+        Raises:
+            RuntimeError: When no batch is waiting (one ``get`` per ``put``).
+            TimeoutError: When the batch is not ready within ``timeout``.
         """
         if not self._waiting:
             raise RuntimeError("get() has no batch to return: call put(frames) first (one get() per put())")
@@ -197,15 +223,26 @@ class AtariPipeline:
         return out
 
     def process(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> torch.Tensor:
-        """The stacked observations for this batch, converted in the caller's thread.
+        """Convert one batch in the caller's thread and return its stacked observations.
 
-        For a loop that needs each result before its next step (a policy acting on it): the
-        same as ``put`` then ``get``, without touching the thread.
+        For a loop that needs each result before its next step (a policy acting on it): the same as ``put`` then
+        ``get``, without touching the thread.
 
-        >>> import numpy as np
-        >>> with AtariPipeline(num_envs=1, stack=3, device="cpu") as pipe:
-        ...     tuple(pipe.process(np.zeros((1, 210, 160, 3), np.uint8)).shape)
-        (1, 3, 84, 84)
+        Args:
+            frames: The batch, as for ``put``.
+            reset_mask: The envs whose stacks restart, as for ``put``.
+
+        Returns:
+            A (N, stack, size, size) tensor on ``device``.
+
+        Raises:
+            RuntimeError: When batches handed to ``put`` are still waiting for ``get``.
+
+        Examples:
+            >>> import numpy as np
+            >>> with AtariPipeline(num_envs=1, stack=3, device="cpu") as pipe:
+            ...     tuple(pipe.process(np.zeros((1, 210, 160, 3), np.uint8)).shape)
+            (1, 3, 84, 84)
         """
         self._check_usable()
         if self._waiting:
@@ -223,13 +260,24 @@ class AtariPipeline:
         return out
 
     def preview(self, env_index: int = 0, zoom: int = 2) -> np.ndarray:
-        """What the agent sees: env ``env_index``'s latest stack side by side, oldest first, as (H, W, 3) uint8.
+        """Show what the agent sees: one env's latest stack, side by side, oldest first.
 
-        >>> import numpy as np
-        >>> with AtariPipeline(num_envs=1, device="cpu") as pipe:
-        ...     _ = pipe.process(np.zeros((1, 210, 160, 3), np.uint8))
-        ...     pipe.preview(zoom=2).shape
-        (168, 672, 3)
+        Args:
+            env_index: Which env.
+            zoom: Whole-number magnification.
+
+        Returns:
+            An (H, W, 3) uint8 image; black before the first batch.
+
+        Raises:
+            ValueError: When ``env_index`` is out of range or ``zoom`` is not a positive integer.
+
+        Examples:
+            >>> import numpy as np
+            >>> with AtariPipeline(num_envs=1, device="cpu") as pipe:
+            ...     _ = pipe.process(np.zeros((1, 210, 160, 3), np.uint8))
+            ...     pipe.preview(zoom=2).shape
+            (168, 672, 3)
         """
         if not 0 <= env_index < self.num_envs:
             raise ValueError(f"env_index must be in 0..{self.num_envs - 1}; got {env_index}")
@@ -248,7 +296,7 @@ class AtariPipeline:
         return tile(list(frames), columns=self.stack)
 
     def close(self) -> None:
-        """Stop the threads. Idempotent."""
+        """Stop the threads; calling it again is harmless."""
         self._closed = True
         try:
             self._worker.stop()
@@ -377,7 +425,17 @@ class AtariPipeline:
 
 
 class Batch:
-    """One put() batch: its frames until converted, then its result or error."""
+    """One ``put`` batch: its frames until converted, then its result or error.
+
+    Args:
+        frames: The raw frames, dropped once converted.
+        mask: The envs whose stacks restart.
+
+    Examples:
+        >>> import numpy as np
+        >>> Batch(np.zeros((1, 1, 210, 160, 3), np.uint8), np.array([True])).done.is_set()
+        False
+    """
 
     __slots__ = ("frames", "mask", "result", "error", "done")
 

@@ -14,11 +14,23 @@ if TYPE_CHECKING:
 
 
 GRAY_WEIGHTS = (0.299, 0.587, 0.114)
-"""RGB → gray weights of ALE's ``getScreenGrayscale`` (and of cv2's ``COLOR_RGB2GRAY``)."""
+"""RGB to gray weights of ALE's ``getScreenGrayscale`` (and of OpenCV's ``COLOR_RGB2GRAY``): red, green, blue."""
 
 
 
 def import_torch() -> Any:
+    """Import torch, saying how to install it when it is missing.
+
+    Returns:
+        The ``torch`` module.
+
+    Raises:
+        ImportError: When PyTorch is not installed (``pip install 'gymview[torch]'``).
+
+    Examples:
+        >>> import_torch().__name__
+        'torch'
+    """
     try:
         import torch
     except ImportError as error:
@@ -27,6 +39,16 @@ def import_torch() -> Any:
 
 
 def import_cv2() -> Any | None:
+    """Import OpenCV if it is installed.
+
+    Returns:
+        The ``cv2`` module, or ``None`` when OpenCV is not installed.
+
+    Examples:
+        >>> cv2 = import_cv2()
+        >>> cv2 is None or hasattr(cv2, "resize")
+        True
+    """
     try:
         import cv2
     except ImportError:
@@ -35,12 +57,24 @@ def import_cv2() -> Any | None:
 
 
 def area_weights(source: int, target: int) -> np.ndarray:
-    """(target, source) matrix of area-resize weights: each row averages the source pixels it covers.
+    """Build the matrix of an area resize along one axis: each row averages the source pixels it covers.
 
-    ``area_weights(h, s) @ image @ area_weights(w, s).T`` is OpenCV's ``INTER_AREA`` resize.
+    ``area_weights(h, s) @ image @ area_weights(w, s).T`` is OpenCV's ``INTER_AREA`` resize of an (h, w) image to
+    (s, s).
 
-    >>> area_weights(5, 2).round(2).tolist()
-    [[0.4, 0.4, 0.2, 0.0, 0.0], [0.0, 0.0, 0.2, 0.4, 0.4]]
+    Args:
+        source: Pixels along the axis before the resize.
+        target: Pixels along the axis after it.
+
+    Returns:
+        A float64 (target, source) array whose rows sum to 1.
+
+    Raises:
+        ValueError: When a size is not positive.
+
+    Examples:
+        >>> area_weights(5, 2).round(2).tolist()
+        [[0.4, 0.4, 0.2, 0.0, 0.0], [0.0, 0.0, 0.2, 0.4, 0.4]]
     """
     if source < 1 or target < 1:
         raise ValueError(f"sizes must be positive; got source={source}, target={target}")
@@ -49,20 +83,35 @@ def area_weights(source: int, target: int) -> np.ndarray:
 
 
 class Cv2Resizer:
-    """CPU: the batch in a few calls per thread, split over OpenCV's thread count, written straight into ``out``.
+    """Gray and resize a batch of frames on the CPU with OpenCV, split over threads, straight into ``out``.
 
-    Each part of the batch (one per thread, ``threads``: AtariPipeline gives OpenCV's own count,
-    ``cv2.getNumThreads()``, capped at the batch size, and for ``ExactAreaResize`` at one thread
-    per 32 frames) is converted to gray in one ``cvtColor``
-    into a buffer kept between batches, then shrunk. Gray frames whose sizes repeat in a short
-    pattern (Atari's 210x160 -> 84x84) are shrunk by ``ExactAreaResize``, which gives OpenCV's
-    ``INTER_AREA`` pixels at about a third of its cost (checked once against this OpenCV at start).
-    Other frames go through one ``INTER_AREA`` resize of the part's frames stacked on top of each
-    other: with n frames of height h stacked into one image of height n*h resized to n*size, each
-    frame's rows map onto its own output rows, so the result equals n separate resizes (checked
-    once at start on random pixels; where the scale's rounding makes it differ, each frame is
-    resized on its own). OpenCV and numpy release the GIL, so the parts run at once on a thread
-    pool; ``cv2.setNumThreads(1)`` keeps it all in the caller's thread.
+    Each part of the batch (one per thread) is converted to gray in one ``cvtColor`` into a buffer kept between
+    batches, then shrunk. Gray frames whose sizes repeat in a short pattern (Atari's 210x160 to 84x84) are shrunk
+    by ``ExactAreaResize``, which gives OpenCV's ``INTER_AREA`` pixels for less work (checked once against this
+    OpenCV at start). Other frames go through one ``INTER_AREA`` resize of the part's frames stacked on top of each
+    other: with n frames of height h stacked into one image of height n*h resized to n*size, each frame's rows map
+    onto its own output rows, so the result equals n separate resizes (checked once at start on random pixels;
+    where the scale's rounding makes it differ, each frame is resized on its own). OpenCV and numpy release the
+    GIL, so the parts run at once on a thread pool; ``cv2.setNumThreads(1)`` keeps it all in the caller's thread.
+
+    Args:
+        cv2: The ``cv2`` module.
+        size: Side of the square frames that come out.
+        grayscale: Convert to gray before resizing; ``False`` resizes the RGB frames.
+        num_envs: Frames per batch.
+        height: Height of the frames that go in.
+        width: Width of the frames that go in.
+        threads: The most threads to use (``AtariPipeline`` gives OpenCV's own count, ``cv2.getNumThreads()``,
+            capped at the batch size); with ``ExactAreaResize``, at most one per 32 frames.
+
+    Examples:
+        >>> import numpy as np
+        >>> resize = Cv2Resizer(import_cv2(), 84, True, num_envs=2, height=210, width=160, threads=1)
+        >>> out = np.empty((2, 84, 84), np.uint8)
+        >>> resize(np.full((2, 1, 210, 160, 3), 255, np.uint8), out)
+        >>> resize.threads, int(out.min()), int(out.max())
+        (1, 255, 255)
+        >>> resize.close()
     """
 
     name = "cv2"
@@ -101,6 +150,7 @@ class Cv2Resizer:
             future.result()
 
     def close(self) -> None:
+        """Shut the thread pool down, waiting for its work."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
 
@@ -145,11 +195,23 @@ class Cv2Resizer:
 
 
 class RingStack:
-    """CPU frame stacks in one numpy ring, (stack, N, ...): the resize writes each step's frames in place.
+    """Keep CPU frame stacks in one numpy ring, (stack, N, ...), where the resize writes each step's frames in place.
 
-    ``slot()`` is where the next frames go; ``push(reset)`` makes them the newest and returns a new
-    (N, stack, ...) array, oldest first (the one copy a step makes: results handed out are never
-    written again).
+    ``slot()`` is where the next frames go; ``push(reset)`` makes them the newest and returns a new (N, stack, ...)
+    array, oldest first (the one copy a step makes: results handed out are never written again).
+
+    Args:
+        num_envs: Envs per batch (N).
+        stack: Frames per stack.
+        frame_shape: Shape of one frame: (size, size) gray, or (size, size, 3).
+        channels_first: Give (N, stack, 3, size, size) for RGB frames instead of (N, stack, size, size, 3).
+
+    Examples:
+        >>> import numpy as np
+        >>> ring = RingStack(num_envs=2, stack=3, frame_shape=(1, 1), channels_first=False)
+        >>> ring.slot()[:] = [[[5]], [[7]]]
+        >>> ring.push(np.array([1]))[:, :, 0, 0].tolist()
+        [[0, 0, 5], [7, 7, 7]]
     """
 
     def __init__(self, num_envs: int, stack: int, frame_shape: tuple[int, ...], channels_first: bool) -> None:
@@ -159,9 +221,22 @@ class RingStack:
         self._out_shape = shape
 
     def slot(self) -> np.ndarray:
+        """Give the array the next frames go into.
+
+        Returns:
+            A (N, ...) view into the ring; write every env's frame into it before ``push``.
+        """
         return self._ring[(self._head + 1) % self._stack]
 
     def push(self, reset: np.ndarray) -> np.ndarray:
+        """Make the frames in ``slot()`` the newest, restarting the stacks of the envs in ``reset``.
+
+        Args:
+            reset: Indices of the envs whose stacks restart, filled with their newest frame.
+
+        Returns:
+            A new (N, stack, ...) uint8 array, oldest frame first.
+        """
         self._head = (self._head + 1) % self._stack
         newest = self._ring[self._head]
         if reset.size:
@@ -174,7 +249,24 @@ class RingStack:
 
 
 class TorchResizer:
-    """Any device: gray = weighted channel sum, area resize = two small matmuls, all in float32."""
+    """Gray and resize a batch of frames on any torch device: a weighted channel sum, then two small matmuls.
+
+    All the arithmetic is in float32; gray levels are rounded like ALE's gray screen.
+
+    Args:
+        torch: The ``torch`` module.
+        size: Side of the square frames that come out.
+        grayscale: Convert to gray before resizing; ``False`` resizes the RGB frames, channels first.
+        height: Height of the frames that go in.
+        width: Width of the frames that go in.
+        device: The torch device the frames are on.
+
+    Examples:
+        >>> import torch
+        >>> resize = TorchResizer(torch, 84, True, height=210, width=160, device="cpu")
+        >>> tuple(resize(torch.full((2, 1, 210, 160, 3), 255, dtype=torch.uint8)).shape)
+        (2, 84, 84)
+    """
 
     name = "torch"
 
@@ -196,7 +288,22 @@ class TorchResizer:
 
 
 class FrameStack:
-    """Per-env stacks in one ring buffer on the device: each step writes one frame per env."""
+    """Keep per-env frame stacks in one ring buffer on a torch device: each step writes one frame per env.
+
+    Args:
+        torch: The ``torch`` module.
+        num_envs: Envs per batch.
+        stack: Frames per stack.
+        frame_shape: Shape of one frame: (size, size) gray, or (3, size, size).
+        device: The torch device of the ring.
+
+    Examples:
+        >>> import torch
+        >>> stacks = FrameStack(torch, num_envs=2, stack=3, frame_shape=(1, 1), device="cpu")
+        >>> _ = stacks.push(torch.tensor([[[1]], [[2]]], dtype=torch.uint8), None)
+        >>> stacks.push(torch.tensor([[[3]], [[4]]], dtype=torch.uint8), torch.tensor([1]))[:, :, 0, 0].tolist()
+        [[0, 1, 3], [4, 4, 4]]
+    """
 
     def __init__(self, torch: Any, num_envs: int, stack: int, frame_shape: tuple[int, ...], device: Any) -> None:
         self._ring = torch.zeros((num_envs, stack, *frame_shape), dtype=torch.uint8, device=device)
@@ -207,7 +314,15 @@ class FrameStack:
         ]
 
     def push(self, frames: torch.Tensor, reset_index: torch.Tensor | None) -> torch.Tensor:
-        """Add the newest frame of every env; envs in ``reset_index`` restart filled with it."""
+        """Add the newest frame of every env; the envs in ``reset_index`` restart filled with it.
+
+        Args:
+            frames: (N, ...) uint8 frames, one per env.
+            reset_index: Indices of the envs whose stacks restart, or ``None``.
+
+        Returns:
+            A new (N, stack, ...) tensor, oldest frame first.
+        """
         self._head = (self._head + 1) % self._stack
         self._ring[:, self._head] = frames
         if reset_index is not None:

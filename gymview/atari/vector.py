@@ -16,7 +16,35 @@ from gymview.atari.resize import import_torch
 
 
 class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
-    """A vector env whose observations are :class:`AtariPipeline` tensors; see :func:`wrap`."""
+    """A vector env whose observations are stacked tensors from an ``AtariPipeline``; ``wrap`` makes one.
+
+    Observations are (num_envs, stack, size, size) tensors on the pipeline's device (with a colour axis after
+    ``stack`` when not gray), described by ``single_observation_space``. Full resets and next-step autoresets
+    restart the stacks from the reset frame. Closing the env closes its pipeline too.
+
+    Args:
+        env: A vector env of raw RGB frames: a uint8 Box of shape (H, W, 3), with autoreset mode ``NEXT_STEP``
+            (gymnasium's default) or ``DISABLED``.
+        pipeline: The pipeline that converts its frames, made for ``env.num_envs`` envs.
+
+    Attributes:
+        pipeline: The ``AtariPipeline``; ``pipeline.preview()`` shows what the agent sees.
+
+    Raises:
+        ValueError: When the env's observations are not raw RGB frames, or its autoreset mode is ``SAME_STEP``
+            (the final frame of an episode then only exists in ``info["final_obs"]``).
+
+    Examples:
+        >>> import gymnasium as gym, ale_py
+        >>> gym.register_envs(ale_py)
+        >>> raw = gym.make_vec("ALE/Pong-v5", 2, "sync", frameskip=1)
+        >>> envs = PreprocessedVectorEnv(raw, AtariPipeline(2, stack=2, device="cpu"))
+        >>> obs, _ = envs.reset(seed=0)
+        >>> obs, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+        >>> tuple(obs.shape), envs.single_observation_space.shape
+        ((2, 2, 84, 84), (2, 84, 84))
+        >>> envs.close()
+    """
 
     def __init__(self, env: gymnasium.vector.VectorEnv, pipeline: AtariPipeline) -> None:
         vector = gymnasium.vector
@@ -45,6 +73,18 @@ class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
         self._ended = np.zeros(env.num_envs, dtype=bool)
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        """Reset every env and restart every stack, filled with the reset frame.
+
+        Args:
+            seed: Passed to the env's ``reset``.
+            options: Passed to the env's ``reset``; a partial ``reset_mask`` is not supported.
+
+        Returns:
+            The stacked observations and the env's infos.
+
+        Raises:
+            ValueError: When ``options`` holds a ``reset_mask`` that leaves some envs out.
+        """
         if options and "reset_mask" in options and not np.all(options["reset_mask"]):
             raise ValueError(
                 "wrap() restarts frame stacks on full resets and on next-step autoresets; a partial "
@@ -55,6 +95,14 @@ class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
         return self.pipeline.process(observations, np.ones(self.num_envs, dtype=bool)), infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
+        """Step every env; an env that ended last step restarts its stack from its reset frame.
+
+        Args:
+            actions: One action per env.
+
+        Returns:
+            The stacked observations, then the env's rewards, terminations, truncations and infos.
+        """
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         # NEXT_STEP: an env that ended last step was reset by this step, and returns its reset frame.
         restarted = self._ended if self._next_step else np.zeros(self.num_envs, dtype=bool)
@@ -63,6 +111,11 @@ class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
         return stacked, rewards, terminations, truncations, infos
 
     def close(self, **kwargs: Any) -> None:
+        """Close the pipeline, then the env.
+
+        Args:
+            **kwargs: Passed to the env's ``close``.
+        """
         self.pipeline.close()
         super().close(**kwargs)
 
@@ -78,17 +131,36 @@ def wrap(
 ) -> PreprocessedVectorEnv:
     """Wrap a vector env of raw RGB frames so its observations are stacked tensors on ``device``.
 
-    Each observation equals ``AtariPreprocessing(frame_skip=1, noop_max=0)`` +
-    ``FrameStackObservation(stack)`` applied per env (within 2 grey levels); envs that
-    autoreset restart their stack from the reset frame.
+    Each observation equals ``AtariPreprocessing(frame_skip=1, noop_max=0)`` + ``FrameStackObservation(stack)``
+    applied per env (within 2 grey levels); envs that autoreset restart their stack from the reset frame. For
+    ale_py's games, ``atari_vector_env`` is the faster way to the same stacks.
 
-    >>> import gymnasium as gym, ale_py
-    >>> gym.register_envs(ale_py)
-    >>> envs = wrap(gym.make_vec("ALE/Pong-v5", 2, "sync", frameskip=1), device="cpu")
-    >>> obs, _ = envs.reset(seed=0)
-    >>> tuple(obs.shape), envs.pipeline.backend
-    ((2, 4, 84, 84), 'cv2')
-    >>> envs.close()
+    Args:
+        vector_env: A vector env of raw RGB frames, a uint8 Box of shape (H, W, 3), such as
+            ``gym.make_vec("ALE/Pong-v5", 8, "sync", frameskip=1)``.
+        size: Side of the square frames that come out.
+        stack: Frames per stack, oldest first.
+        grayscale: Convert to gray; ``False`` gives (num_envs, stack, 3, size, size) observations.
+        scale: Give float32 in ``[0, 1]`` instead of uint8.
+        device: A torch device; ``"auto"`` picks CUDA when torch sees a GPU, else the CPU.
+        backend: ``"torch"``, ``"cv2"`` or ``"auto"``, as for ``AtariPipeline``.
+
+    Returns:
+        A ``PreprocessedVectorEnv`` whose observations are (num_envs, stack, size, size) tensors; its
+            ``.pipeline`` is the ``AtariPipeline`` doing the work.
+
+    Raises:
+        ValueError: When the env's observations are not raw RGB frames, its autoreset mode is ``SAME_STEP``, or
+            an argument is out of range (see ``AtariPipeline``).
+
+    Examples:
+        >>> import gymnasium as gym, ale_py
+        >>> gym.register_envs(ale_py)
+        >>> envs = wrap(gym.make_vec("ALE/Pong-v5", 2, "sync", frameskip=1), device="cpu")
+        >>> obs, _ = envs.reset(seed=0)
+        >>> tuple(obs.shape), envs.pipeline.backend
+        ((2, 4, 84, 84), 'cv2')
+        >>> envs.close()
     """
     pipeline = AtariPipeline(
         vector_env.num_envs, size=size, stack=stack, grayscale=grayscale, scale=scale, device=device, backend=backend
@@ -100,7 +172,7 @@ class _NativeToTorch(gymnasium.vector.VectorWrapper):
     """ale_py's natively preprocessed stacks as torch tensors (zero-copy on the CPU).
 
     ALE pads a fresh stack with black frames; this repeats the reset frame instead, like
-    ``FrameStackObservation`` and :class:`AtariPipeline`, so every device gives the same stacks.
+    ``FrameStackObservation`` and ``AtariPipeline``, so every device gives the same stacks.
     """
 
     def __init__(self, env: gymnasium.vector.VectorEnv, stack: int, scale: bool, device: Any) -> None:
@@ -146,22 +218,39 @@ def atari_vector_env(
     device: str | torch.device = "auto",
     **ale_kwargs: Any,
 ) -> gymnasium.vector.VectorEnv:
-    """The fastest way here to stacked gray Atari tensors on ``device`` from ale_py's ``AtariVectorEnv``.
+    """Make ale_py's ``AtariVectorEnv`` with observations as stacked gray tensors on ``device``.
 
-    ALE's own C++ preprocessing runs in its worker threads (it converts the palette straight to
-    gray) and hands over 84x84 stacks, a third of the bytes of raw RGB frames; one copy takes them
-    to ``device``. It beats shipping raw frames through the GPU :class:`AtariPipeline` (a policy
-    needs each observation before its next step, so the pipeline's overlap cannot help), so every
-    device uses it (``.backend == 'ale_py'``; docs/performance.md has the measurements). Fresh stacks are padded by repeating the reset frame, like
-    ``FrameStackObservation`` (ALE itself pads with black). For raw frames of any other vector env,
-    :func:`wrap` runs the :class:`AtariPipeline`. ``ale_kwargs`` go to ``AtariVectorEnv`` (e.g.
-    ``frameskip=4, noop_max=30``).
+    The fastest way here to stacked gray Atari tensors: ALE's own C++ preprocessing runs in its worker threads (it
+    converts the palette straight to gray) and hands over 84x84 stacks, about a third of the bytes of raw RGB
+    frames; one copy takes them to ``device``. It beats shipping raw frames through the GPU ``AtariPipeline`` (a
+    policy needs each observation before its next step, so the pipeline's overlap cannot help), so every device
+    uses it (see the performance page). Fresh stacks are padded by repeating the reset frame, like
+    ``FrameStackObservation`` (ALE itself pads with black). For raw frames of any other vector env, ``wrap`` runs
+    the ``AtariPipeline``.
 
-    >>> envs = atari_vector_env("pong", num_envs=2, device="cpu", frameskip=1)
-    >>> obs, _ = envs.reset(seed=0)
-    >>> tuple(obs.shape), envs.backend
-    ((2, 4, 84, 84), 'ale_py')
-    >>> envs.close()
+    Args:
+        game: The ALE game, such as ``"pong"`` or ``"breakout"``.
+        num_envs: How many envs.
+        size: Side of the square frames that come out.
+        stack: Frames per stack, oldest first.
+        scale: Give float32 in ``[0, 1]`` instead of uint8.
+        device: A torch device; ``"auto"`` picks CUDA when torch sees a GPU, else the CPU.
+        **ale_kwargs: Passed to ``AtariVectorEnv``, such as ``frameskip=4, noop_max=30``.
+
+    Returns:
+        A vector env whose observations are (num_envs, stack, size, size) tensors on ``device``; its ``.backend``
+            is ``"ale_py"``. Stacks restart on full resets and autoresets only.
+
+    Raises:
+        ValueError: When ``ale_kwargs`` sets an autoreset mode other than ``NEXT_STEP`` (ale_py's default), or on
+            a partial ``reset(options={"reset_mask": ...})``.
+
+    Examples:
+        >>> envs = atari_vector_env("pong", num_envs=2, device="cpu", frameskip=1)
+        >>> obs, _ = envs.reset(seed=0)
+        >>> tuple(obs.shape), envs.backend
+        ((2, 4, 84, 84), 'ale_py')
+        >>> envs.close()
     """
     from ale_py.vector_env import AtariVectorEnv
 

@@ -1,6 +1,6 @@
-"""Many episodes to video, in parallel, on any :class:`concurrent.futures.Executor`.
+"""Many episodes to video, in parallel, on any ``concurrent.futures.Executor``.
 
-:func:`record_batch` runs each episode in a worker process: simulate it (recording only the
+``record_batch`` runs each episode in a worker process: simulate it (recording only the
 small state needed to draw it when a vectorized renderer exists), ask ``keep`` whether it is
 worth a video, and only then render and encode it. Rows stream back as episodes finish; an
 episode that fails is a row with its error, never a gap. Seeds make runs reproducible.
@@ -47,12 +47,35 @@ QUALITIES = {"fast": ("ultrafast", 23), "final": ("slow", 18)}
 
 
 class BatchResult:
-    """The outcome of :func:`record_batch`: one row per episode and the video files written.
+    """The outcome of ``record_batch``: one row per episode and the video files written.
 
-    ``table`` rows (dicts, in episode order): ``episode``, ``seed``, ``steps``, ``return``,
-    ``terminated``, ``truncated``, ``file`` (None when not kept), ``frames`` (frames of this
-    episode in ``file``) and ``error`` (None, or the text of what failed).
-    ``pandas.DataFrame(result.table)`` makes a data frame of it.
+    The rows of ``table`` are dicts, in episode order, with the keys ``episode``, ``seed``,
+    ``steps``, ``return``, ``terminated``, ``truncated``, ``file`` (``None`` when not kept),
+    ``frames`` (frames of this episode in ``file``) and ``error`` (``None``, or the text of what
+    failed). ``pandas.DataFrame(result.table)`` makes a data frame of it. In a notebook the result
+    shows itself as a summary and the table's first rows.
+
+    Args:
+        table: The rows, one per episode.
+        files: The video files written.
+        out: The folder the videos went to.
+        seconds: How long the batch took.
+
+    Attributes:
+        table: The rows, one per episode.
+        files: The video files written, in episode order (several episodes per file with the
+            ``"mosaic"`` and ``"concat"`` layouts).
+        out: The folder the videos went to.
+        seconds: How long the batch took, in seconds.
+
+    Examples:
+        >>> import tempfile
+        >>> result = record_batch("CartPole-v1", lambda obs: 0, episodes=2, out=tempfile.mkdtemp(), max_steps=5,
+        ...                       workers=1, progress=False)
+        >>> [(row["episode"], row["steps"], row["return"], row["truncated"]) for row in result.table]
+        [(0, 5, 5.0, True), (1, 5, 5.0, True)]
+        >>> [path.name for path in result.files], result.failed
+        (['episode-0000.mp4', 'episode-0001.mp4'], [])
     """
 
     def __init__(self, table: list[dict[str, Any]], files: list[Path], out: Path, seconds: float) -> None:
@@ -63,7 +86,7 @@ class BatchResult:
 
     @property
     def failed(self) -> list[dict[str, Any]]:
-        """The rows of episodes that raised."""
+        """The rows of the episodes that failed (their ``error`` is not ``None``)."""
         return [row for row in self.table if row["error"] is not None]
 
     def _summary(self) -> str:
@@ -112,35 +135,63 @@ def record_batch(
     vectorized: bool = True,
     progress: bool = True,
 ) -> BatchResult:
-    """Run ``episodes`` episodes in parallel and write the kept ones as MP4 videos into ``out``.
+    """Record many episodes to video in worker processes, keeping the ones you choose.
+
+    Each episode runs in a worker: it is simulated first (recording only the small state needed to
+    draw it when a vectorized renderer exists), ``keep`` decides whether it is worth a video, and
+    only then is it rendered and encoded. Rows stream back as episodes finish; an episode that
+    fails is a row with its error, never a gap. The same arguments give the same episodes,
+    whatever the executor: random numbers the policy draws from ``random`` or ``np.random`` are
+    seeded per episode too.
 
     Args:
-        env: a registered env id, or a function (lambda, closure, notebook function: all fine)
-            that makes the env; without a vectorized renderer it needs ``render_mode="rgb_array"``.
-        policy: ``policy(observation) -> action``; None takes random actions.
-        episodes: how many; episode ``i`` is reset with seed ``seed + i``.
-        keep: ``keep(episode: Episode) -> bool`` decides which episodes become video (all if
-            None). Episodes not kept are not rendered or encoded when the env has a vectorized
-            renderer (MountainCar, CartPole, Acrobot, Pendulum).
-        workers: processes of the default pool (None: one per core). Ignored with ``executor``.
-        executor: any :class:`concurrent.futures.Executor`, e.g. a dask cluster's
-            ``client.get_executor()``; workers must see ``out`` (a shared folder on a cluster).
-        layout: ``"per-episode"`` (one file each), ``"mosaic"`` (``tiles`` episodes side by
-            side per file, labelled) or ``"concat"`` (one file, joined without re-encoding).
-        max_steps: end episodes after this many steps (marked truncated).
-        quality: ``"fast"`` (x264 ultrafast, crf 23) or ``"final"`` (slow, crf 18);
-            ``crf`` / ``preset`` override it.
-        vectorized: use the numpy renderers when there is one (False: always ``env.render()``).
-        progress: show a tqdm progress bar (episodes, steps/s, ETA).
+        env: A registered env id (``"MountainCar-v0"``), or a function that makes the env (a
+            lambda, a closure or a notebook function: all fine). Without a vectorized renderer
+            the env needs ``render_mode="rgb_array"``.
+        policy: ``policy(observation) -> action``, pickled by value, so a function defined in a
+            notebook cell works; ``None`` takes random actions.
+        episodes: How many episodes to run; episode ``i`` is reset with seed ``seed + i``.
+        out: The folder for the videos; created if missing. Workers must see it (a shared folder
+            on a cluster).
+        keep: ``keep(episode: Episode) -> bool`` decides which episodes become video; ``None``
+            keeps all. Episodes not kept are neither rendered nor encoded when the env has a
+            vectorized renderer (MountainCar, CartPole, Acrobot, Pendulum).
+        workers: Processes of the default pool; ``None`` gives one per core. Ignored with
+            ``executor``.
+        executor: Any ``concurrent.futures.Executor``, for example a dask cluster's
+            ``client.get_executor()``; ``None`` makes a process pool of ``workers``.
+        layout: ``"per-episode"`` (one file per episode, ``episode-0000.mp4``...), ``"mosaic"``
+            (``tiles`` episodes side by side per file, labelled) or ``"concat"`` (one file,
+            ``episodes.mp4``, joined without re-encoding).
+        seed: The seed of the first episode, at least 0.
+        fps: Frames per second of the videos.
+        max_steps: End episodes after this many steps (marked truncated); ``None`` lets them end
+            by themselves.
+        quality: ``"fast"`` (x264 ultrafast, crf 23) or ``"final"`` (slow, crf 18).
+        crf: Overrides the crf of ``quality``.
+        preset: Overrides the x264 preset of ``quality``.
+        tiles: Episodes per mosaic video, with ``layout="mosaic"``.
+        vectorized: Draw frames with gymview's numpy renderers where the env has one; ``False``
+            always calls ``env.render()``.
+        progress: Show a tqdm progress bar (episodes, steps per second, time left).
 
-    The same arguments give the same episodes, whatever the executor. Random numbers drawn by the
-    policy from ``random`` / ``np.random`` are seeded per episode too.
+    Returns:
+        A ``BatchResult``: one row per episode in ``.table``, the files written in ``.files``.
 
-    >>> import tempfile
-    >>> result = record_batch("MountainCar-v0", lambda obs: 2 if obs[1] >= 0 else 0, episodes=2,
-    ...                       out=tempfile.mkdtemp(), workers=1, progress=False)
-    >>> [row["terminated"] for row in result.table]
-    [True, True]
+    Raises:
+        ValueError: When ``layout`` is not ``"per-episode"``, ``"mosaic"`` or ``"concat"``,
+            ``quality`` is not ``"fast"`` or ``"final"``, or ``episodes``, ``seed``, ``fps``,
+            ``max_steps``, ``tiles`` or ``workers`` is out of range.
+        TypeError: When ``env``, ``policy``, ``keep`` or ``executor`` has the wrong type, or the env
+            function, policy or ``keep`` cannot be pickled for the workers.
+        gymnasium.error.Error: When ``env`` is an id gymnasium does not know.
+
+    Examples:
+        >>> import tempfile
+        >>> result = record_batch("CartPole-v1", lambda obs: int(obs[2] > 0), episodes=2, out=tempfile.mkdtemp(),
+        ...                       keep=lambda episode: episode.index == 1, max_steps=20, workers=1, progress=False)
+        >>> [row["steps"] for row in result.table], [path.name for path in result.files]
+        ([20, 20], ['episode-0001.mp4'])
     """
     job = _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
     own_executor = executor is None

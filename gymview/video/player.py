@@ -35,7 +35,28 @@ DEFAULT_EMBED_LIMIT = 4 * 2**20  # bytes; files up to this size are embedded in 
 
 
 class VideoGrid:
-    """Videos laid out in a grid; notebooks display it through :meth:`_repr_html_`."""
+    """Videos laid out in a grid of HTML5 players, as ``show_video`` returns them.
+
+    A notebook shows it when it is the last expression of a cell (through ``_repr_html_``).
+
+    Args:
+        html_text: The HTML of the grid.
+        paths: The video files, in display order.
+        embedded: For each file, whether it is embedded in the HTML (``True``) or linked.
+
+    Attributes:
+        html: The HTML of the grid.
+        paths: The video files, in display order.
+        embedded: For each file, whether it is embedded in the HTML (``True``) or linked.
+
+    Examples:
+        >>> from pathlib import Path
+        >>> grid = VideoGrid("<div></div>", [Path("a.mp4")], [True])
+        >>> grid
+        <VideoGrid of 1 video(s)>
+        >>> grid._repr_html_()
+        '<div></div>'
+    """
 
     def __init__(self, html_text: str, paths: list[Path], embedded: list[bool]) -> None:
         self.html = html_text
@@ -60,25 +81,50 @@ def show_video(
     autoplay: bool = True,
     loop: bool = True,
 ) -> VideoGrid:
-    """Inline player for one video file, every video in a folder, or a list of files.
+    """Show one video file, every video in a folder, or a list of files as inline players.
+
+    Small files are embedded in the notebook, so it plays them even after it is saved, moved or
+    shared; larger ones are linked by a path relative to the notebook's folder. The players start
+    by themselves, muted, as browsers require. The returned object shows itself when it is the
+    last expression of a cell.
 
     Args:
-        videos: a video file, a folder (its ``.mp4``/``.webm`` files, in natural order:
+        videos: A video file, a folder (its ``.mp4``/``.webm`` files, in natural order:
             ``episode-2`` before ``episode-10``), or a list of files.
-        captions: one caption per video; defaults to the file names. Shown as text, never HTML.
-        width: width of each player in CSS pixels.
-        columns: videos per row; defaults to up to 4.
-        embed: ``True`` embeds every file, ``False`` links every file, ``None`` (default) embeds
-            files up to ``embed_limit`` bytes and links larger ones (always embeds in Colab and
-            VS Code, where linked files cannot be played).
-        autoplay, loop: players start by themselves (muted, as browsers require) and repeat.
+        captions: One caption per video; defaults to the file names. Shown as text, never HTML.
+        width: Width of each player in CSS pixels.
+        columns: Videos per row; defaults to up to 4.
+        embed: ``True`` embeds every file, ``False`` links every file, ``None`` (the default)
+            embeds files up to ``embed_limit`` bytes and links larger ones (and embeds all in
+            Colab and VS Code, where linked files cannot be played).
+        embed_limit: The largest file, in bytes, that ``embed=None`` embeds (4 MiB by default).
+        autoplay: Start the players by themselves (muted).
+        loop: Repeat the videos.
 
-    The returned object shows itself when it is the last expression of a cell.
+    Returns:
+        A ``VideoGrid`` of the players; ``.paths`` lists the files shown.
 
-    >>> show_video("missing.mp4")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: no video at 'missing.mp4'
+    Raises:
+        FileNotFoundError: When a file does not exist.
+        ValueError: When a folder holds no videos, the list is empty, a file is not a video
+            browsers play, the captions are not one per video, or ``width`` or ``columns`` is not
+            a positive integer.
+        TypeError: When ``videos`` is not a path, a folder or a list of paths.
+
+    Examples:
+        >>> import numpy as np, os, tempfile
+        >>> from gymview import VideoRecorder
+        >>> folder = tempfile.mkdtemp()
+        >>> for name in ("episode-10.mp4", "episode-2.mp4"):
+        ...     with VideoRecorder(os.path.join(folder, name)) as recorder:
+        ...         recorder.write(np.zeros((16, 16, 3), np.uint8))
+        >>> grid = show_video(folder, width=240)
+        >>> [path.name for path in grid.paths], grid.embedded
+        (['episode-2.mp4', 'episode-10.mp4'], [True, True])
+        >>> show_video("missing.mp4")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: no video at 'missing.mp4'
     """
     paths = _video_paths(videos)
     if captions is None:

@@ -21,31 +21,65 @@ from gymview.video.shared_folder import NameSlot
 
 
 class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Drop-in replacement for :class:`gymnasium.wrappers.RecordVideo`, streaming to ffmpeg.
+    """Record episodes of an env to MP4 files, encoding each frame as it comes.
 
-    Same arguments, triggers, file names (``{name_prefix}-episode-{n}.mp4``,
-    ``{name_prefix}-step-{n}.mp4``) and ``video_length`` rule as gymnasium's wrapper, but each
-    frame is encoded as it comes instead of being kept until the episode ends, so memory stays
-    flat. Differences: ``disable_logger`` has nothing to silence (there is no progress bar);
-    ``gc_trigger`` defaults to ``None`` because no frames are kept to free; a finished video
-    is finalized in the background while the next episode runs (``close()`` waits for all);
-    ``crf``, ``preset``, ``tune`` and ``threads`` set the encoder (see :class:`VideoRecorder`).
-    With ``fast_render`` (the default), the classic-control envs (CartPole, MountainCar,
-    Acrobot, Pendulum) in ``rgb_array`` mode are recorded through :mod:`gymview.renderers`,
-    which draw the same picture from the env's state about 3x faster than pygame (within 36 dB
-    PSNR of it); ``env.render()`` itself is unchanged. A wrapper in between that overrides
-    ``render`` (it may draw on the frames) turns this off.
+    A drop-in replacement for ``gymnasium.wrappers.RecordVideo``: the same arguments, triggers, file
+    names (``{name_prefix}-episode-{n}.mp4``, ``{name_prefix}-step-{n}.mp4``) and ``video_length``
+    rule. Each frame goes to ffmpeg as soon as it is captured instead of being kept until the
+    episode ends, so memory stays flat however long the episode. A finished video is finalized in
+    the background while the next episode runs; ``close()`` waits for all of them.
+
+    With ``fast_render`` (the default), the classic-control envs (CartPole, MountainCar, Acrobot,
+    Pendulum) in ``rgb_array`` mode are recorded through ``gymview.renderers``, which draw the same
+    picture from the env's state, faster than pygame (see the performance page); ``env.render()``
+    itself is unchanged. A wrapper in between that overrides ``render`` (it may draw on the frames)
+    turns this off.
 
     Recorders that share a folder and ``name_prefix`` at the same time (every sub-env of
     ``make_vec_env(..., wrapper_class=RecordVideo)``, in threads or worker processes) never
     overwrite each other: the first keeps the names above, the k-th adds ``-k`` to the prefix
     (``rl-video-1-episode-0.mp4``). A number is free again once its recorder is closed.
 
-    >>> import gymnasium as gym, tempfile
-    >>> env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), tempfile.mkdtemp())
-    >>> _ = env.reset(seed=0)
-    >>> _ = env.step(0)
-    >>> env.close()
+    Args:
+        env: The env to record; its ``render_mode`` must return images, such as ``"rgb_array"``.
+        video_folder: The folder the videos go to; created if missing. Existing videos of the
+            same names are overwritten (with a warning that the folder exists).
+        episode_trigger: ``episode_trigger(episode_id) -> bool``: record the episodes it returns
+            True for. When neither trigger is given, gymnasium's ``capped_cubic_video_schedule``
+            (episodes 0, 1, 8, 27, ... 729, then every 1000th).
+        step_trigger: ``step_trigger(step_id) -> bool``: start a recording at the steps it returns
+            True for (steps are counted across episodes).
+        video_length: Frames per video; ``0`` records whole episodes.
+        name_prefix: The start of every file name.
+        fps: Frames per second of the videos; ``None`` takes the env's ``metadata["render_fps"]``
+            (30 when it has none).
+        disable_logger: Accepted for gymnasium compatibility: there is no progress bar to silence.
+            ``False`` warns when the wrapper is dropped mid-recording without ``close()``.
+        gc_trigger: ``gc_trigger(episode_id) -> bool``: run ``gc.collect()`` after a recording
+            stops. ``None`` (the default) never does, as no frames are kept to free.
+        crf: x264 quality, 0 (lossless) to 51 (worst); see ``VideoRecorder``.
+        preset: x264 speed/size trade-off, ``"ultrafast"`` to ``"veryslow"``; see ``VideoRecorder``.
+        threads: Encoder threads; ``None`` uses one per core but one. See ``VideoRecorder``.
+        fast_render: Draw classic-control frames with gymview's numpy renderers (see above).
+        tune: x264 tuning; ``None`` gives smaller files for more encoder CPU. See ``VideoRecorder``.
+
+    Raises:
+        ValueError: When the env's ``render_mode`` is ``None``, ``"human"`` or ``"ansi"``, or
+            ``video_length`` is not an integer of at least 0.
+        PermissionError: When no file can be written in ``video_folder``.
+        gymview.errors.FFmpegNotFoundError: When no ffmpeg is found (checked here rather than at the
+            first recorded episode).
+
+    Examples:
+        >>> import gymnasium as gym, os, tempfile
+        >>> folder = os.path.join(tempfile.mkdtemp(), "videos")
+        >>> env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), folder)
+        >>> _ = env.reset(seed=0)
+        >>> for _ in range(5):
+        ...     _ = env.step(0)
+        >>> env.close()
+        >>> os.listdir(folder)
+        ['rl-video-episode-0.mp4']
     """
 
     def __init__(
@@ -125,7 +159,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     @property
     def frames_recorded(self) -> int:
-        """Frames in the video being recorded now (0 when not recording)."""
+        """Frames in the video being recorded now; 0 when no recording runs."""
         return 0 if self._recorder is None else self._recorder.frames_written
 
     def _capture_frame(self) -> None:
@@ -164,7 +198,17 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 self.stop_recording()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        """Reset the environment and start a new recording if the episode trigger says so."""
+        """Reset the env, starting a recording when the episode trigger says so.
+
+        A whole-episode recording (``video_length=0``) still running ends here.
+
+        Args:
+            seed: Passed to the env's ``reset``.
+            options: Passed to the env's ``reset``.
+
+        Returns:
+            The env's ``(observation, info)``.
+        """
         obs, info = super().reset(seed=seed, options=options)
         self.episode_id += 1
         if self.recording and self.video_length == float("inf"):
@@ -175,7 +219,17 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Step the environment, recording the rendered frame while a recording runs."""
+        """Step the env, recording the frame while a recording runs.
+
+        A recording starts here when the step trigger says so, and ends once it holds
+        ``video_length`` frames.
+
+        Args:
+            action: The action for the env.
+
+        Returns:
+            The env's ``(observation, reward, terminated, truncated, info)``.
+        """
         obs, reward, terminated, truncated, info = self.env.step(action)
         self.step_id += 1
         if self.step_trigger and self.step_trigger(self.step_id):
@@ -184,7 +238,12 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, reward, terminated, truncated, info
 
     def render(self) -> Any:
-        """Render the environment; frames from list render modes are recorded too."""
+        """Render the env; while recording, the frames of a list render mode are recorded too.
+
+        Returns:
+            What the env's ``render()`` returns; for a list render mode, the frames captured
+                since the last call come first.
+        """
         render_out = super().render()
         if self.recording and isinstance(render_out, list):
             for frame in render_out:
@@ -195,7 +254,11 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return render_out
 
     def start_recording(self, video_name: str) -> None:
-        """Start recording ``{video_folder}/{video_name}.mp4``, ending a recording in progress."""
+        """Start recording ``{video_folder}/{video_name}.mp4``, ending a recording in progress.
+
+        Args:
+            video_name: The file name, without ``.mp4``.
+        """
         if self.recording:
             self.stop_recording()
         self._recorder = VideoRecorder(
@@ -205,7 +268,11 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._video_name = video_name
 
     def stop_recording(self) -> None:
-        """Stop the current recording; its file is finished in the background."""
+        """Stop the current recording; its file is finished in the background.
+
+        Raises:
+            RuntimeError: When no recording runs.
+        """
         if not self.recording or self._recorder is None:
             raise RuntimeError("stop_recording was called, but no recording was started")
         # One statement with no call inside, so a Ctrl-C cannot land between the three.
@@ -226,7 +293,12 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             logger.warn(f"RecordVideo was not closed while recording {self._video_name}: finishing it; call env.close()")
 
     def close(self) -> None:
-        """Close the environment, then finish every video (raises the first failure, if any)."""
+        """Close the env, then finish every video, waiting for each.
+
+        Raises:
+            gymview.errors.FFmpegError: When a video could not be finished (the first failure, raised
+                once the other videos are finished); ``OSError`` when writing its file failed.
+        """
         try:
             super().close()
         finally:

@@ -1,4 +1,4 @@
-"""Full-resolution recording: :class:`VideoRecorder` and the drop-in :class:`RecordVideo` wrapper.
+"""Full-resolution recording: ``VideoRecorder``, which the drop-in ``RecordVideo`` wrapper uses.
 
 Frames go from ``write()`` through a bounded queue to a background thread that feeds ffmpeg's
 stdin, so memory stays flat however long the episode, and ``write()`` waits when the encoder
@@ -44,38 +44,47 @@ from gymview.video.ffmpeg_feed import FFmpegFeed
 class VideoRecorder:
     """Write frames to an H.264 MP4 file at full resolution, encoding in the background.
 
+    Frames may be any image ``gymview.to_rgb_uint8`` accepts (uint8, float or bool; gray, RGB or
+    RGBA); all must have the first frame's size. An odd width or height gets one black column or
+    row on the right or bottom (H.264 in yuv420p needs even sizes); nothing is scaled. Closing a
+    recorder that got no frames writes no file. Used as a context manager, it closes itself.
+
     Args:
-        path: the ``.mp4`` file to write; missing parent folders are created.
-        fps: frames per second of the video (a float or Fraction such as 30000/1001 works).
-        codec: ffmpeg video encoder; ``"libx264"`` gives H.264, which every browser plays.
-        crf: x264/x265 quality, 0 (lossless) .. 51 (worst); 23 is ffmpeg's default, 18 looks
+        path: The ``.mp4`` file to write; missing parent folders are created.
+        fps: Frames per second of the video; a float or a ``Fraction`` such as
+            ``Fraction(30000, 1001)`` works.
+        codec: The ffmpeg video encoder; ``"libx264"`` gives H.264, which every browser plays.
+        crf: x264/x265 quality, 0 (lossless) to 51 (worst); 23 is ffmpeg's default, 18 looks
             visually lossless.
-        preset: x264/x265 speed/size trade-off, ``"ultrafast"`` .. ``"veryslow"``.
-        tune: x264/x265 tuning. ``"zerolatency"`` (the default) encodes each frame as it comes,
-            without B-frames or look-ahead: less encoder CPU for somewhat larger files
-            (docs/performance.md); ``None`` gives the smaller files.
-        threads: encoder threads; ``None``: one per core but one (at least one), leaving a
-            core to the loop that makes the frames (x264's own choice, 1.5 per core, costs
+        preset: x264/x265 speed/size trade-off, ``"ultrafast"`` to ``"veryslow"``.
+        threads: Encoder threads; ``None`` uses one per core but one (at least one), leaving a
+            core to the loop that makes the frames (x264's own choice, 1.5 threads per core, costs
             more CPU per frame where cores are few).
-        max_queued_frames: frames that may wait for the encoder before ``write`` blocks;
-            ``None`` picks up to 32 frames within 64 MiB.
-        crash_safe: write a fragmented MP4 while recording (playable up to about the last
-            second if the process dies) and rewrite it as a plain MP4 on close. ``False`` writes
-            the plain MP4 directly, one ffmpeg process instead of two: for batch jobs where a
-            crash means re-running the episode anyway.
+        max_queued_frames: Frames that may wait for the encoder before ``write`` blocks; ``None``
+            picks up to 32 frames within 64 MiB.
+        tune: x264/x265 tuning. ``"zerolatency"`` (the default) encodes each frame as it comes,
+            without B-frames or look-ahead: less encoder CPU for somewhat larger files (see the
+            performance page); ``None`` gives the smaller files.
+        crash_safe: Write a fragmented MP4 while recording (playable up to about the last second
+            if the process dies) and rewrite it as a plain MP4 on close. ``False`` writes the
+            plain MP4 directly, one ffmpeg process instead of two: for batch jobs where a crash
+            means re-running the episode anyway.
 
-    Frames may be any image :func:`gymview.to_rgb_uint8` accepts (uint8/float/bool, gray, RGB
-    or RGBA); all must have the first frame's size. An odd width or height gets one black
-    column or row on the right or bottom (H.264 in yuv420p needs even sizes); nothing is
-    scaled. Closing a recorder that got no frames writes no file.
+    Raises:
+        ValueError: When ``path`` does not end in ``.mp4`` or is a folder, or ``fps``, ``crf``,
+            ``threads`` or ``max_queued_frames`` is out of range.
+        TypeError: When ``tune`` is not a string or ``None``, or ``fps`` is not a number.
+        PermissionError: When no file can be written in the folder of ``path``.
+        gymview.errors.FFmpegNotFoundError: When no ffmpeg is found.
 
-    >>> import numpy as np, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "noise.mp4")
-    >>> recorder = VideoRecorder(path, fps=30, crf=18)
-    >>> recorder.write(np.random.randint(0, 255, (64, 64, 3), np.uint8))
-    >>> recorder.close()
-    >>> recorder.frames_written, os.path.exists(path)
-    (1, True)
+    Examples:
+        >>> import numpy as np, tempfile, os
+        >>> path = os.path.join(tempfile.mkdtemp(), "noise.mp4")
+        >>> recorder = VideoRecorder(path, fps=30, crf=18)
+        >>> recorder.write(np.random.randint(0, 255, (64, 64, 3), np.uint8))
+        >>> recorder.close()
+        >>> recorder.frames_written, recorder.size, os.path.exists(path)
+        (1, (64, 64), True)
     """
 
     def __init__(
@@ -123,28 +132,37 @@ class VideoRecorder:
 
     @property
     def frames_written(self) -> int:
-        """Frames accepted by :meth:`write` (after ``close()``: frames in the file)."""
+        """Frames accepted by ``write``; after ``close()``, the frames in the file."""
         return self._accepted
 
     @property
     def closed(self) -> bool:
+        """Whether ``close()`` was called; a closed recorder takes no more frames."""
         return self._closed
 
     @property
     def size(self) -> tuple[int, int] | None:
-        """(width, height) of the frames, known after the first ``write``."""
+        """``(width, height)`` of the frames; ``None`` until the first ``write``."""
         return None if self._shape is None else (self._shape[1], self._shape[0])
 
     def write(self, frame: object, copy: bool = True) -> None:
         """Queue one frame for encoding; waits while the encoder is behind, never drops a frame.
 
-        The frame is copied, so its array may be reused at once. ``copy=False`` skips that copy
-        for a uint8 RGB frame when nothing will write into the array again (``env.render()``
-        usually returns a new array each call), saving a little time per frame.
+        Args:
+            frame: The image, (H, W), (H, W, 3) or (H, W, 4), of the first frame's size.
+            copy: Copy the frame, so its array may be reused at once. ``False`` skips that copy for
+                a uint8 RGB frame when nothing will write into the array again (``env.render()``
+                usually returns a new array each call), saving a little time per frame.
 
-        >>> import numpy as np, tempfile, os
-        >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
-        ...     recorder.write(np.zeros((32, 48), np.uint8))  # gray is fine
+        Raises:
+            ValueError: When the recorder is closed, or the frame's size differs from the first
+                frame's.
+            gymview.errors.FFmpegError: When ffmpeg failed on the frames before.
+
+        Examples:
+            >>> import numpy as np, tempfile, os
+            >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
+            ...     recorder.write(np.zeros((32, 48), np.uint8))  # gray is fine
         """
         if self._closed:
             raise ValueError(f"this VideoRecorder is closed ({str(self._path)!r}); create a new one to record more")
@@ -166,20 +184,24 @@ class VideoRecorder:
         self._accepted += 1
 
     def frame_to_fill(self) -> np.ndarray | None:
-        """An (H, W, 3) uint8 array to draw the next frame into, then pass to ``write(frame, copy=False)``.
+        """An array to draw the next frame into, then pass to ``write(frame, copy=False)``.
 
         The arrays go round between this recorder and its encoder thread, so a long recording
-        allocates no memory per frame. ``None`` before the first ``write`` (the size is not known
-        yet). The array's pixels are stale: draw every one of them.
+        allocates no memory per frame. The array's pixels are stale: draw every one of them.
 
-        >>> import numpy as np, tempfile, os
-        >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
-        ...     recorder.write(np.zeros((32, 48, 3), np.uint8))
-        ...     frame = recorder.frame_to_fill()
-        ...     frame[...] = 255
-        ...     recorder.write(frame, copy=False)
-        >>> recorder.frames_written
-        2
+        Returns:
+            An (H, W, 3) uint8 array of the frames' size; ``None`` before the first ``write`` (the
+                size is not known yet) and once the recorder is closed.
+
+        Examples:
+            >>> import numpy as np, tempfile, os
+            >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
+            ...     recorder.write(np.zeros((32, 48, 3), np.uint8))
+            ...     frame = recorder.frame_to_fill()
+            ...     frame[...] = 255
+            ...     recorder.write(frame, copy=False)
+            >>> recorder.frames_written
+            2
         """
         return None if self._feed is None or self._closed else self._feed.spare_frame()
 
@@ -203,8 +225,14 @@ class VideoRecorder:
     def close(self, wait: bool = True) -> None:
         """Finish the video: encode what is queued, stop ffmpeg, write the plain MP4.
 
-        With ``wait=False`` the finishing goes on in the background; a later ``close()`` waits
-        for it and raises its error, if any. Calling ``close`` again is harmless.
+        Calling ``close`` again is harmless.
+
+        Args:
+            wait: Wait until the file is finished. ``False`` lets the finishing go on in the
+                background; a later ``close()`` waits for it and raises its error, if any.
+
+        Raises:
+            gymview.errors.FFmpegError: When ffmpeg could not finish the video.
         """
         self._closed = True
         feed = self._feed
@@ -231,7 +259,22 @@ class VideoRecorder:
 
 
 def check_writable_folder(folder: Path) -> None:
-    """Create ``folder`` if needed and prove a file can be written there, now rather than later."""
+    """Create ``folder`` if needed and prove a file can be written there, now rather than later.
+
+    Args:
+        folder: The folder the files will go to.
+
+    Raises:
+        PermissionError: When the folder cannot be created or written to.
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> folder = Path(tempfile.mkdtemp()) / "videos"
+        >>> check_writable_folder(folder)
+        >>> folder.is_dir(), list(folder.iterdir())
+        (True, [])
+    """
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".gymview-probe-"):
