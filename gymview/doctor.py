@@ -26,7 +26,19 @@ OK, WARN, FAIL = "ok", "warn", "FAIL"
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the doctor's report. ``status`` is ``"ok"``, ``"warn"`` or ``"FAIL"`` (essential and broken)."""
+    """One line of the doctor's report.
+
+    Args:
+        name: What was checked (``"ffmpeg"``, ``"display"``, ...).
+        status: ``"ok"``, ``"warn"`` or ``"FAIL"`` (essential and broken).
+        detail: What was found.
+        fix: How to fix it; shown when the status is not ok.
+
+    Examples:
+        >>> check = Check("ffmpeg", "FAIL", "not found", "pip install -U imageio-ffmpeg")
+        >>> check.status, check.fix
+        ('FAIL', 'pip install -U imageio-ffmpeg')
+    """
 
     name: str
     status: str
@@ -35,12 +47,20 @@ class Check:
 
 
 def run_checks(names: Collection[str] | None = None) -> list[Check]:
-    """Run every check, or those in ``names``; none raises (a crashing check reports FAIL with the error).
+    """Run every check, or those named; none raises (a check that crashes reports FAIL with the error).
 
-    >>> [check.name for check in run_checks(["ffmpeg", "gymnasium"])]
-    ['ffmpeg', 'gymnasium']
-    >>> all(check.status in ("ok", "warn", "FAIL") for check in run_checks())
-    True
+    Args:
+        names: The checks to run, of ``display``, ``xvfb``, ``ffmpeg``, ``gymnasium``, ``pygame``,
+            ``widgets``, ``ipykernel``, ``jupyterlab``, ``gpu``, ``opengl`` and ``torch``; None: all.
+
+    Returns:
+        One ``Check`` per check run, in that order.
+
+    Examples:
+        >>> [check.name for check in run_checks(["ffmpeg", "gymnasium"])]
+        ['ffmpeg', 'gymnasium']
+        >>> all(check.status in ("ok", "warn", "FAIL") for check in run_checks())
+        True
     """
     checks = []
     for check in (_display, _xvfb, _ffmpeg, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _opengl, _torch):
@@ -55,10 +75,17 @@ def run_checks(names: Collection[str] | None = None) -> list[Check]:
 
 
 def format_report(checks: list[Check]) -> str:
-    """The report ``python -m gymview doctor`` prints.
+    """Format checks as the report ``python -m gymview doctor`` prints.
 
-    >>> print(format_report([Check("ffmpeg", "ok", "/usr/bin/ffmpeg")]).splitlines()[1])
-      ok    ffmpeg       /usr/bin/ffmpeg
+    Args:
+        checks: The checks, as ``run_checks`` returns them.
+
+    Returns:
+        The report: a header line, one line per check (and its fix when not ok), then what is broken.
+
+    Examples:
+        >>> print(format_report([Check("ffmpeg", "ok", "/usr/bin/ffmpeg")]).splitlines()[1])
+          ok    ffmpeg       /usr/bin/ffmpeg
     """
     from gymview import __version__
 

@@ -9,15 +9,20 @@ __all__ = ["EncoderProcessError", "FFmpegError", "FFmpegNotFoundError", "Fitness
 
 
 class Stopped(Exception):
-    """Raised by a watched env's ``step()`` or ``reset()`` after Stop was clicked in its view (or
-    ``run.stop()``, or a background job's stop): the loop ends at a step boundary. Catch it to end
+    """Raised by a watched env's ``step()`` or ``reset()`` after Stop: the loop ends at a step boundary.
+
+    Stop is the view's button, ``run.stop()``, or a background job's stop. Catch it to end
     quietly; stable-baselines3's ``learn()`` ends with it.
 
-    >>> try:
-    ...     raise Stopped()
-    ... except Stopped as stop:
-    ...     print("ended:", stop)
-    ended: stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly
+    Args:
+        message: The error's text; the default says where the stop came from and how to catch it.
+
+    Examples:
+        >>> try:
+        ...     raise Stopped()
+        ... except Stopped as stop:
+        ...     print("ended:", stop)
+        ended: stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly
     """
 
     def __init__(self, message: str = "stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly") -> None:
@@ -25,20 +30,76 @@ class Stopped(Exception):
 
 
 class WorkerError(RuntimeError):
-    """Raised in the user's thread when a gymview background thread failed."""
+    """Raised in the user's thread when a gymview background thread failed.
+
+    The next call into the object whose thread failed raises it (a view's ``push()`` or
+    ``stop()``, for one); the message names the thread and ``__cause__`` holds its own exception.
+
+    Examples:
+        >>> try:
+        ...     raise WorkerError("gymview's stream thread failed: OSError('gone')") from OSError("gone")
+        ... except RuntimeError as error:  # a WorkerError is a RuntimeError
+        ...     print(type(error).__name__, repr(error.__cause__))
+        WorkerError OSError('gone')
+    """
 
 
 class FitnessError(RuntimeError):
-    """A genome's fitness could not be computed (the fitness function raised, or its worker died)."""
+    """A genome's fitness could not be computed (the fitness function raised, or its worker died).
+
+    The message names the genome, the generation and the error.
+
+    Examples:
+        >>> import gymview.neat
+        >>> try:
+        ...     gymview.neat.evolve("CartPole-v1", generations=1, fitness=lambda policy, env: 1 / 0,
+        ...                         workers=0, panel=False)
+        ... except FitnessError as error:
+        ...     print(str(error).split(" (")[0])
+        the fitness of genome 1 in generation 0 failed: ZeroDivisionError: division by zero
+    """
 
 
 class FFmpegNotFoundError(RuntimeError):
-    """No ffmpeg binary could be found."""
+    """No ffmpeg binary could be found.
+
+    The message says where gymview looked and how to point it at one.
+
+    Examples:
+        >>> import os
+        >>> from unittest import mock
+        >>> from gymview.video.ffmpeg import find_ffmpeg
+        >>> with mock.patch.dict(os.environ, {"GYMVIEW_FFMPEG": "/no/such/ffmpeg"}):
+        ...     try:
+        ...         find_ffmpeg()
+        ...     except FFmpegNotFoundError as error:
+        ...         print(str(error).split(".")[0])
+        GYMVIEW_FFMPEG='/no/such/ffmpeg' is not an executable file
+    """
 
 
 class FFmpegError(RuntimeError):
-    """ffmpeg failed; the message holds its command line and its own error text."""
+    """ffmpeg failed; the message holds its command line and its own error text.
+
+    Examples:
+        >>> import numpy as np, os, tempfile, gymview
+        >>> recorder = gymview.VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4"), codec="no-such-codec")
+        >>> try:
+        ...     recorder.write(np.zeros((32, 32, 3), np.uint8))
+        ...     recorder.close()
+        ... except FFmpegError as error:
+        ...     print("Unknown encoder 'no-such-codec'" in str(error))
+        True
+    """
 
 
 class EncoderProcessError(RuntimeError):
-    """The helper process could not be started or stopped answering."""
+    """The helper process that encodes a view's frames could not be started or stopped answering.
+
+    Examples:
+        >>> try:
+        ...     raise EncoderProcessError("gymview's encoder process stopped answering: EOFError()")
+        ... except RuntimeError as error:  # an EncoderProcessError is a RuntimeError
+        ...     print(type(error).__name__)
+        EncoderProcessError
+    """

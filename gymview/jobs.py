@@ -2,8 +2,8 @@
 with a small status line in the notebook, so the cell, and the views' buttons, are free at once.
 
 A job's Stop asks, it does not kill: watched envs stepping in the job's thread raise
-:class:`gymview.Stopped` at their next ``step()``, and code of your own can poll
-:func:`should_stop`.
+``gymview.Stopped`` at their next ``step()``, and code of your own can poll
+``should_stop()``.
 
 >>> import time, gymview
 >>> def count(n):
@@ -37,25 +37,68 @@ _running: ActiveSet[Job] = ActiveSet()
 
 
 def running_jobs() -> list[Job]:
-    """The :func:`background` jobs of this process that have not ended."""
+    """List the ``background`` jobs of this process that have not ended.
+
+    Returns:
+        The jobs still running, oldest first.
+
+    Examples:
+        >>> import threading
+        >>> go = threading.Event()
+        >>> job = background(go.wait, display=False)
+        >>> job in running_jobs()
+        True
+        >>> go.set(); job.wait()
+        True
+        >>> job in running_jobs()
+        False
+    """
     return _running.now()
 
 
 def should_stop() -> bool:
-    """True in a :func:`background` job whose stop was requested (its Stop button, ``job.stop()``):
-    long loops of your own check it and return early.
+    """Tell whether the ``background`` job running this code was asked to stop.
 
-    >>> should_stop()
-    False
+    Long loops of your own check it and return early. Stop is asked by the job's Stop button,
+    ``job.stop()`` or ``job.request_stop()``.
+
+    Returns:
+        True in a job whose stop was requested; False otherwise, and outside any job.
+
+    Examples:
+        >>> should_stop()
+        False
     """
     return thread_stop_requested()
 
 
 class Job(BackgroundTask):
-    """A call running in a background thread, made by :func:`background`.
+    """A call running in a background thread, made by ``background``.
 
-    ``state`` is "running", "finished", "stopped" (it ended with :class:`gymview.Stopped` after a
-    stop request) or "failed"; ``result`` is the call's return value once finished.
+    Attributes:
+        name: The function's name, shown in the status line.
+        state: ``"running"``, ``"finished"``, ``"stopped"`` (it ended after a stop request, or
+            with ``gymview.Stopped``) or ``"failed"``.
+        result: The call's return value once finished.
+        error: The call's exception once failed.
+        started: When it started (``time.time()``).
+        ended: When it ended, or None.
+
+    Args:
+        fn: The function to call.
+        args: Its positional arguments.
+        kwargs: Its keyword arguments.
+        display: Show a status line with a Stop button in the notebook.
+
+    Examples:
+        >>> import time, gymview
+        >>> def spin():
+        ...     while not gymview.should_stop():
+        ...         time.sleep(0.01)
+        ...     return "asked to stop"
+        >>> job = gymview.background(spin, display=False)
+        >>> job.stop(); job.state, job.wait()
+        ('stopped', 'asked to stop')
     """
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], display: bool) -> None:
@@ -99,7 +142,7 @@ class Job(BackgroundTask):
                 self.end()
 
     def request_stop(self) -> None:
-        """Ask the job to end: its watched envs raise Stopped, :func:`should_stop` turns True."""
+        """Ask the job to end, without waiting: its watched envs raise ``Stopped``, ``should_stop()`` turns True."""
         with self._stop_lock:
             if self._ending:
                 return
@@ -109,7 +152,15 @@ class Job(BackgroundTask):
             self._status.stopping()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """:meth:`request_stop`, then wait up to ``timeout`` s for the call to return."""
+        """Ask the job to end (``request_stop()``), then wait for the call to return.
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Raises:
+            TimeoutError: When the call has not returned in time: it steps no watched env and does
+                not check ``gymview.should_stop()``.
+        """
         self.request_stop()
         if not self._finished.wait(timeout):
             raise TimeoutError(
@@ -119,11 +170,24 @@ class Job(BackgroundTask):
 
     @property
     def elapsed(self) -> float:
+        """Seconds from the start to the end, or to now while running."""
         return (self.ended or time.time()) - self.started
 
     def wait(self, timeout: float | None = None) -> Any:
-        """Wait for the call; return its result, or re-raise its error (None if it was stopped).
-        A kernel interrupt (or Ctrl-C) while waiting asks the job to stop, as its Stop button does."""
+        """Wait for the call to end.
+
+        A kernel interrupt (or Ctrl-C) while waiting asks the job to stop, as its Stop button does.
+
+        Args:
+            timeout: Seconds to wait at most (None: until it ends).
+
+        Returns:
+            The call's result (None if it ended with ``gymview.Stopped``).
+
+        Raises:
+            TimeoutError: When the call is still running after ``timeout``.
+            Exception: The call's own error, re-raised.
+        """
         self.wait_for_end(timeout, on_interrupt=self.request_stop,
                           still_running=f"{self.name} is still running after {timeout} s; job.stop() asks it to end")
         if self.error is not None:
@@ -135,16 +199,28 @@ class Job(BackgroundTask):
 
 
 def background(fn: Callable[..., Any], *args: Any, display: bool = True, **kwargs: Any) -> Job:
-    """Run ``fn(*args, **kwargs)`` in a background thread and return a :class:`Job` at once.
+    """Run ``fn(*args, **kwargs)`` in a background thread; returns at once.
 
-    In a notebook a status line shows it running, finished or failed, its elapsed time, and a
-    Stop button (``job.stop()``). ``job.wait()`` (or ``await job``) returns ``fn``'s result or
-    re-raises its error. Because the cell ends at once, the kernel hears every view's buttons
-    in every front-end while the job runs.
+    ``job.wait()`` (or ``await job``) returns ``fn``'s result or re-raises its error. Because the
+    cell ends at once, the kernel hears every view's buttons in every front-end while the job runs.
 
-    >>> job = background(sum, [1, 2, 3], display=False)
-    >>> job.wait()
-    6
+    Args:
+        fn: The function to call, e.g. ``model.learn``.
+        *args: Passed to ``fn``.
+        display: In a notebook, show a status line: running, finished or failed, the elapsed time,
+            and a Stop button (``job.stop()``).
+        **kwargs: Passed to ``fn``.
+
+    Returns:
+        A ``Job``, already running.
+
+    Raises:
+        TypeError: When ``fn`` is not callable.
+
+    Examples:
+        >>> job = background(sum, [1, 2, 3], display=False)
+        >>> job.wait()
+        6
     """
     if not callable(fn):
         raise TypeError(f"background() runs a callable, e.g. background(model.learn, total_timesteps=10_000); got {fn!r}")

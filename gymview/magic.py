@@ -22,7 +22,19 @@ _USAGE = """usage: %gymview status | %gymview stop | %gymview setup | %gymview d
 
 
 def status_table() -> str:
-    """One line per live view: title, frames sent and dropped, message rate, bytes, encode time."""
+    """Describe the live views of this process, one line each, under a header.
+
+    Returns:
+        A table: each view's index, title, frames sent and dropped, messages a second, megabytes
+            sent, last encode time, and whether it is shown and streaming.
+
+    Examples:
+        >>> import gymview
+        >>> view = gymview.LiveView(title="cartpole")
+        >>> status_table().splitlines()[-1].split()[1:4]   # the newest view comes last
+        ['cartpole', '0', '0']
+        >>> view.close()
+    """
     views = live_views()
     if not views:
         return "no live views (create one with gymview.watch(env) or gymview.LiveView())"
@@ -38,7 +50,22 @@ def status_table() -> str:
 
 
 def gymview_magic(line: str) -> None:
-    """``%gymview status`` prints the live views' counters; ``%gymview stop`` stops their threads."""
+    """Run the ``%gymview`` line magic.
+
+    ``%gymview status`` prints the live views' counters; ``%gymview stop`` ends every
+    ``gymview.play`` run, asks every ``gymview.background`` job to stop, then stops the stream
+    threads of all live views (their last frames stay on the page); ``%gymview setup`` runs
+    ``gymview.setup()`` again; ``%gymview doctor`` prints the doctor's report.
+
+    Args:
+        line: The text after ``%gymview``: ``status`` (the default), ``stop``, ``setup`` or ``doctor``.
+
+    Examples:
+        >>> gymview_magic("help")  # doctest: +ELLIPSIS
+        unknown %gymview command 'help'
+        usage: %gymview status | %gymview stop | %gymview setup | %gymview doctor
+        ...
+    """
     command = line.strip().split()[0] if line.strip() else "status"
     if command == "status":
         print(status_table())
@@ -77,17 +104,40 @@ def gymview_magic(line: str) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    """Called by ``%unload_ext gymview``: gymnasium's ``make`` gets its own behaviour back."""
+    """Give gymnasium's ``make`` its own behaviour back; ``%unload_ext gymview`` calls it.
+
+    Args:
+        ipython: The IPython shell (not used).
+
+    Examples:
+        >>> from gymview.human import inline_human_enabled
+        >>> unload_ipython_extension(None)
+        >>> inline_human_enabled()
+        False
+    """
     from gymview.human import disable_inline_human
 
     disable_inline_human()
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Called by ``%load_ext gymview``: registers ``%gymview`` and runs :func:`gymview.setup`.
+    """Register the ``%gymview`` magic and run ``gymview.setup``; ``%load_ext gymview`` calls it.
 
     So one line prepares any notebook: a virtual display where none exists, renderer variables,
     Colab's widget manager, and ``render_mode="human"`` envs shown inline.
+
+    Args:
+        ipython: The running IPython shell, where ``%gymview`` is registered.
+
+    Examples:
+        In a notebook cell, ``%load_ext gymview`` does this:
+
+        >>> get_ipython().run_line_magic("load_ext", "gymview")  # doctest: +SKIP
+        gymview setup (jupyter, no GPU)
+          display    started: virtual display :1000 (Xvfb, stopped at exit)
+          ...
+        >>> get_ipython().run_line_magic("gymview", "status")  # doctest: +SKIP
+        no live views (create one with gymview.watch(env) or gymview.LiveView())
     """
     from gymview.notebook import setup
 

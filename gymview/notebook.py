@@ -26,19 +26,40 @@ def setup(
 ) -> SetupReport:
     """Get the notebook ready to show envs; print and return what was done. Harmless to call again.
 
-    * on Colab, turns on the custom widget manager the live view needs;
-    * with ``display=True`` and no X display, starts a virtual one (Xvfb) so that code that opens an X
-      window works; it is stopped when Python exits;
-    * without a display, finds the OpenGL backend MuJoCo renders with by trying them in a child
-      process (EGL first with a GPU, GLX on the virtual display, OSMesa) and sets ``MUJOCO_GL``/
-      ``PYOPENGL_PLATFORM`` to it, or says what to install when none works; with no display at
-      all, sets ``SDL_VIDEODRIVER=dummy``; variables you set are kept (and checked);
-    * with ``install`` (default: only on Colab) and root on Debian, installs a missing Xvfb with apt-get;
-    * in a notebook, ``human=True`` makes ``gym.make(..., render_mode="human")`` show inline;
-      ``human=False`` turns that off again.
+    * On Colab, it turns on the custom widget manager the live view needs.
+    * Without a display, it finds the OpenGL backend MuJoCo renders with by trying them in a child
+      process (EGL first with a GPU, GLX on the virtual display, OSMesa) and sets ``MUJOCO_GL`` and
+      ``PYOPENGL_PLATFORM`` to it, or says what to install when none works. With no display at
+      all, it sets ``SDL_VIDEODRIVER=dummy``. Variables you set are kept (and checked).
 
-    >>> print(setup(display=False, human=False, quiet=True).started_display)  # doctest: +SKIP
-    False
+    Args:
+        display: With no X display, start a virtual one (Xvfb) so that code that opens an X window
+            works; it is stopped when Python exits.
+        install: Install a missing Xvfb with apt-get (as root on Debian); None: only on Colab.
+        human: In a notebook, make ``gym.make(..., render_mode="human")`` show inline; False turns
+            that off again.
+        quiet: Do not print the report.
+
+    Returns:
+        A ``SetupReport``: what was found and done; ``str(report)`` is the text printed.
+
+    Examples:
+        In a notebook's first cell:
+
+        >>> import gymview
+        >>> gymview.setup()  # doctest: +SKIP
+        gymview setup (colab, GPU)
+          renderers  set MUJOCO_GL=egl, PYOPENGL_PLATFORM=egl
+          ...
+
+        Here, keeping this process's environment variables as they were:
+
+        >>> import os
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ):
+        ...     report = gymview.setup(display=False, human=False, quiet=True)
+        >>> report.started_display, report.human_inline
+        (False, False)
     """
     report = prepare(display=display, install=install)
     report = dataclasses.replace(report, human_inline=_set_human(human and report.environment.in_notebook))

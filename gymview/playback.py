@@ -31,7 +31,20 @@ _running: ActiveSet[Run] = ActiveSet()
 
 
 def running_plays() -> list[Run]:
-    """The :func:`play` runs of this process that have not ended."""
+    """List the ``play`` runs of this process that have not ended.
+
+    Returns:
+        The runs still going, oldest first.
+
+    Examples:
+        >>> import gymnasium as gym
+        >>> run = play(gym.make("CartPole-v1", render_mode="rgb_array"), speed="max")
+        >>> run in running_plays()
+        True
+        >>> run.stop(); run in running_plays()
+        False
+        >>> run.env.close()
+    """
     return _running.now()
 
 # How long stop() and close waits for the loop to reach a step boundary.
@@ -66,16 +79,29 @@ def _as_policy(policy: Any, env: gym.Env) -> Callable[[Any], Any]:
 
 def key_policy(keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozenset[str]],
                space: gym.Space) -> Callable[[Any], Any]:
-    """A policy that maps the keys held down now to an action, like ``gymnasium.utils.play``.
+    """Make a policy that maps the keys held down now to an action, like ``gymnasium.utils.play``.
 
-    ``keys`` maps a key name (the browser's ``KeyboardEvent.key``: "a", "ArrowLeft", " ") or a
-    tuple of names pressed together to an action; the largest combination held wins, ``noop``
-    is played when none is.
+    Of the combinations held, the one with the most keys wins; ``noop`` is played when none is.
 
-    >>> policy = key_policy({"a": 0, "d": 1, ("a", "d"): 2}, 3, lambda: frozenset({"a", "d"}),
-    ...                     gym.spaces.Discrete(4))
-    >>> policy(None)
-    2
+    Args:
+        keys: Maps a key name (the browser's ``KeyboardEvent.key``: ``"a"``, ``"ArrowLeft"``,
+            ``" "``), or a tuple of names pressed together, to an action.
+        noop: The action while no mapped key is held.
+        pressed: Returns the names of the keys held down now.
+        space: The env's action space; every action is checked against it.
+
+    Returns:
+        A function ``observation -> action``.
+
+    Raises:
+        TypeError: When ``keys`` is not a non-empty dict of key names (or tuples of them) to actions.
+        ValueError: When ``noop`` is None, or an action is not in ``space``.
+
+    Examples:
+        >>> policy = key_policy({"a": 0, "d": 1, ("a", "d"): 2}, 3, lambda: frozenset({"a", "d"}),
+        ...                     gym.spaces.Discrete(4))
+        >>> policy(None)
+        2
     """
     if not isinstance(keys, Mapping) or not keys:
         raise TypeError('keys must be a dict of key names (or tuples of them) to actions, e.g. {"a": 0, "d": 1}')
@@ -104,10 +130,33 @@ def key_policy(keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozens
 
 
 class Run(BackgroundTask):
-    """A loop that :func:`play` runs in a background thread; steer it like the view's buttons.
+    """A loop that ``play`` runs in a background thread; steer it like the view's buttons.
 
-    ``results`` lists finished episodes (``steps``, ``return``, ``terminated``, ``truncated``).
-    :meth:`wait` (or ``await run``) returns them and re-raises an error of the loop.
+    ``wait()`` (or ``await run``) returns the finished episodes and re-raises an error of the loop.
+
+    Attributes:
+        env: The watched env being played.
+        view: Its ``LiveView``.
+        results: The finished episodes, each a dict of ``steps``, ``return``, ``terminated`` and
+            ``truncated``.
+        steps_taken: Steps taken so far, over all episodes.
+
+    Args:
+        env: The watched env to play.
+        act: The policy, ``observation -> action``.
+        episodes: Play this many episodes (None: no limit).
+        steps: Play this many steps (None: no limit).
+        seed: Seed of the first reset.
+        restore_speed: The view's speed to set back when the loop ends.
+
+    Examples:
+        >>> import gymnasium as gym, gymview
+        >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
+        >>> run = gymview.play(env, speed="max")  # until stopped
+        >>> run.pause(); run.resume()
+        >>> run.stop(); run.stopped, run.done
+        (True, True)
+        >>> env.close()
     """
 
     def __init__(self, env: WatchedEnv, act: Callable[[Any], Any], episodes: int | None, steps: int | None,
@@ -132,9 +181,11 @@ class Run(BackgroundTask):
 
     # -- the buttons, from Python ---------------------------------------------------------------
     def pause(self) -> None:
+        """Hold the loop before its next step, as the view's Pause button does."""
         self._controls.pause()
 
     def resume(self) -> None:
+        """Let a paused loop run on, as the view's Resume button does."""
         self._controls.resume()
 
     def step(self) -> None:
@@ -142,24 +193,46 @@ class Run(BackgroundTask):
         self._controls.step()
 
     def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
-        """End the loop at the next step boundary and wait for it; safe to call twice."""
+        """End the loop at the next step boundary and wait for it; safe to call twice.
+
+        Args:
+            timeout: Seconds to wait for the step boundary at most.
+
+        Raises:
+            TimeoutError: When the loop does not reach a step boundary in time (a slow ``env.step``).
+        """
         if not self._finished.is_set():
             self._controls.stop()
             if not self._finished.wait(timeout):
                 raise TimeoutError(f"the play loop did not reach a step boundary within {timeout} s (a slow env.step?)")
 
     def in_loop_thread(self) -> bool:
+        """Tell whether the caller runs in this run's loop thread.
+
+        Returns:
+            True in the loop thread (the policy, an env wrapper), False elsewhere.
+        """
         return threading.current_thread() is self._thread
 
     @property
     def stopped(self) -> bool:
-        """True when the loop ended because of Stop (the button, :meth:`stop`, an interrupt)."""
+        """True when the loop ended because of Stop (the button, ``stop()``, an interrupt)."""
         return self._stopped
 
     def wait(self, timeout: float | None = None) -> list[dict[str, Any]]:
-        """Wait until the loop ends; return :attr:`results` or re-raise its error.
+        """Wait until the loop ends.
 
         A kernel interrupt (or Ctrl-C) while waiting stops the loop at a step boundary first.
+
+        Args:
+            timeout: Seconds to wait at most (None: until the loop ends).
+
+        Returns:
+            ``results``: the finished episodes.
+
+        Raises:
+            TimeoutError: When the loop is still running after ``timeout``.
+            Exception: The loop's own error (the policy's or the env's), re-raised.
         """
         self.wait_for_end(timeout, on_interrupt=self.stop,
                           still_running=f"the play loop is still running after {timeout} s; run.stop() ends it")
@@ -221,25 +294,43 @@ def play(
     noop: Any = None,
     seed: int | None = None,
 ) -> Run:
-    """Play ``env`` in a background thread at ``speed`` x its real time; returns a :class:`Run` at once.
-
-    ``env`` is a watched env (``gymview.watch(...)``) or one made with ``render_mode="rgb_array"``
-    (then watched here). ``policy`` is a function ``obs -> action``, an object with
-    ``predict(obs)`` such as a stable-baselines3 model (played deterministically), or None for
-    random actions. It plays ``episodes`` episodes or ``steps`` steps (forever when both are None,
-    until Stop). ``speed`` 1.0 is the env's ``metadata["render_fps"]`` steps a second; "max" does
-    not pace. With ``keys`` (``{"a": 0, "d": 1}``) a person plays from the view: click it, then
-    hold keys; ``noop`` is the action while none is held.
+    """Play ``env`` in a background thread at ``speed`` times its real time; returns at once.
 
     The view's Pause / Step / Stop / Speed and ``run.pause()``, ``run.step()``, ``run.stop()``
     steer it; errors show in the view and ``run.wait()`` re-raises them.
 
-    >>> import gymnasium as gym
-    >>> env = gym.make("CartPole-v1", render_mode="rgb_array")
-    >>> run = play(env, steps=5, speed="max")
-    >>> run.wait(), run.steps_taken
-    ([], 5)
-    >>> run.env.close()
+    Args:
+        env: A watched env (``gymview.watch(...)``), or one made with ``render_mode="rgb_array"``
+            (then watched here).
+        policy: A function ``obs -> action``, an object with ``predict(obs)`` such as a
+            stable-baselines3 model (played deterministically), or None for random actions.
+        episodes: Play this many episodes (None: until Stop, unless ``steps`` ends it).
+        steps: Play this many steps (None: until Stop, unless ``episodes`` ends it).
+        speed: 1.0 plays the env's ``metadata["render_fps"]`` steps a second; ``"max"`` (or None)
+            does not pace.
+        keys: For a person playing from the view (click it, then hold keys): key names, or tuples
+            of names pressed together, to actions, e.g. ``{"a": 0, "d": 1}``. Not with ``policy``.
+        noop: With ``keys``, the action while no mapped key is held.
+        seed: Seed of the first reset.
+
+    Returns:
+        A ``Run``, already playing.
+
+    Raises:
+        TypeError: When ``env`` is not one gymnasium env, or ``policy``, ``keys`` or ``speed`` has
+            the wrong type.
+        ValueError: When ``episodes``, ``steps`` or ``speed`` is out of range; when both ``policy``
+            and ``keys`` are given; when ``keys`` comes without ``noop`` or maps to actions the env
+            does not have.
+        RuntimeError: When the env is already playing in another run.
+
+    Examples:
+        >>> import gymnasium as gym
+        >>> env = gym.make("CartPole-v1", render_mode="rgb_array")
+        >>> run = play(env, steps=5, speed="max")
+        >>> run.wait(), run.steps_taken
+        ([], 5)
+        >>> run.env.close()
     """
     check_optional_int("episodes", episodes, meaning_of_none="until stopped")
     check_optional_int("steps", steps, meaning_of_none="until stopped")

@@ -2,7 +2,7 @@
 
 The wrapper calls ``env.render()`` only when the view wants a frame (about ``fps`` times a
 second, fewer if rendering is slow), never on the other steps, so the loop keeps nearly its full
-speed; rendering every step is what makes naive notebook loops two orders of magnitude slower.
+speed; rendering every step is what makes naive notebook loops slow (see the performance page).
 
 >>> import gymnasium as gym, gymview
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
@@ -87,33 +87,55 @@ def watch(
     fast_render: bool = True,
     max_overhead: float | None = None,
 ) -> Any:
-    """Wrap ``env`` so its frames stream into an inline :class:`LiveView` while it steps.
+    """Wrap ``env`` so its frames stream into an inline ``LiveView`` while it steps.
 
-    ``env`` is a gymnasium env, a gymnasium vector env, or a stable-baselines3 ``VecEnv`` (the
-    result is still a ``VecEnv``: ``PPO("MlpPolicy", watch(venv))`` trains on it). ``fps`` (30),
-    ``max_size`` (512), ``quality`` (80), ``image_format`` ("jpeg"), ``title`` (the env id) and
-    ``max_overhead`` (0.1, the share of the loop's time frames may cost) configure the new
-    :class:`LiveView`; with ``view=`` an existing view is used and these must be left out. The
-    view is shown in the notebook right away (``display=False`` to show ``env.view`` yourself)
-    and ``env.close()`` closes it, leaving its last frame on the page as a still image. Vector envs show their sub-envs tiled in one grid,
-    each labelled with its index and running return; a vector env wrapped with
-    :func:`gymview.atari.wrap` also shows what the agent sees (env 0's preprocessed stack).
+    The view is shown in the notebook right away and ``env.close()`` closes it, leaving its last
+    frame on the page as a still image. Vector envs show their sub-envs tiled in one grid, each
+    labelled with its index and running return; a vector env wrapped with
+    ``gymview.atari.wrap`` also shows what the agent sees (env 0's preprocessed stack).
 
-    ``record="videos/"`` also records every episode at full resolution to
-    ``videos/{env id}-episode-{n}.mp4`` (see :class:`gymview.RecordVideo`); the view then shows
-    the frames being recorded, so recording costs it no extra render.
+    Args:
+        env: A gymnasium env, a gymnasium vector env, or a stable-baselines3 ``VecEnv``, made
+            with ``render_mode="rgb_array"``. A ``VecEnv`` stays a ``VecEnv``:
+            ``PPO("MlpPolicy", watch(venv))`` trains on it.
+        fps: Frames a second the new view shows at most (30).
+        max_size: Longest side of the frames shown, in pixels (512).
+        quality: JPEG quality, 1..100 (80).
+        image_format: ``"jpeg"`` (the default), or ``"png"`` for lossless frames.
+        title: Shown above the picture (the env id).
+        display: Show the view now; False to show ``env.view`` yourself.
+        view: An existing ``LiveView`` to show the frames in, with its own settings: then
+            ``fps``, ``max_size``, ``quality``, ``image_format``, ``title`` and ``max_overhead``
+            must be left out.
+        record: A folder: also record every episode at full resolution to
+            ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
+            shows the frames being recorded, so recording costs it no extra render. Single envs only.
+        fast_render: Draw frames without ``env.render()`` where gymview can: classic-control envs
+            (CartPole, MountainCar, Acrobot, Pendulum) by ``gymview.renderers`` from their state,
+            close to pygame's pictures and cheaper (see the performance page), for the view and
+            the recording; gymnasium's MuJoCo envs by MuJoCo from a copy of their simulation
+            state, pixel-equal to ``env.render()``. Either way the frames are drawn in the view's
+            encoder process, so the loop only copies the state. False always calls
+            ``env.render()`` in the loop.
+        max_overhead: The share of the loop's time frames may cost (0.1).
 
-    With ``fast_render`` (the default), classic-control envs (CartPole, MountainCar, Acrobot,
-    Pendulum) are drawn by :mod:`gymview.renderers` from their state, about 3x cheaper than
-    pygame and within 36 dB PSNR of it, for the view and the recording; gymnasium's MuJoCo envs
-    are drawn by MuJoCo from a copy of their simulation state, pixel-equal to ``env.render()``.
-    Either way the view's frames are drawn in its encoder process, so the loop only copies the
-    state. ``False`` always calls ``env.render()`` in the loop.
+    Returns:
+        The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,
+            or for a stable-baselines3 ``VecEnv`` a ``gymview.integrations.sb3.WatchedVecEnv``.
 
-    >>> import gymnasium as gym
-    >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
-    >>> _ = envs.reset(seed=0)
-    >>> envs.close()
+    Raises:
+        TypeError: When ``env`` is none of the three kinds above.
+        ValueError: When ``env`` does not render ``rgb_array`` frames; when ``view`` is given
+            with any of the view's settings; when ``record`` is given with a vector env.
+        RuntimeError: When MuJoCo cannot render here (``gymview.setup()`` finds a backend that works).
+
+    Examples:
+        >>> import gymnasium as gym
+        >>> envs = watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), fps=10)
+        >>> _ = envs.reset(seed=0)
+        >>> envs.view.fps
+        10.0
+        >>> envs.close()
     """
     kind = _kind_of(env)
     _check_render_mode(env, kind)
@@ -163,9 +185,21 @@ def watch(
 
 
 def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:
-    """How the view's encoder process can draw this env's frames: a function that copies what a
-    frame needs from the env (None from it: render this one here), or None for envs drawn only
-    by ``env.render()``."""
+    """Say how the view's encoder process can draw this env's frames from a copy of its state.
+
+    Args:
+        env: A single gymnasium env.
+
+    Returns:
+        A function that copies what a frame needs from the env (returning None when this frame
+            must be rendered in the loop), or None for envs drawn only by ``env.render()``.
+
+    Examples:
+        >>> import gymnasium as gym
+        >>> copy_state = snapshot_for(gym.make("CartPole-v1", render_mode="rgb_array"))
+        >>> copy_state is not None
+        True
+    """
     renderer = renderer_for(env)
     if renderer is not None:
         return lambda env: Drawing(renderer, renderer.state_of(env))
@@ -174,7 +208,31 @@ def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | No
 
 
 class WatchedEnv(gym.Wrapper):
-    """A single env whose frames go to ``self.view``; made by :func:`watch`."""
+    """A single env whose frames go to ``self.view``; made by ``watch``.
+
+    Attributes:
+        view: The ``LiveView`` the frames go to.
+        total_steps: Steps taken since the wrapper was made.
+        episode: Episodes started (resets).
+        episode_return: The running return of the current episode.
+
+    Args:
+        env: The env, rendering ``rgb_array`` frames.
+        view: The view to show its frames in.
+        snapshot: What ``snapshot_for`` returns for the env: frames drawn in the encoder process
+            from a copy of its state; None calls ``env.render()``.
+        owns_view: Close the view with the env (``watch`` made it).
+
+    Examples:
+        >>> import gymnasium as gym, gymview
+        >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
+        >>> type(env).__name__
+        'WatchedEnv'
+        >>> _ = env.reset(seed=0); _ = env.step(0)
+        >>> env.total_steps, env.episode
+        (1, 1)
+        >>> env.close()
+    """
 
     def __init__(self, env: gym.Env, view: LiveView, snapshot: Callable[[gym.Env], DeferredFrame | None] | None = None,
                  owns_view: bool = False) -> None:
@@ -189,6 +247,17 @@ class WatchedEnv(gym.Wrapper):
         self._snapshot = snapshot
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset the env and start a new episode in the view's status line.
+
+        Args:
+            **kwargs: Passed to the env's ``reset`` (``seed``, ``options``).
+
+        Returns:
+            The env's ``(observation, info)``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
         self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
         self.episode += 1
@@ -199,6 +268,17 @@ class WatchedEnv(gym.Wrapper):
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Step the env, obeying the view's Pause, Step, Stop and Speed first.
+
+        Args:
+            action: The action to take.
+
+        Returns:
+            The env's ``(observation, reward, terminated, truncated, info)``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
         # The hot path of every watched loop: kept to a few operations (see ViewFeed).
         if self._controls.engaged:
             self.feed.obey_controls()
@@ -223,13 +303,41 @@ class WatchedEnv(gym.Wrapper):
         self.feed.show_final_frame()
 
     def close(self) -> None:
-        """Close the env (finishing its videos) and the view watch() made (its last frame stays on the
-        page as a still image; a view passed with ``view=`` is only stopped)."""
+        """Close the env (finishing its videos) and the view ``watch`` made.
+
+        The view's last frame stays on the page as a still image; a view passed with ``view=`` is
+        only stopped.
+        """
         self.feed.close(self.episode > 0, super().close)
 
 
 class WatchedVectorEnv(VectorWrapper):
-    """A vector env whose sub-env frames are tiled into ``self.view``; made by :func:`watch`."""
+    """A vector env whose sub-env frames are tiled into ``self.view``; made by ``watch``.
+
+    Attributes:
+        view: The ``LiveView`` the frames go to.
+        total_steps: Vector steps taken since the wrapper was made.
+        episodes_done: Episodes finished, over all sub-envs.
+        returns: The running return of each sub-env.
+        last_return: The return of the episode that finished last (None before the first).
+
+    Args:
+        env: The vector env, rendering ``rgb_array`` frames.
+        view: The view to show its frames in.
+        fast_render: Draw the sub-envs of a ``SyncVectorEnv`` from their states in the encoder
+            process where gymview can (see ``watch``); False always calls ``env.render()``.
+        owns_view: Close the view with the env (``watch`` made it).
+
+    Examples:
+        >>> import gymnasium as gym, gymview
+        >>> envs = gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), display=False)
+        >>> type(envs).__name__
+        'WatchedVectorEnv'
+        >>> _ = envs.reset(seed=0); _ = envs.step(envs.action_space.sample())
+        >>> envs.total_steps, envs.returns.tolist()
+        (1, [1.0, 1.0])
+        >>> envs.close()
+    """
 
     def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True, owns_view: bool = False) -> None:
         super().__init__(env)
@@ -251,6 +359,17 @@ class WatchedVectorEnv(VectorWrapper):
         self._mujoco = MujocoGridPainter.for_envs(self._sub_envs) if self._painter is None and many else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset the envs (only those in ``options["reset_mask"]``, when given) and their running returns.
+
+        Args:
+            **kwargs: Passed to the vector env's ``reset`` (``seed``, ``options``).
+
+        Returns:
+            The vector env's ``(observations, infos)``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
         self.feed.before_reset()
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
@@ -260,6 +379,17 @@ class WatchedVectorEnv(VectorWrapper):
         return observations, infos
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Step the envs, obeying the view's Pause, Step, Stop and Speed first.
+
+        Args:
+            actions: One action per sub-env.
+
+        Returns:
+            The vector env's ``(observations, rewards, terminations, truncations, infos)``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
         feed = self.feed
         if feed.controls.engaged:
             feed.obey_controls()
@@ -296,5 +426,9 @@ class WatchedVectorEnv(VectorWrapper):
         self.feed.show_final_frame()
 
     def close(self, **kwargs: Any) -> None:
-        """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
+        """Close the envs and the view ``watch`` made (its last frame stays on the page as a still image).
+
+        Args:
+            **kwargs: Passed to the vector env's ``close``.
+        """
         self.feed.close(self._started, lambda: super(WatchedVectorEnv, self).close(**kwargs))

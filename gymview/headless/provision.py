@@ -1,6 +1,6 @@
 """``prepare()``: make a Colab runtime or a headless server ready to render envs; harmless to repeat.
 
-:func:`gymview.setup` calls it and adds what needs the rest of gymview (inline ``human`` mode).
+``gymview.setup`` calls it and adds what needs the rest of gymview (inline ``human`` mode).
 
 >>> report = prepare(display=False)      # doctest: +SKIP
 >>> print(report)                        # doctest: +SKIP
@@ -28,7 +28,35 @@ _set_by_setup: dict[str, str] = {}  # environment variables an earlier call set,
 
 @dataclass(frozen=True)
 class SetupReport:
-    """What :func:`gymview.setup` found and did; ``str(report)`` is the short text it prints."""
+    """What ``gymview.setup`` found and did; ``str(report)`` is the short text it prints.
+
+    Args:
+        environment: Where this runs: the front-end (``"colab"``, ``"jupyter"``, ``"vscode"``,
+            ``"ipython"`` or ``"python"``), the display, a GPU, the ipykernel version.
+        display: The X display in use (``$DISPLAY``), or None.
+        virtual_display: The display is gymview's virtual one (Xvfb).
+        started_display: This call started that virtual display.
+        installed: The Debian packages this call installed with apt-get.
+        variables_set: The environment variables this call set (``MUJOCO_GL``,
+            ``PYOPENGL_PLATFORM``, ``SDL_VIDEODRIVER``, ``XDG_RUNTIME_DIR``).
+        variables_kept: Those you had set yourself, kept with your values.
+        widget_manager: Colab's custom widget manager was turned on.
+        human_inline: ``render_mode="human"`` envs show inline.
+        opengl_backend: The OpenGL backend MuJoCo renders with (``"egl"``, ``"osmesa"``,
+            ``"glfw"``), or None.
+        opengl_probes: Each backend tried in a child process, and whether it rendered.
+        problems: What could not be done, each with its fix.
+
+    Examples:
+        >>> import os, gymview
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ):  # the variables setup sets last only for this example
+        ...     report = gymview.setup(display=False, human=False, quiet=True)
+        >>> str(report).startswith("gymview setup (")
+        True
+        >>> report.installed, report.started_display
+        ((), False)
+    """
 
     environment: Environment
     display: str | None
@@ -74,8 +102,25 @@ class SetupReport:
 
 
 def prepare(display: bool = True, install: bool | None = None) -> SetupReport:
-    """Get this machine ready to render envs and return what was done (``human_inline`` is False:
-    :func:`gymview.setup` handles that). See :func:`gymview.setup` for what each step does.
+    """Get this machine ready to render envs and return what was done.
+
+    ``gymview.setup`` calls it and handles inline ``human`` mode itself, so the report's
+    ``human_inline`` is False here. See ``gymview.setup`` for what each step does.
+
+    Args:
+        display: With no X display, start a virtual one (Xvfb).
+        install: Install a missing Xvfb with apt-get (as root on Debian); None: only on Colab.
+
+    Returns:
+        A ``SetupReport``.
+
+    Examples:
+        >>> import os
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ):  # the variables it sets last only for this example
+        ...     report = prepare(display=False)
+        >>> report.started_display, report.human_inline
+        (False, False)
     """
     where = detect()
     problems: list[str] = []

@@ -27,9 +27,27 @@ _EXPECTED = (
 
 
 def check_frame(frame: object) -> np.ndarray:
-    """Check a frame's shape and dtype without converting it; return it as an ndarray.
+    """Check a frame's shape and dtype without converting it.
 
-    Raises ValueError naming what was expected. Cheap: no pass over the pixels.
+    Cheap: no pass over the pixels.
+
+    Args:
+        frame: Anything ``np.asarray`` turns into an image array.
+
+    Returns:
+        The frame as an ndarray (not converted).
+
+    Raises:
+        ValueError: When the frame is None, empty, not (H, W) or (H, W, 1|3|4), or of a dtype
+            other than bool, integer or float; the message names what was expected.
+
+    Examples:
+        >>> check_frame(np.zeros((4, 6, 3), np.uint8)).shape
+        (4, 6, 3)
+        >>> check_frame(np.zeros((4, 6, 2), np.uint8))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: expected an image array of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4) ...; got shape (4, 6, 2)
     """
     if frame is None:
         raise ValueError(
@@ -50,15 +68,28 @@ def to_rgb_uint8(frame: object, copy: bool = True) -> np.ndarray:
     """Return ``frame`` as a C-contiguous (H, W, 3) uint8 RGB array.
 
     Gray frames are repeated into three channels, alpha is dropped, bool becomes 0/255 and float
-    frames in [0, 1] are scaled to 0..255. The result never shares memory with the input, so the
-    caller may reuse its buffer; with ``copy=False`` a frame that already is a C-contiguous
-    (H, W, 3) uint8 array comes back as it is.
+    frames in ``[0, 1]`` are scaled to 0..255.
 
-    >>> to_rgb_uint8(np.full((1, 1), 0.5))[0, 0].tolist()
-    [128, 128, 128]
-    >>> frame = np.zeros((2, 2, 3), np.uint8)
-    >>> to_rgb_uint8(frame, copy=False) is frame, to_rgb_uint8(frame) is frame
-    (True, False)
+    Args:
+        frame: An image array: (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), of dtype uint8, bool,
+            another integer type with values in 0..255, or float with values in ``[0, 1]``.
+        copy: With the default True the result never shares memory with the input, so the caller
+            may reuse its buffer; with False a frame that already is a C-contiguous (H, W, 3)
+            uint8 array comes back as it is.
+
+    Returns:
+        An (H, W, 3) uint8 array.
+
+    Raises:
+        ValueError: When the shape or dtype is not one of those above, or the values are out of
+            range (float frames with NaN, inf or values outside ``[0, 1]``; integers outside 0..255).
+
+    Examples:
+        >>> to_rgb_uint8(np.full((1, 1), 0.5))[0, 0].tolist()
+        [128, 128, 128]
+        >>> frame = np.zeros((2, 2, 3), np.uint8)
+        >>> to_rgb_uint8(frame, copy=False) is frame, to_rgb_uint8(frame) is frame
+        (True, False)
     """
     source = array = check_frame(frame)
     if array.ndim == 2:
@@ -90,10 +121,22 @@ def to_rgb_uint8(frame: object, copy: bool = True) -> np.ndarray:
 
 
 def fit_size(height: int, width: int, max_size: int) -> tuple[int, int]:
-    """(height, width) scaled so the long side is at most ``max_size``, keeping the aspect ratio.
+    """Scale a size so its long side is at most ``max_size``, keeping the aspect ratio.
 
-    >>> fit_size(400, 600, 512)
-    (341, 512)
+    Args:
+        height: The frame's height in pixels.
+        width: The frame's width in pixels.
+        max_size: The longest side allowed, in pixels.
+
+    Returns:
+        ``(height, width)`` scaled down (each at least 1), or unchanged when already small enough.
+
+    Raises:
+        ValueError: When ``max_size`` is not a positive integer.
+
+    Examples:
+        >>> fit_size(400, 600, 512)
+        (341, 512)
     """
     check_int("max_size", max_size, hint=" (pixels)")
     scale = max_size / max(height, width)
@@ -105,8 +148,22 @@ def fit_size(height: int, width: int, max_size: int) -> tuple[int, int]:
 def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
     """Shrink an (H, W, 3) uint8 frame so its long side is at most ``max_size`` (area averaging).
 
-    Frames already small enough are returned unchanged. Area averaging (a box filter over the
-    source pixels each output pixel covers) keeps thin lines visible and does not alias.
+    Area averaging (a box filter over the source pixels each output pixel covers) keeps thin
+    lines visible and does not alias.
+
+    Args:
+        frame: An (H, W, 3) uint8 array.
+        max_size: The longest side allowed, in pixels.
+
+    Returns:
+        The shrunk frame, or ``frame`` itself when it is already small enough.
+
+    Examples:
+        >>> downsample(np.zeros((400, 600, 3), np.uint8), max_size=300).shape
+        (200, 300, 3)
+        >>> small = np.zeros((10, 20, 3), np.uint8)
+        >>> downsample(small, max_size=64) is small
+        True
     """
     height, width = frame.shape[:2]
     new_height, new_width = fit_size(height, width, max_size)

@@ -14,11 +14,29 @@ from gymview._internal.checks import check_int
 def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int | None = None) -> np.ndarray:
     """Arrange (H, W, 3) uint8 frames in a grid, each with an optional label in its corner.
 
-    Frames of different sizes are placed top-left in cells of the largest size; the grid is as
-    square as possible unless ``columns`` is given. Empty cells stay black.
+    Frames of different sizes are placed top-left in cells of the largest size. Empty cells stay
+    black. Labels are drawn white on black, scaled with the cells so they stay readable after the
+    grid is downsampled.
 
-    >>> tile([np.zeros((2, 3, 3), np.uint8)] * 3).shape
-    (4, 6, 3)
+    Args:
+        frames: The (H, W, 3) uint8 frames, at least one.
+        labels: One text per frame, or None for no labels.
+        columns: Cells per row; None makes the grid as square as possible.
+
+    Returns:
+        The grid, an (rows * cell height, columns * cell width, 3) uint8 array.
+
+    Raises:
+        ValueError: When ``frames`` is empty, ``labels`` does not have one text per frame, or
+            ``columns`` is not a positive integer.
+
+    Examples:
+        >>> import numpy as np
+        >>> tile([np.zeros((2, 3, 3), np.uint8)] * 3).shape
+        (4, 6, 3)
+        >>> frames = [np.zeros((60, 80, 3), np.uint8), np.zeros((40, 80, 3), np.uint8)]
+        >>> tile(frames, labels=["env 0", "env 1"], columns=1).shape
+        (120, 80, 3)
     """
     if not frames:
         raise ValueError("tile() needs at least one frame")

@@ -1,15 +1,18 @@
 """stable-baselines3: watch a ``VecEnv`` while it trains, as a wrapper or as a callback.
 
-``gymview.watch(venv)`` returns :class:`WatchedVecEnv`, still the ``VecEnv`` SB3 expects; a
+``gymview.watch(venv)`` returns ``WatchedVecEnv``, still the ``VecEnv`` SB3 expects; a
 frame is made only when one is due. Sub-envs in this process (``DummyVecEnv``) that
-:mod:`gymview.renderers` can draw are drawn from their states in the view's helper process, so the
+``gymview.renderers`` can draw are drawn from their states in the view's helper process, so the
 loop only copies a few floats; others come from ``venv.get_images()`` (``env.render()`` in each
-sub-env, across processes for a ``SubprocVecEnv``). :class:`WatchCallback` does the same from
+sub-env, across processes for a ``SubprocVecEnv``). ``WatchCallback`` does the same from
 ``model.learn(callback=...)`` without touching the env.
 
->>> from stable_baselines3.common.env_util import make_vec_env   # doctest: +SKIP
->>> venv = gymview.watch(make_vec_env("CartPole-v1", 4, env_kwargs={"render_mode": "rgb_array"}))  # doctest: +SKIP
+>>> import gymview
+>>> from stable_baselines3 import PPO
+>>> from stable_baselines3.common.env_util import make_vec_env
+>>> venv = gymview.watch(make_vec_env("CartPole-v1", 4, env_kwargs={"render_mode": "rgb_array"}))
 >>> PPO("MlpPolicy", venv).learn(20_000)                          # doctest: +SKIP
+>>> venv.close()
 """
 
 from __future__ import annotations
@@ -84,7 +87,33 @@ def _render_fps(venv: VecEnv) -> float | None:
 
 
 class WatchedVecEnv(VecEnvWrapper):
-    """An SB3 ``VecEnv`` whose sub-env frames are tiled into ``self.view``; made by :func:`gymview.watch`."""
+    """An SB3 ``VecEnv`` whose sub-env frames are tiled into ``self.view``; made by ``gymview.watch``.
+
+    Stepping obeys the view's Pause, Step, Stop and Speed before the sub-envs step; Stop raises
+    ``gymview.Stopped`` from ``step_async``.
+
+    Attributes:
+        view: The ``LiveView`` the frames go to.
+
+    Args:
+        venv: The SB3 ``VecEnv``, its sub-envs rendering ``rgb_array`` frames.
+        view: The view to show its frames in.
+        fast_render: Draw a ``DummyVecEnv``'s sub-envs from their states in the encoder process
+            where gymview can (see ``gymview.watch``); False always renders them.
+        owns_view: Close the view with the env (``gymview.watch`` made it).
+
+    Examples:
+        >>> import gymnasium as gym, gymview
+        >>> from stable_baselines3.common.vec_env import DummyVecEnv
+        >>> venv = DummyVecEnv([lambda: gym.make("CartPole-v1", render_mode="rgb_array")] * 2)
+        >>> venv = gymview.watch(venv, display=False)
+        >>> type(venv).__name__, venv.reset().shape
+        ('WatchedVecEnv', (2, 4))
+        >>> observations, rewards, dones, infos = venv.step([0, 1])
+        >>> rewards.tolist()
+        [1.0, 1.0]
+        >>> venv.close()
+    """
 
     def __init__(self, venv: VecEnv, view: LiveView, fast_render: bool = True, owns_view: bool = False) -> None:
         VecEnvWrapper.__init__(self, venv)
@@ -97,6 +126,14 @@ class WatchedVecEnv(VecEnvWrapper):
                              render_fps=_render_fps(venv))
 
     def reset(self) -> Any:
+        """Reset the sub-envs and their running returns.
+
+        Returns:
+            The ``VecEnv``'s observations.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view.
+        """
         self.feed.before_reset()
         observations = self.venv.reset()
         self.returns.running[:] = 0.0
@@ -105,11 +142,24 @@ class WatchedVecEnv(VecEnvWrapper):
         return observations
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Obey the view's Pause, Step, Stop and Speed, then start the sub-envs' step.
+
+        Args:
+            actions: One action per sub-env.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view.
+        """
         if self.feed.controls.engaged:  # before the sub-envs step: a paused run holds its state
             self.feed.obey_controls()
         self.venv.step_async(actions)
 
     def step_wait(self) -> Any:
+        """Wait for the sub-envs' step, add the rewards to the running returns and show a frame if one is due.
+
+        Returns:
+            The ``VecEnv``'s ``(observations, rewards, dones, infos)``.
+        """
         observations, rewards, dones, infos = self.venv.step_wait()
         self.returns.add(rewards, dones)
         if perf_counter() >= self.feed.next_check:
@@ -121,7 +171,7 @@ class WatchedVecEnv(VecEnvWrapper):
         self.feed.show_final_frame()
 
     def close(self) -> None:
-        """Close the envs and the view watch() made (its last frame stays on the page as a still image)."""
+        """Close the envs and the view ``gymview.watch`` made (its last frame stays on the page as a still image)."""
         self.feed.close(self._started, self.venv.close)
 
 
@@ -129,9 +179,33 @@ class WatchCallback(BaseCallback):
     """Show the training env's sub-envs live while ``model.learn(callback=WatchCallback())`` runs.
 
     The envs must render ``rgb_array`` frames (``make_vec_env(..., env_kwargs={"render_mode":
-    "rgb_array"})``). ``view`` is an existing :class:`LiveView`; otherwise one is made with
-    ``view_options`` (``fps``, ``max_size``, ...) and shown when training starts. ``fast_render``
-    as in :func:`gymview.watch`.
+    "rgb_array"})``). The view's Pause, Step and Speed hold training; Stop ends ``learn()``
+    cleanly. When training ends the view stays open with its last frame.
+
+    Args:
+        view: An existing ``LiveView``; None makes one with ``view_options`` when training starts.
+        display: Show the view made when training starts.
+        verbose: SB3's verbosity level for callbacks.
+        fast_render: As in ``gymview.watch``: draw a ``DummyVecEnv``'s sub-envs from their states
+            where gymview can.
+        **view_options: Settings of the view made (``fps``, ``max_size``, ``title``, ...); the
+            title defaults to the model's class name.
+
+    Raises:
+        ValueError: When ``view`` is given with ``view_options``; at the start of training, when the
+            envs do not render ``rgb_array`` frames.
+
+    Examples:
+        >>> from stable_baselines3 import PPO
+        >>> from stable_baselines3.common.env_util import make_vec_env
+        >>> venv = make_vec_env("CartPole-v1", 2, env_kwargs={"render_mode": "rgb_array"})
+        >>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=16, n_epochs=1)
+        >>> callback = WatchCallback(display=False, fps=10)
+        >>> model.learn(32, callback=callback).num_timesteps
+        32
+        >>> callback.view.title
+        'PPO'
+        >>> callback.view.close()
     """
 
     def __init__(self, view: LiveView | None = None, display: bool = True, verbose: int = 0,

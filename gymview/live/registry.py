@@ -28,19 +28,53 @@ _lock = threading.Lock()
 
 
 def add(view: Any, go_inert: Callable[[], None]) -> None:
-    """Count ``view`` as open; ``go_inert()`` is called in a forked child."""
+    """Count ``view`` as open (every ``LiveView`` adds itself when made).
+
+    Args:
+        view: The view.
+        go_inert: Called in a child forked from this process, to make the view there send nothing.
+
+    Examples:
+        >>> view = object()
+        >>> add(view, lambda: None); view in live_views()
+        True
+        >>> remove(view)
+    """
     with _lock:
         _views[view] = go_inert
 
 
 def remove(view: Any) -> None:
-    """``view`` closed (idempotent)."""
+    """Count ``view`` as closed; safe to call twice (every ``LiveView`` removes itself on close).
+
+    Args:
+        view: The view.
+
+    Examples:
+        >>> view = object()
+        >>> add(view, lambda: None); remove(view); remove(view)
+        >>> view in live_views()
+        False
+    """
     with _lock:
         _views.pop(view, None)
 
 
 def live_views() -> list[Any]:
-    """The LiveViews of this process that are not closed, oldest first."""
+    """List the LiveViews of this process that are not closed.
+
+    Returns:
+        The open views, oldest first.
+
+    Examples:
+        >>> import gymview
+        >>> view = gymview.LiveView(title="mine")
+        >>> [v.title for v in gymview.live_views() if v is view]
+        ['mine']
+        >>> view.close()
+        >>> view in gymview.live_views()
+        False
+    """
     with _lock:
         return list(_views)
 

@@ -52,24 +52,41 @@ _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 class LiveView(anywidget.AnyWidget):
     """An inline live view of frames, throttled to ``fps`` and downsampled to ``max_size``.
 
-    ``push`` never waits for encoding: it hands the frame to a helper process that downsamples
-    and compresses it (JPEG at ``quality``, or lossless PNG), and the pushing loop's next pushes
-    send it (see :mod:`gymview.live.streamer`). Outside a notebook kernel nothing is sent; a view
-    not known to be on screen (not displayed yet, scrolled away, in a background tab) gets
-    ``HIDDEN_FPS`` frames a second. While the browser acknowledges frames, none goes out once the
-    oldest it has not acknowledged is ``max_lag`` seconds old (a page that cannot keep up); the
-    browser acks every 0.25 s, so a ``max_lag`` under about 0.4 s makes the stream stall between
-    acks. ``max_overhead`` is the share of the loop's time its frames may cost.
+    ``push`` never waits for encoding: a helper process downsamples and compresses the frame, and
+    the loop's next pushes send it. Outside a notebook kernel nothing is sent. A view not known
+    to be on screen (not displayed yet, scrolled away, in a background tab) gets ``HIDDEN_FPS``
+    frames a second. ``watch()`` connects a loop to its view through a ``ViewFeed``.
 
-    ``send(header, buffers)`` replaces the widget's own message channel and ``in_kernel`` the
-    check for a notebook kernel: for other front-ends, and for tests. Loops are connected to a
-    view by a :class:`gymview.live.feed.ViewFeed` (``watch()`` makes one).
+    Args:
+        fps: Frames sent per second at most, above 0 and at most 120.
+        max_size: Longest side, in pixels, of the frames sent (at least 16).
+        quality: JPEG quality, 1..100.
+        image_format: ``"jpeg"``, or ``"png"`` for lossless frames.
+        title: Shown above the picture.
+        max_lag: While the browser acknowledges frames, none goes out once the oldest it has not
+            acknowledged is this many seconds old; the browser acks every 0.25 s, so under about
+            0.4 s the stream stalls between acks.
+        max_overhead: The share of the loop's time its frames may cost, in ``(0, 1]``.
+        show_controls: Show Pause / Step / Stop / Speed under the picture.
+        replay_seconds: Seconds of sent frames kept for the timeline slider and ``save_clip``
+            (30 by default; 0 keeps none).
+        replay_max_bytes: The most bytes those kept frames may take (32 MiB by default).
+        send: ``send(header, buffers)`` in place of the widget's own message channel: for other
+            front-ends, and for tests.
+        in_kernel: In place of the check for a notebook kernel (None: check).
+        **kwargs: Passed to ``anywidget.AnyWidget``.
 
-    >>> import numpy as np
-    >>> view = LiveView(fps=10, image_format="png", title="my env")
-    >>> view.stats["frames_sent"]
-    0
-    >>> view.close()
+    Raises:
+        ValueError: When a setting is out of the ranges above.
+
+    Examples:
+        >>> import numpy as np
+        >>> view = LiveView(fps=10, image_format="png", title="my env")
+        >>> view.push(np.zeros((64, 64, 3), np.uint8))  # no notebook front-end here
+        False
+        >>> view.stats["frames_sent"]
+        0
+        >>> view.close()
     """
 
     # Text, not paths: anywidget watches a path's file and its change signal holds every instance
@@ -142,7 +159,7 @@ class LiveView(anywidget.AnyWidget):
         registry.add(self, self._go_inert)
 
     def _go_inert(self) -> None:
-        """In a forked child: forget the parent's stream and channel (see :mod:`gymview.live.registry`)."""
+        """In a forked child: forget the parent's stream and channel (see ``gymview.live.registry``)."""
         self._in_kernel = False
         self._holds_switch_interval = False  # switch_interval_lease.after_fork() let go of every hold
         self._link.go_inert()
@@ -176,8 +193,11 @@ class LiveView(anywidget.AnyWidget):
 
     # -- what users call ----------------------------------------------------------------------
     def show(self) -> None:
-        """Display the view in the notebook (nothing outside one), where :meth:`close` will leave its
-        last frame as a still image (saved with the notebook) instead of an empty widget."""
+        """Display the view in the notebook; nothing outside one.
+
+        There ``close()`` leaves its last frame as a still image (saved with the notebook)
+        instead of an empty widget.
+        """
         if not self._active:
             return
         from IPython.display import display
@@ -185,19 +205,33 @@ class LiveView(anywidget.AnyWidget):
         self._display_handle = display(self, display_id=True)
 
     def frame_due(self) -> bool:
-        """True when :meth:`push` would accept a frame now; check it before rendering one."""
+        """Tell whether ``push`` would accept a frame now; check it before rendering one.
+
+        Returns:
+            True when a frame is due.
+        """
         return self._active and self._throttle.due()
 
     def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
-        """Offer a frame: any array :func:`gymview.image.to_rgb_uint8` accepts, or a
-        :class:`~gymview.live.deferred.DeferredFrame` (such as :class:`gymview.renderers.Drawing`)
-        that the encoder process draws. Never waits for encoding.
+        """Offer a frame for sending; never waits for encoding.
 
-        ``info`` may hold ``step``, ``episode`` and ``episode_return`` for the status line.
-        Returns True when the frame was taken for sending, False when it was skipped (not due,
-        or no front-end to show it). ``force=True`` skips the fps throttle, for a last frame.
-        Raises the view's watcher thread's error, if it failed. Pushing also sends the frames
-        that came back from the encoder, so a loop that pushes every step needs nothing else.
+        Pushing also sends the frames that came back from the encoder, so a loop that pushes
+        every step needs nothing else.
+
+        Args:
+            frame: Any array ``gymview.to_rgb_uint8`` accepts, or a ``DeferredFrame`` (such as a
+                ``gymview.renderers.Drawing``) that the encoder process draws.
+            force: Skip the fps throttle, for a last frame.
+            **info: ``step``, ``episode`` and ``episode_return`` for the status line.
+
+        Returns:
+            True when the frame was taken for sending, False when it was skipped (not due, or no
+                front-end to show it).
+
+        Raises:
+            ValueError: When the frame is not an image (checked even when it is skipped).
+            RuntimeError: When the view is closed.
+            gymview.WorkerError: When the view's watcher thread failed.
         """
         self._link.pump_when_due()
         if self._closed:
@@ -215,32 +249,51 @@ class LiveView(anywidget.AnyWidget):
         return True
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until the frame pushed last has been sent (or skipped); True if it was."""
+        """Wait until the frame pushed last has been sent (or skipped by flow control).
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Returns:
+            True if it was sent or skipped within ``timeout``.
+        """
         return self._streamer.flush(timeout)
 
     def save_clip(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
-        """Write the frames this view kept (its last ``replay_seconds``, 30 by default) to an
-        ``.mp4`` or ``.gif`` file, at the pace they were shown; returns the path.
+        """Write the frames this view kept (its last ``replay_seconds``) to an ``.mp4`` or ``.gif`` file.
 
-        >>> import numpy as np, tempfile, os
-        >>> view = LiveView(send=lambda header, buffers: None, in_kernel=True)
-        >>> for i in range(3):
-        ...     _ = view.push(np.full((32, 48, 3), 80 * i, np.uint8), force=True); _ = view.flush()
-        >>> view.save_clip(os.path.join(tempfile.mkdtemp(), "last.gif")).suffix
-        '.gif'
-        >>> view.close()
+        The clip plays at the pace the frames were shown.
+
+        Args:
+            path: The file to write, ending in ``.mp4`` or ``.gif``; missing folders are made.
+            fps: The clip's frame rate; None: the rate the frames were sent at.
+
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: When the suffix is neither, no frame was sent yet, or ``fps`` is not above 0.
+
+        Examples:
+            >>> import numpy as np, tempfile, os
+            >>> view = LiveView(send=lambda header, buffers: None, in_kernel=True)
+            >>> for i in range(3):
+            ...     _ = view.push(np.full((32, 48, 3), 80 * i, np.uint8), force=True); _ = view.flush()
+            >>> view.save_clip(os.path.join(tempfile.mkdtemp(), "last.gif")).suffix
+            '.gif'
+            >>> view.close()
         """
         return self._streamer.history.save(path, fps)
 
     @property
     def stats(self) -> dict[str, Any]:
-        """Counters and state of this view.
+        """Counters and state of this view, a dict.
 
         ``frames_rendered`` were kept for sending, ``frames_sent`` went out, ``frames_dropped``
         were replaced by newer ones or skipped by flow control before they went out, and
         ``frames_throttled`` were offered when none was due (``watch`` never renders those);
         ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet);
-        ``replay_frames`` the sent frames kept for the timeline slider and :meth:`save_clip`;
+        ``replay_frames`` the sent frames kept for the timeline slider and ``save_clip``;
         ``active``: pushed frames can reach a notebook front-end (in a kernel, not closed);
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
         container is confirmed only by the browser; until then it gets ``HIDDEN_FPS``);
@@ -269,15 +322,25 @@ class LiveView(anywidget.AnyWidget):
         }
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Send the frames still on their way, then end the watcher thread and the encoder
-        process; a later push starts them again. The view stays on the page with its last frame
-        (``close()`` removes the widget)."""
+        """Send the frames still on their way, then end the watcher thread and the encoder process.
+
+        A later push starts them again. The view stays on the page with its last frame
+        (``close()`` removes the widget).
+
+        Args:
+            timeout: Seconds to wait for the frames, then for the thread, at most.
+
+        Raises:
+            gymview.WorkerError: When the view's watcher thread failed.
+        """
         self._streamer.stop(timeout)
 
     def close(self) -> None:
-        """Stop streaming and close the widget, releasing it (its counters stay readable); safe
-        to call twice. A view displayed by :meth:`show` is replaced by its last frame as a still
-        image; one displayed otherwise disappears from the page with the widget."""
+        """Stop streaming and close the widget, releasing it; safe to call twice.
+
+        Its counters stay readable. A view displayed by ``show()`` is replaced by its last frame
+        as a still image; one displayed otherwise disappears from the page with the widget.
+        """
         if self._closed:
             return
         self._closed = True
