@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# gymview's two set-up commands. Each installs everything it needs on a fresh Debian machine, Python
+# gymview's set-up commands. Each installs everything it needs on a fresh Debian machine, Python
 # packages into a virtual environment of the project (never into the system Python).
 #   ./dev.sh quickstart   install into .venv/, then open notebooks/quickstart.ipynb in JupyterLab
+#   ./dev.sh docs         install into .venv/, then build the documentation site and serve it on
+#                         http://127.0.0.1:8000 (rebuilt on each change)
 #   ./dev.sh test         make .venv-test/ anew (every dependency resolved afresh), then run the whole
-#                         suite: what CI runs. Stages: the JS unit tests; pytest; the wheel's smoke test
+#                         suite: what CI runs. Stages: the JS unit tests; pytest (which also builds the
+#                         documentation site with mkdocs build --strict); the wheel's smoke test
 #                         in a new environment outside the checkout; the unit tests at the lowest
 #                         versions pyproject.toml declares (in .venv-lowest/). Extra arguments go to
 #                         pytest, and then only pytest runs after the JS tests.
@@ -16,9 +19,10 @@ PIP_FLAGS=(-q --disable-pip-version-check)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-install_debian() {  # the browser, X server, OpenGL libraries, JS runtime and CPU hog the tests use; ffmpeg comes from imageio-ffmpeg
+install_debian() {  # the browser (and the emoji font its buttons' symbols need), X server, OpenGL libraries, JS
+                    # runtime and CPU hog the tests use; ffmpeg comes from imageio-ffmpeg
   local missing=()
-  for package in libosmesa6 libegl1 libgl1; do
+  for package in libosmesa6 libegl1 libgl1 fonts-noto-color-emoji; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
   done
   command -v chromium >/dev/null || missing+=(chromium)
@@ -52,6 +56,12 @@ case "${1:-}" in
     root_flag=(); [ "$(id -u)" = 0 ] && root_flag=(--allow-root)
     exec python -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${root_flag[@]}" "${@:2}"
     ;;
+  docs)
+    [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+    export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"
+    install_python "test,torch"
+    exec python -m mkdocs serve --dev-addr 127.0.0.1:8000 "${@:2}"
+    ;;
   test)
     stage "Debian packages"
     install_debian
@@ -74,7 +84,7 @@ case "${1:-}" in
     stage "done"
     ;;
   *)
-    echo "usage: ./dev.sh quickstart | ./dev.sh test [pytest args]" >&2
+    echo "usage: ./dev.sh quickstart | ./dev.sh test [pytest args] | ./dev.sh docs" >&2
     exit 2
     ;;
 esac

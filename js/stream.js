@@ -2,7 +2,7 @@
 // and tell the views. Frames are handled per model (not per view), so a frame that arrives before
 // any view exists is kept and drawn as soon as one renders.
 import { ControlChannel } from "./controls.js";
-import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isState, replayMessage, visibilityMessage } from "./protocol.js";
+import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isState, readyMessage, replayMessage, visibilityMessage } from "./protocol.js";
 
 // Acks go at most this often, each for the newest frame drawn: every message to a busy kernel costs
 // its threads turns at the GIL that the cell's loop holds, and clicks wait behind them
@@ -13,6 +13,12 @@ export const ACK_PERIOD_MS = 250;
 // ACK_BACKOFF_MS until it reads them again.
 export const ACK_LAG_MS = 1000;
 export const ACK_BACKOFF_MS = 5000;
+// The kernel answers a view's "ready" with its state message. The first "ready" of a view rendered as
+// its cell displays it sometimes never reaches the kernel (JupyterLab 4.6, comms over a subshell,
+// ipykernel 7.4); unanswered, the view would lack the loop's state and speed choices until the next
+// click, so "ready" goes again, a few times.
+export const READY_ANSWER_MS = 1000;
+export const READY_TRIES = 5;
 
 /** Frames of one widget model, with its control channel. */
 export class FrameStream {
@@ -50,6 +56,22 @@ export class FrameStream {
     this.replaying = false; // a replay was asked for and not ended since
     /** The view's buttons, keys and replay requests, and the kernel's answers. */
     this.controls = new ControlChannel(model, () => this.tell());
+    this.answered = false; // a state message came since the last "ready"
+    this.readyTimer = null;
+  }
+
+  /** A view rendered: tell the kernel (it resends its latest frame and state), again until it answers. */
+  announce(tries = READY_TRIES, setTimer = setTimeout) {
+    this.answered = false;
+    this.model.send(readyMessage());
+    if (this.readyTimer !== null) clearTimeout(this.readyTimer);
+    this.readyTimer = null;
+    if (tries > 1) {
+      this.readyTimer = setTimer(() => {
+        this.readyTimer = null;
+        if (!this.answered) this.announce(tries - 1, setTimer);
+      }, READY_ANSWER_MS);
+    }
   }
 
   tell() {
@@ -89,6 +111,7 @@ export class FrameStream {
   /** @param {any} msg @param {DataView[]} buffers */
   onMessage(msg, buffers) {
     if (isState(msg)) {
+      this.answered = true;
       this.controls.onState(msg);
       if (msg.state === "running") this.endReplay();
       this.tell();
@@ -192,6 +215,7 @@ export class FrameStream {
   close() {
     this.controls.close();
     if (this.ackTimer !== null) clearTimeout(this.ackTimer);
-    this.ackTimer = null;
+    if (this.readyTimer !== null) clearTimeout(this.readyTimer);
+    this.ackTimer = this.readyTimer = null;
   }
 }

@@ -1,6 +1,5 @@
 // gymview live view: the browser side of gymview.LiveView (plain ES modules, joined into one by
 // gymview/live/frontend.py for anywidget). The wire protocol is in protocol.js.
-import { readyMessage } from "./protocol.js";
 import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
@@ -47,7 +46,7 @@ function render({ model, el }) {
   observer.observe(el);
   const onPageVisibility = () => stream.setVisible(viewId, stream.visibleViews.has(viewId));
   document.addEventListener("visibilitychange", onPageVisibility);
-  model.send(readyMessage());
+  stream.announce();
 
   return () => {
     stopDrawing();

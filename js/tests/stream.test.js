@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { CLIENT_ID } from "../protocol.js";
-import { FrameStream } from "../stream.js";
+import { FrameStream, READY_TRIES } from "../stream.js";
 
 function fakeModel() {
   const sent = [];
@@ -231,4 +231,23 @@ test("a Step ends the replay: the stepped live frame shows, a replay still decod
   stream.onMessage(header(3, { replay: 1 }), bytes());
   await settle();
   assert.equal(stream.replayed, null);
+});
+
+test("a view's ready goes again until the kernel answers with its state, a few times at most", () => {
+  const sent = [];
+  const stream = new FrameStream({ send: (msg) => sent.push(msg), on() {}, off() {}, get() {} });
+  const timers = [];
+  const fakeTimer = (fn) => (timers.push(fn), timers.length);
+  const readies = () => sent.filter((msg) => msg.type === "ready").length;
+  stream.announce(READY_TRIES, fakeTimer);
+  timers.at(-1)(); // no answer: again
+  assert.equal(readies(), 2);
+  stream.onMessage({ type: "state", state: "running", heard: [] });
+  timers.at(-1)(); // answered: no more
+  assert.equal(readies(), 2);
+  timers.length = 0; // fired or cleared
+  stream.announce(3, fakeTimer); // a second view, a kernel that never answers
+  for (let fired = 0; fired < timers.length; fired += 1) timers[fired]();
+  assert.equal(readies(), 2 + 3);
+  assert.deepEqual(sent.at(-1), { type: "ready", v: 1, client: CLIENT_ID });
 });

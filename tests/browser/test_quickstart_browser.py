@@ -39,7 +39,7 @@ def run_quickstart(tmp_path, repo_root, app, artifacts):
         run_all_cells(page)
         page.wait_for_function("() => document.querySelectorAll('.gymview').length > 0", timeout=60_000)
         # The live views are read while they exist: env.close() replaces each by a still image.
-        samples, statuses, last = [], set(), {"cartpole": None, "spread": 0.0}
+        samples, statuses, last = [], set(), {"cartpole": None, "spread": 0.0, "view_shot": None, "shot_status": None}
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             done = page.evaluate(IDLE_AND_DONE)
@@ -48,6 +48,12 @@ def run_quickstart(tmp_path, repo_root, app, artifacts):
                 samples.append((time.monotonic(), counters["received"], counters["drawn"]))
                 statuses.add(counters["status"])
                 last.update(cartpole=counters, spread=canvas_luminance_spread(page, 0))
+                # a picture once frames show, again once the status line has the loop's state too
+                if last["spread"] > 50 and "step" in counters["status"] and last["shot_status"] != "running":
+                    shot = picture_of_the_view(page, artifacts / f"live-view-{app}.png", app)
+                    if shot is not None:  # None: the view closed meanwhile
+                        last["view_shot"] = shot
+                        last["shot_status"] = "running" if counters["status"].startswith("running") else "frames"
             if done:
                 break
             page.wait_for_timeout(100)
@@ -67,6 +73,20 @@ def run_quickstart(tmp_path, repo_root, app, artifacts):
         }
         page.screenshot(path=str(artifacts / f"quickstart-{app}.png"), full_page=True)
     return result
+
+
+def picture_of_the_view(page, path, app):
+    """The running view, its picture, status line and buttons, as a PNG; with GYMVIEW_UPDATE_DOCS_IMAGES=1
+    JupyterLab's is also the README's picture (docs/images/live-view.png). None if the view closed meanwhile."""
+    from playwright.sync_api import Error
+
+    try:
+        page.locator(".gymview").first.screenshot(path=str(path), timeout=5000)
+    except Error:
+        return None
+    if app == "lab" and os.environ.get("GYMVIEW_UPDATE_DOCS_IMAGES") == "1":
+        shutil.copy(path, pathlib.Path(__file__).resolve().parents[2] / "docs" / "images" / "live-view.png")
+    return path
 
 
 def active_rate(samples, column):
@@ -101,7 +121,11 @@ def test_quickstart_streams_frames_into_the_browser(tmp_path, repo_root, app, ar
     assert cartpole["lastSeq"] + 1 >= cartpole["received"]
     assert (cartpole["width"], cartpole["height"]) == (512, 341)
     assert result["spread"] > 50, "the canvas shows a blank picture"
+    assert result["view_shot"] is not None and result["view_shot"].stat().st_size > 5000, "a picture of the running view"
     assert len(result["statuses"]) > 3, "the status line did not update"
+    # The kernel answered the view's ready with the loop's state, even when the page's first widget
+    # message was lost while JupyterLab opened the subshell comms go over.
+    assert any(status.startswith("running") for status in result["statuses"]), sorted(result["statuses"])[:3]
     assert "fps" in cartpole["status"] and "step" in cartpole["status"] and "episode" in cartpole["status"]
     assert vector is not None and vector["received"] > 0 and vector["gaps"] == 0
     received_fps = active_rate(result["samples"], 1)

@@ -1,6 +1,6 @@
 """Every public name the API reference documents has a Google-style docstring: ``Args:`` naming each
-parameter, ``Returns:`` for what it returns, and for functions and classes a runnable example (the
-doctests run with the suite)."""
+parameter, ``Returns:`` for what it returns, and for functions and classes an ``Examples:`` section
+(the section the reference renders as code) with a runnable example: the doctests run with the suite."""
 
 from __future__ import annotations
 
@@ -99,8 +99,10 @@ def problems_of(name: str, value) -> list[str]:
         if gives and section(docstring, "Returns") is None and section(docstring, "Yields") is None:
             found.append(f"{name}: returns {returns} but has no Returns: section")
     is_method = "." in value.__qualname__
-    if (inspect.isclass(value) or not is_method) and ">>>" not in docstring:
-        found.append(f"{name}: no example (>>>)")
+    if inspect.isclass(value) or not is_method:
+        examples = section(docstring, "Examples")
+        if examples is None or ">>>" not in examples:
+            found.append(f"{name}: no Examples: section with a runnable example (>>>)")
     return found
 
 
