@@ -8,7 +8,8 @@
 //     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
 //     them rarely).
 //   browser → kernel (client identifies this page; one kernel may serve several):
-//     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame
+//     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame and
+//                                                 its state (sent again until a state message comes: READY_TRIES)
 //     {type: "ack", seq}                           frames up to seq were drawn (at most one per ACK_PERIOD_MS)
 //     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget
 //     {type: "control", action: "pause" | "play" | "step" | "stop" | "speed", value?, id}   a button

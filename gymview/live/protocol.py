@@ -14,6 +14,7 @@ without comms over subshells) and the browser sends them rarely, so they do not 
 Browser → kernel (``client`` identifies one browser page; a kernel may have several)::
 
     {"type": "ready", "v": 1, "client": "k3x9"}           a view was rendered; the kernel resends its latest frame
+                                                           and its state (the page sends it again until a state comes)
     {"type": "ack", "seq": 17}                             frames up to 17 were drawn (at most one ack per 250 ms)
     {"type": "visibility", "visible": false, "client": "k3x9"}   this page shows no view of the widget
     {"type": "control", "action": "pause", "id": "k3x9:4"}   a button: pause | play | step | stop | speed
