@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import os
 import random
 import statistics
@@ -375,7 +376,7 @@ def _watch(make: Callable[[], gym.Env]) -> Any:
 def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/", **options: Any) -> Any:
     """Record the champion's episodes to video with ``gymview.record_batch``.
 
-    The episodes run on envs made from the env id the result was evolved on.
+    The episodes run on the env the result was evolved on, remade from its spec with the same settings.
 
     Args:
         result: What ``evolve`` returned.
@@ -388,7 +389,7 @@ def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[s
 
     Raises:
         TypeError: When ``result`` is not what ``evolve`` returned.
-        ValueError: When the result's env has no env id, or was made with a ``render_mode``.
+        ValueError: When the result's env was not made by ``gym.make`` (it has no spec to remake it from).
 
     Examples:
         >>> import tempfile
@@ -402,7 +403,13 @@ def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[s
     if not isinstance(result, EvolutionResult):
         raise TypeError(f"record() takes the result of gymview.neat.evolve(); got {type(result).__name__}")
     spec = result.env.spec
-    env: Any = spec.id if spec is not None and not spec.kwargs.get("render_mode") else None
-    if env is None:
-        raise ValueError("record() needs the env id the result was evolved on")
+    if spec is None:
+        raise ValueError("record() needs an env made by gym.make(...): the result's env has no spec to remake it "
+                         "from; record it with gymview.record_batch(make_env, result.policy, ...)")
+    settings = {name: value for name, value in spec.kwargs.items() if name != "render_mode"}
+    registered = gym.spec(spec.id) if spec.id in gym.registry else None
+    if not settings and registered is not None and registered.max_episode_steps == spec.max_episode_steps:
+        env: Any = spec.id  # an id lets record_batch draw classic-control envs with its own renderers
+    else:  # made with settings of its own: remake exactly that env, recording its frames
+        env = functools.partial(gym.make, spec, render_mode="rgb_array")
     return record_batch(env, result.policy, episodes=episodes, out=out, **options)
