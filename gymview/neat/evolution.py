@@ -11,7 +11,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -31,6 +31,9 @@ from gymview.neat.config import (
 from gymview.neat.worker_side import Task, genome_seed
 from gymview.neat.dispatch import PendingGeneration, Evaluator
 from gymview.neat.panel import EvolutionPanel
+
+if TYPE_CHECKING:
+    from gymview.video.batch import BatchResult
 from gymview.neat.policy import GenomePolicy
 
 
@@ -373,7 +376,8 @@ def _watch(make: Callable[[], gym.Env]) -> Any:
     return watch(make())
 
 
-def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/", **options: Any) -> Any:
+def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/",
+           **options: Any) -> BatchResult:
     """Record the champion's episodes to video with ``gymview.record_batch``.
 
     The episodes run on the env the result was evolved on, remade from its spec with the same settings.
