@@ -5,7 +5,7 @@
 True
 """
 
-__all__ = ["EncoderProcessError", "FFmpegError", "FFmpegNotFoundError", "FitnessError", "Stopped", "WorkerError"]
+__all__ = ["EncoderProcessError", "FFmpegError", "FFmpegNotFoundError", "FitnessError", "Stopped", "VideoLogError", "WorkerError"]
 
 
 class Stopped(Exception):
@@ -102,4 +102,26 @@ class EncoderProcessError(RuntimeError):
         ... except RuntimeError as error:  # an EncoderProcessError is a RuntimeError
         ...     print(type(error).__name__)
         EncoderProcessError
+    """
+
+
+class VideoLogError(RuntimeError):
+    """A finished video could not be handed to its ``log_to=`` target (TensorBoard, W&B, a function).
+
+    The video file is finished and kept; the message names it and the target, and ``__cause__``
+    holds the target's own error. ``RecordVideo`` raises it where it raises a video's other
+    errors (the next recording's start, or ``close()``); ``WatchCallback`` when training ends.
+
+    Examples:
+        >>> import numpy as np, os, tempfile, gymnasium as gym, gymview
+        >>> def broken(path, info):
+        ...     raise OSError("disk full")
+        >>> env = gymview.RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"),
+        ...                            os.path.join(tempfile.mkdtemp(), "videos"), log_to=broken)
+        >>> _ = env.reset(seed=0)
+        >>> try:
+        ...     env.close()
+        ... except VideoLogError as error:
+        ...     print(repr(error.__cause__), os.path.exists(env.video_folder + "/rl-video-episode-0.mp4"))
+        OSError('disk full') True
     """

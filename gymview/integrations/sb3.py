@@ -17,7 +17,9 @@ sub-env, across processes for a ``SubprocVecEnv``). ``WatchCallback`` does the s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from time import perf_counter
 from typing import Any
 
@@ -29,11 +31,14 @@ try:
 except ImportError as error:  # pragma: no cover - the message is the point
     raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
 
+from gymview._internal.checks import check_int
 from gymview.errors import Stopped
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.throttle import torch_saturates_cores
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import drawing_of, first_tiled, state_painter, tiled
+from gymview.video.log_sinks import LogTarget, VideoLog, video_log
+from gymview.video.recorder import VideoRecorder, check_writable_folder
 
 __all__ = ["WatchCallback", "WatchedVecEnv"]
 
@@ -182,18 +187,33 @@ class WatchCallback(BaseCallback):
     "rgb_array"})``). The view's Pause, Step and Speed hold training; Stop ends ``learn()``
     cleanly. When training ends the view stays open with its last frame.
 
+    With ``log_to``, the first sub-env's episodes are recorded now and then (its first episode,
+    then the first one to start after every ``log_every`` steps) into ``video_folder`` and each
+    video goes to TensorBoard, W&B or your function, tagged ``videos/training``, at the step
+    (``model.num_timesteps``) its episode ended. Encoding and logging happen on the recorder's
+    thread: training does not wait for them.
+
     Args:
         view: An existing ``LiveView``; None makes one with ``view_options`` when training starts.
         display: Show the view made when training starts.
         verbose: SB3's verbosity level for callbacks.
         fast_render: As in ``gymview.watch``: draw a ``DummyVecEnv``'s sub-envs from their states
             where gymview can.
+        log_to: A TensorBoard ``SummaryWriter``, a ``wandb`` run (or the ``wandb`` module after
+            ``wandb.init()``), or a function ``log_to(path, info)``; see ``gymview.RecordVideo``.
+            A failed log raises ``gymview.errors.VideoLogError`` at the next video's end or when
+            training ends; the file is kept.
+        log_every: Env steps (``num_timesteps``) between the videos' starts.
+        log_max_frames: Frames at most per video (an episode that lasts longer is cut there).
+        video_folder: Where the videos are written (``training-step-{num_timesteps}.mp4``).
         **view_options: Settings of the view made (``fps``, ``max_size``, ``title``, ...); the
             title defaults to the model's class name.
 
     Raises:
-        ValueError: When ``view`` is given with ``view_options``; at the start of training, when the
-            envs do not render ``rgb_array`` frames.
+        ValueError: When ``view`` is given with ``view_options``, or ``log_every`` or
+            ``log_max_frames`` is below 1; at the start of training, when the envs do not render
+            ``rgb_array`` frames.
+        TypeError: When ``log_to`` is not a writer, a W&B run or a function.
 
     Examples:
         >>> from stable_baselines3 import PPO
@@ -206,11 +226,26 @@ class WatchCallback(BaseCallback):
         >>> callback.view.title
         'PPO'
         >>> callback.view.close()
+
+        Videos of the first sub-env, handed to a function (or a ``SummaryWriter``, a W&B run):
+
+        >>> import tempfile
+        >>> logged = []
+        >>> callback = WatchCallback(display=False, log_to=lambda path, info: logged.append(info["step"]),
+        ...                          log_every=1000, video_folder=tempfile.mkdtemp())
+        >>> model.learn(200, callback=callback).num_timesteps > 0 and len(logged) == 1
+        True
+        >>> callback.view.close()
     """
 
     def __init__(self, view: LiveView | None = None, display: bool = True, verbose: int = 0,
-                 fast_render: bool = True, **view_options: Any) -> None:
+                 fast_render: bool = True, *, log_to: LogTarget | None = None, log_every: int = 10_000,
+                 log_max_frames: int = 1000, video_folder: str | os.PathLike[str] = "videos", **view_options: Any) -> None:
         super().__init__(verbose)
+        check_int("log_every", log_every, hint=" (env steps between videos)")
+        check_int("log_max_frames", log_max_frames, hint=" (frames per video at most)")
+        log = video_log(log_to, tag="videos/training", step_key="env_step")
+        self._videos = None if log is None else _TrainingVideos(log, log_every, log_max_frames, Path(video_folder))
         if view is not None and view_options:
             raise ValueError("WatchCallback(view=...) uses that view's settings; set them on the LiveView instead")
         self.view = view
@@ -236,12 +271,16 @@ class WatchCallback(BaseCallback):
         self._returns = returns
         self.feed = ViewFeed(self.view, lambda: grid(returns.running), returns.info,
                               helper_competes=torch_saturates_cores, render_fps=_render_fps(env))
+        if self._videos is not None:
+            self._videos.begin(env, self.num_timesteps)
 
     def _on_step(self) -> bool:
         feed = self.feed
         self._returns.add(self.locals["rewards"], self.locals["dones"])
         if perf_counter() >= feed.next_check:
             feed.show()
+        if self._videos is not None:
+            self._videos.step(self.training_env, self.num_timesteps, bool(self.locals["dones"][0]))
         if feed.controls.engaged:  # Pause / Step / Speed hold training here; Stop ends learn() cleanly
             try:
                 feed.obey_controls()
@@ -250,4 +289,87 @@ class WatchCallback(BaseCallback):
         return True
 
     def _on_training_end(self) -> None:
-        self.feed.close(started=True, close_env=lambda: None)  # the view stays open: stopped, not closed
+        try:
+            self.feed.close(started=True, close_env=lambda: None)  # the view stays open: stopped, not closed
+        finally:
+            if self._videos is not None:
+                self._videos.end(self.num_timesteps)
+
+
+class _TrainingVideos:
+    """WatchCallback's videos of the first sub-env: recorded, finished and logged in the background."""
+
+    def __init__(self, log: VideoLog, every: int, max_frames: int, folder: Path) -> None:
+        self.log = log
+        self.every = every
+        self.max_frames = max_frames
+        self.folder = folder.absolute()
+        self.next_start = 0  # num_timesteps from which the next video may start
+        self.recorder: VideoRecorder | None = None
+        self.info: dict[str, Any] = {}
+        self.finishing: list[VideoRecorder] = []
+        self.fps = 30.0
+        self.videos = 0
+
+    def begin(self, env: VecEnv, steps: int) -> None:
+        check_writable_folder(self.folder)
+        self.fps = _render_fps(env) or 30.0
+        self.next_start = steps
+        self._start(env, steps)  # SB3 has reset the envs: an episode starts now
+
+    def step(self, env: VecEnv, steps: int, first_done: bool) -> None:
+        """After each step: the first sub-env's frame recorded; a video ended or started."""
+        if self.recorder is not None:
+            if not first_done:  # after a done, SB3 shows the next episode's first frame
+                self.recorder.write(_first_frame(env))
+            if first_done or self.recorder.frames_written >= self.max_frames:
+                self._stop(steps)
+        if self.recorder is None and first_done and steps >= self.next_start:
+            self._start(env, steps)
+
+    def _start(self, env: VecEnv, steps: int) -> None:
+        name = f"training-step-{steps}"
+        self.info = {"episode": self.videos, "name": name, "fps": self.fps}
+        info, log = self.info, self.log  # the hook holds neither this object nor the recorder
+        after = self.finishing[-1].finished if self.finishing else None
+
+        def logged(path: Path) -> None:
+            if after is not None:
+                after.wait()  # the videos are logged in order
+            log(path, dict(info))
+
+        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps, on_finished=logged)
+        self.recorder.write(_first_frame(env))
+        self.next_start = steps + self.every
+        self.videos += 1
+
+    def _stop(self, steps: int) -> None:
+        recorder, self.recorder = self.recorder, None
+        self.info.update(step=steps, frames=recorder.frames_written)
+        recorder.close(wait=False)  # encoded and logged on its own thread
+        self.finishing.append(recorder)
+        while len(self.finishing) > 1:  # one video finishing behind, at most; raises its failure
+            self.finishing.pop(0).close()
+
+    def end(self, steps: int) -> None:
+        """Training ended: the video in progress finished, every video waited for, the first failure raised."""
+        if self.recorder is not None:
+            self.recorder, recorder = None, self.recorder
+            self.info.update(step=steps, frames=recorder.frames_written)
+            self.finishing.append(recorder)
+        failures = []
+        while self.finishing:
+            try:
+                self.finishing.pop(0).close()
+            except Exception as failure:  # finish the others before reporting
+                failures.append(failure)
+        if failures:
+            raise failures[0]
+
+
+def _first_frame(env: VecEnv) -> np.ndarray:
+    frame = env.env_method("render", indices=[0])[0]
+    if frame is None:
+        raise ValueError("WatchCallback(log_to=...) records the first sub-env's env.render(), which returned None: "
+                         "make the envs with render_mode='rgb_array'")
+    return frame

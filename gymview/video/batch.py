@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview._internal.user_code import error_text, pickled
+from gymview.errors import VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
     Episode,
@@ -38,6 +40,7 @@ from gymview.video.batch_episode import (
     run_episode,
 )
 from gymview.video.env_ids import registered_env
+from gymview.video.log_sinks import LogTarget, VideoLog, video_log
 
 __all__ = ["BatchResult", "Episode", "record_batch"]
 
@@ -134,6 +137,7 @@ def record_batch(
     tiles: int = 16,
     vectorized: bool = True,
     progress: bool = True,
+    log_to: LogTarget | None = None,
 ) -> BatchResult:
     """Record many episodes to video in worker processes, keeping the ones you choose.
 
@@ -174,6 +178,13 @@ def record_batch(
         vectorized: Draw frames with gymview's numpy renderers where the env has one; ``False``
             always calls ``env.render()``.
         progress: Show a tqdm progress bar (episodes, steps per second, time left).
+        log_to: Where each video goes too: a TensorBoard ``SummaryWriter`` (frames shrunk to 256
+            pixels: TensorBoard keeps GIFs), a ``wandb`` run (or the ``wandb`` module after
+            ``wandb.init()``; the MP4 as it is) or a function ``log_to(path, info)``. The tag is
+            ``videos/episode`` (``videos/mosaic``, ``videos/episodes`` for the other layouts), the
+            step the episode's index (a file's first episode). Videos are logged in episode order
+            by this process as the rows come in, while the workers go on. A failed log leaves
+            the file, a ``logging failed`` note in the rows' ``error`` and one ``RuntimeWarning``.
 
     Returns:
         A ``BatchResult``: one row per episode in ``.table``, the files written in ``.files``.
@@ -182,7 +193,7 @@ def record_batch(
         ValueError: When ``layout`` is not ``"per-episode"``, ``"mosaic"`` or ``"concat"``,
             ``quality`` is not ``"fast"`` or ``"final"``, or ``episodes``, ``seed``, ``fps``,
             ``max_steps``, ``tiles`` or ``workers`` is out of range.
-        TypeError: When ``env``, ``policy``, ``keep`` or ``executor`` has the wrong type, or the env
+        TypeError: When ``env``, ``policy``, ``keep``, ``executor`` or ``log_to`` has the wrong type, or the env
             function, policy or ``keep`` cannot be pickled for the workers.
         gymnasium.error.Error: When ``env`` is an id gymnasium does not know.
 
@@ -193,14 +204,16 @@ def record_batch(
         >>> [row["steps"] for row in result.table], [path.name for path in result.files]
         ([20, 20], ['episode-0001.mp4'])
     """
+    tag = {"mosaic": "videos/mosaic", "concat": "videos/episodes"}.get(layout, "videos/episode")
+    log = _BatchLog(video_log(log_to, tag=tag, step_key="episode"), fps)  # a wrong log_to fails before any work
     job = _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
     own_executor = executor is None
     if own_executor:
         executor = concurrent.futures.ProcessPoolExecutor(max_workers=_pool_size(workers))
     started = time.perf_counter()
     try:
-        rows = _simulate_all(executor, job, episodes, seed, progress)
-        files = _assemble(executor, job, rows, progress)
+        rows = _simulate_all(executor, job, episodes, seed, progress, log)
+        files = _assemble(executor, job, rows, progress, log)
     finally:
         if own_executor:
             executor.shutdown(wait=True, cancel_futures=True)
@@ -278,8 +291,10 @@ def _progress_bar(total: int, description: str, enabled: bool):  # noqa: ANN202
     return tqdm(total=total, desc=description, unit="ep", disable=not enabled, dynamic_ncols=True)
 
 
-def _simulate_all(executor: concurrent.futures.Executor, job: BatchSpec, episodes: int, seed: int, progress: bool) -> list[dict[str, Any]]:
+def _simulate_all(executor: concurrent.futures.Executor, job: BatchSpec, episodes: int, seed: int, progress: bool,
+                  log: _BatchLog) -> list[dict[str, Any]]:
     rows: list[dict[str, Any] | None] = [None] * episodes
+    logged = 0  # rows before this one are logged (or have no file); logged in order, as rows arrive
     futures = {executor.submit(run_episode, job, index, seed + index): index for index in range(episodes)}
     steps, started = 0, time.perf_counter()
     with _progress_bar(episodes, "episodes", progress) as bar:
@@ -292,6 +307,9 @@ def _simulate_all(executor: concurrent.futures.Executor, job: BatchSpec, episode
                     row = finish_row(dict(episode=index, seed=seed + index, steps=0, total=0.0, terminated=False,
                                            truncated=False, file=None, frames=0, error=f"worker failed: {error!r}"))  # fmt: skip
                 rows[index] = row
+                while job.layout == "per-episode" and logged < episodes and rows[logged] is not None:
+                    log.file(rows[logged]["file"], [rows[logged]])
+                    logged += 1
                 steps += row["steps"] + 1
                 bar.set_postfix_str(f"{steps / max(time.perf_counter() - started, 1e-9):,.0f} steps/s", refresh=False)
                 bar.update(1)
@@ -302,7 +320,8 @@ def _simulate_all(executor: concurrent.futures.Executor, job: BatchSpec, episode
     return rows  # type: ignore[return-value]
 
 
-def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[dict[str, Any]], progress: bool) -> list[Path]:
+def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[dict[str, Any]], progress: bool,
+              log: _BatchLog) -> list[Path]:
     """Files of the layout: per-episode files as they are, mosaics encoded, concat parts joined."""
     kept = [row for row in rows if row["frames"] and (row["file"] or "states" in row or "raw" in row)]
     if job.layout == "per-episode":
@@ -310,11 +329,16 @@ def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[
     if not kept:
         return []
     if job.layout == "concat":
-        return _concat(job, kept)
+        files = _concat(job, kept)
+        if files and kept[0]["file"] == str(files[0]):  # joined: one video (else the parts stay, unlogged)
+            log.file(str(files[0]), kept, joined=True)
+        return files
     groups = [kept[start : start + job.tiles] for start in range(0, len(kept), job.tiles)]
     width = max(4, len(str(len(groups) - 1)))
     paths = [str(Path(job.out) / f"mosaic-{number:0{width}d}.mp4") for number in range(len(groups))]
     futures = {executor.submit(encode_mosaic, job, group, path): (group, path) for group, path in zip(groups, paths)}
+    done: set[str] = set()
+    logged = 0  # mosaics logged in order as they finish, like episodes
     with _progress_bar(len(groups), "mosaics", progress) as bar:
         for future in concurrent.futures.as_completed(futures):
             group, path = futures[future]
@@ -328,6 +352,11 @@ def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[
             for row in group:
                 if "raw" in row:
                     Path(row["raw"][0]).unlink(missing_ok=True)
+            done.add(path)
+            while logged < len(groups) and paths[logged] in done:
+                if groups[logged][0]["file"] == paths[logged]:
+                    log.file(paths[logged], groups[logged])
+                logged += 1
             bar.update(1)
     return [Path(path) for group, path in zip(groups, paths) if group[0]["file"] == path]
 
@@ -365,3 +394,29 @@ def _concat_quoted(path: str) -> str:
     '/tmp/it'\\''s here/a.mp4'
     """
     return "'" + path.replace("'", "'\\''") + "'"
+
+
+class _BatchLog:
+    """A batch's ``log_to``: each file logged in this (the caller's) process, failures noted in the rows."""
+
+    def __init__(self, log: VideoLog | None, fps: float) -> None:
+        self.log = log
+        self.fps = fps
+        self.warned = False
+
+    def file(self, path: str | None, members: list[dict[str, Any]], joined: bool = False) -> None:
+        """Log ``path``, the video of the rows ``members``; a failure goes in their ``error``."""
+        if self.log is None or not path:
+            return
+        first = members[0]
+        info = dict(step=first["episode"], episode=first["episode"], episodes=[row["episode"] for row in members],
+                    seed=first["seed"], frames=(sum if joined else max)(row["frames"] for row in members), fps=self.fps,
+                    returns=[row["return"] for row in members])  # fmt: skip
+        try:
+            self.log(path, info)
+        except VideoLogError as error:  # the video is kept; the batch goes on
+            for row in members:
+                row["error"] = (row["error"] + "; " if row["error"] else "") + f"logging failed: {error.__cause__!r}"
+            if not self.warned:
+                warnings.warn(f"{error} (noted in the rows' error column; the batch goes on)", RuntimeWarning, stacklevel=4)
+                self.warned = True

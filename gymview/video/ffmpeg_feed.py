@@ -8,6 +8,7 @@ import os
 import queue
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
-from gymview.errors import FFmpegError, WorkerError
+from gymview.errors import FFmpegError, VideoLogError, WorkerError
 from gymview.image.yuv import I420Converter
 from gymview.video.ffmpeg import FFmpegProcess, remux_command
 
@@ -39,12 +40,13 @@ class FFmpegFeed:
 
     def __init__(
         self, path: Path, command: list[str], ffmpeg: str, frame_shape: tuple[int, ...], max_queued_frames: int | None,
-        remux: bool, converter: I420Converter | None,
+        remux: bool, converter: I420Converter | None, on_finished: Callable[[Path], None] | None = None,
     ) -> None:
         self.path = path
         self.ffmpeg = ffmpeg
         self.remux = remux
         self.converter = converter  # RGB -> I420 in this thread, or None: ffmpeg converts
+        self.on_finished = on_finished  # called here, on this thread, once the file is finished
         depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // int(np.prod(frame_shape))))
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
         self.frame_shape = frame_shape
@@ -54,6 +56,7 @@ class FFmpegFeed:
         self.delivered = 0  # frames handed to ffmpeg; written by the encoder thread only
         self.end_queued = False
         self.failure: BaseException | None = None  # raised by every later call once seen
+        self.ended = threading.Event()  # set when the thread is done with this video, well or not
         self.process = FFmpegProcess(command)
         self.worker = Worker(f"recorder ({path.name})", self._feed_ffmpeg)
         self.worker.start()
@@ -73,6 +76,12 @@ class FFmpegFeed:
             self._spare.append(frame)
 
     def _feed_ffmpeg(self, stop: threading.Event) -> None:
+        try:
+            self._encode_and_finish(stop)
+        finally:
+            self.ended.set()
+
+    def _encode_and_finish(self, stop: threading.Event) -> None:
         previous = None  # the converter compares the next frame with it: given back one frame later
         try:
             while True:
@@ -107,6 +116,9 @@ class FFmpegFeed:
             self.converter = None
         if self.remux:
             self._make_plain_mp4()
+        hook, self.on_finished = self.on_finished, None
+        if hook is not None:  # its error is this thread's failure: raised to the user like ffmpeg's
+            hook(self.path)
 
     def _make_plain_mp4(self) -> None:
         """Copy the fragmented file into a faststart MP4, then swap it in atomically."""
@@ -154,7 +166,7 @@ class FFmpegFeed:
 
     def _keep(self, failure: WorkerError) -> None:
         cause = failure.__cause__
-        self.failure = cause if isinstance(cause, (FFmpegError, OSError)) else failure
+        self.failure = cause if isinstance(cause, (FFmpegError, OSError, VideoLogError)) else failure
         self.failure.__suppress_context__ = True
 
     def wait(self, timeout: float) -> None:
@@ -162,7 +174,7 @@ class FFmpegFeed:
             self.worker.stop(timeout)
         except WorkerError as failure:
             self._keep(failure)
-            raise self.failure from None
+            raise self.failure from self.failure.__cause__  # a VideoLogError keeps the logger's own error
 
     def finish_quietly(self) -> None:
         """The finalizer: end the video and wait for it; report (never raise) a failure."""

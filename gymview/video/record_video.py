@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from gymnasium import logger
 from gymview._internal.checks import check_int
 from gymview.renderers import renderer_for
 from gymview.video.ffmpeg import find_ffmpeg
+from gymview.video.log_sinks import LogTarget, video_log
 from gymview.video.recorder import VideoRecorder, check_writable_folder
 from gymview.video.shared_folder import NameSlot
 
@@ -62,11 +64,21 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         threads: Encoder threads; ``None`` uses one per core but one. See ``VideoRecorder``.
         fast_render: Draw classic-control frames with gymview's numpy renderers (see above).
         tune: x264 tuning; ``None`` gives smaller files for more encoder CPU. See ``VideoRecorder``.
+        log_to: Where each finished video goes too: a TensorBoard ``SummaryWriter`` (torch's or
+            tensorboardX's; frames shrunk to 256 pixels, as TensorBoard keeps GIFs), a ``wandb``
+            run (or the ``wandb`` module after ``wandb.init()``; the MP4 as it is), or a function
+            ``log_to(path, info)``. The tag is ``videos/{name_prefix}``; the step is the env steps
+            taken when the recording stopped; ``info`` holds ``step``, ``episode``, ``frames``,
+            ``fps`` and ``name``. It runs in the background once the file is finished, so the loop
+            never waits for it; its error is raised as ``gymview.errors.VideoLogError`` where a
+            video's errors are (the next recording's end, or ``close()``), and the file is kept.
+            See the logging guide.
 
     Raises:
         ValueError: When the env's ``render_mode`` is ``None``, ``"human"`` or ``"ansi"``, or
             ``video_length`` is not an integer of at least 0.
         PermissionError: When no file can be written in ``video_folder``.
+        TypeError: When ``log_to`` is not a writer, a W&B run or a function.
         gymview.errors.FFmpegNotFoundError: When no ffmpeg is found (checked here rather than at the
             first recorded episode).
 
@@ -99,6 +111,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         threads: int | None = None,
         fast_render: bool = True,
         tune: str | None = "zerolatency",
+        log_to: LogTarget | None = None,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -115,7 +128,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             threads=threads,
             fast_render=fast_render,
             tune=tune,
-        )
+        )  # not log_to: gymnasium deep-copies these, and a writer or run holds locks and sockets
         gym.Wrapper.__init__(self, env)
         if env.render_mode in {None, "human", "ansi"}:
             raise ValueError(
@@ -145,6 +158,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.name_prefix = name_prefix
         self._names = NameSlot.claim(self.video_folder, name_prefix)
         weakref.finalize(self, self._names.release)  # a wrapper dropped without close() frees its names too
+        self._log = video_log(log_to, tag=f"videos/{self._names.prefix}", step_key="env_step")
         self.video_length: float = video_length if video_length != 0 else float("inf")
         self.recording = False
         self.render_history: list[Any] = []
@@ -261,8 +275,10 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """
         if self.recording:
             self.stop_recording()
+        self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
         self._recorder = VideoRecorder(
-            os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options
+            os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options,
+            on_finished=_logger(self._log, self._log_info, self._finishing[-1].finished if self._finishing else None),
         )
         self.recording = True
         self._video_name = video_name
@@ -277,6 +293,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("stop_recording was called, but no recording was started")
         # One statement with no call inside, so a Ctrl-C cannot land between the three.
         recorder, self._recorder, self.recording, self._video_name = self._recorder, None, False, None
+        self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
         if recorder.frames_written == 0:
             logger.warn("Ignored saving a video as there were zero frames to save.")
         recorder.close(wait=False)
@@ -313,3 +330,21 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                     failures.append(failure)
             if failures:
                 raise failures[0]
+
+
+def _logger(log: Callable[[str, dict[str, Any]], None] | None, info: dict[str, Any],
+            after: threading.Event | None) -> Callable[[Any], None] | None:
+    """The recorder's ``on_finished``: ``log(path, info)``, with ``info`` as ``stop_recording`` left it,
+    once the previous video's finishing (``after``) has ended: videos are logged in order.
+
+    It holds neither the wrapper nor the recorder: the recorder's finalizer must be able to run.
+    """
+    if log is None:
+        return None
+
+    def logged(path: Any) -> None:
+        if after is not None:
+            after.wait()
+        log(path, dict(info))
+
+    return logged

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import weakref
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -69,6 +71,10 @@ class VideoRecorder:
             if the process dies) and rewrite it as a plain MP4 on close. ``False`` writes the
             plain MP4 directly, one ffmpeg process instead of two: for batch jobs where a crash
             means re-running the episode anyway.
+        on_finished: ``on_finished(path)``, called once the file is finished (after ``close()``),
+            on the recorder's encoder thread, so a ``close(wait=False)`` does not wait for it: to
+            hand the video on (``gymview.video.log_sinks``). What it raises is raised like an
+            ffmpeg failure, by ``close()``; the file stays. Not called when encoding failed.
 
     Raises:
         ValueError: When ``path`` does not end in ``.mp4`` or is a folder, or ``fps``, ``crf``,
@@ -98,6 +104,7 @@ class VideoRecorder:
         max_queued_frames: int | None = None,
         tune: str | None = "zerolatency",
         crash_safe: bool = True,
+        on_finished: Callable[[Path], None] | None = None,
     ) -> None:
         self._path = Path(os.fspath(path)).absolute()
         if self._path.suffix.lower() != ".mp4":
@@ -118,6 +125,7 @@ class VideoRecorder:
         self._settings = dict(fps=fps, codec=codec, crf=crf, preset=preset, threads=threads, tune=tune)
         self._max_queued_frames = max_queued_frames
         self._crash_safe = crash_safe
+        self._on_finished = on_finished
         self.fps = fps
         self._shape: tuple[int, ...] | None = None
         self._accepted = 0
@@ -139,6 +147,12 @@ class VideoRecorder:
     def closed(self) -> bool:
         """Whether ``close()`` was called; a closed recorder takes no more frames."""
         return self._closed
+
+    @property
+    def finished(self) -> threading.Event | None:
+        """Set once the background finishing has ended, well or not (``on_finished`` included);
+        ``None`` before the first frame (there is nothing to finish)."""
+        return None if self._feed is None else self._feed.ended
 
     @property
     def size(self) -> tuple[int, int] | None:
@@ -217,7 +231,7 @@ class VideoRecorder:
         )
         self._feed = FFmpegFeed(
             self._path, command, self._ffmpeg, (height, width, 3), self._max_queued_frames, remux=self._crash_safe,
-            converter=converter,
+            converter=converter, on_finished=self._on_finished,
         )
         self._shape = shape
         self._finalizer = weakref.finalize(self, self._feed.finish_quietly)

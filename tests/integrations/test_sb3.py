@@ -182,3 +182,44 @@ def test_while_torch_fills_every_core_a_watched_vec_env_pays_for_the_helper_proc
     # 120 fps frame interval allows; the loop's own share (a state copy) is ~0.02 ms. Load only
     # raises the cost. (The rule with torch on one thread: tests/live/test_widget.py.)
     assert limit < 120, limit
+
+
+def test_watch_callback_logs_videos_of_the_first_sub_env_to_tensorboard(tmp_path, venv):
+    pytest.importorskip("tensorboard")
+    from log_readers import gif_frames, tensorboard_videos
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path / "runs"))
+    calls = []
+    callback = gymview.integrations.sb3.WatchCallback(display=False, log_to=writer, log_every=256,
+                                                      video_folder=tmp_path / "videos")
+    spy = gymview.integrations.sb3.WatchCallback(display=False, log_to=lambda path, info: calls.append(info),
+                                                 log_every=256, video_folder=tmp_path / "spy")
+    model = PPO("MlpPolicy", venv(2), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=1024, callback=[callback, spy])
+    writer.close()
+    callback.view.close()
+    spy.view.close()
+    (videos,) = tensorboard_videos(tmp_path / "runs").values()
+    assert len(videos) == len(calls) >= 3  # the first episode, then one after every 256 steps
+    files = sorted((tmp_path / "videos").glob("training-step-*.mp4"), key=lambda path: int(path.stem.split("-")[-1]))
+    assert [path.name for path in files] == [f"{info['name']}.mp4" for info in calls]
+    for video, info, path in zip(videos, calls, files):
+        assert video["step"] == info["step"] and info["step"] % 2 == 0  # num_timesteps: 2 sub-envs a step
+        assert gif_frames(video, 50) == info["frames"] == len(decode(path))
+    starts = [int(info["name"].split("-")[-1]) for info in calls]
+    assert starts[0] == 0 and all(later >= earlier + 256 for earlier, later in zip(starts, starts[1:]))
+
+
+def test_watch_callback_raises_a_failed_log_when_training_ends_and_keeps_the_video(tmp_path, venv):
+    def broken(path, info):
+        raise OSError("quota")
+
+    callback = gymview.integrations.sb3.WatchCallback(display=False, log_to=broken, log_every=10_000,
+                                                      video_folder=tmp_path)
+    model = PPO("MlpPolicy", venv(2), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    with pytest.raises(gymview.errors.VideoLogError, match="quota"):
+        model.learn(total_timesteps=128, callback=callback)
+    callback.view.close()
+    (path,) = tmp_path.glob("training-step-0.mp4")
+    assert len(decode(path)) > 1

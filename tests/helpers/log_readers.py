@@ -1,0 +1,98 @@
+"""Read back what gymview logged: TensorBoard event files (EventAccumulator) and W&B offline runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+
+def tensorboard_videos(log_dir: str | Path) -> dict[str, list[dict]]:
+    """Per tag, the video summaries in ``log_dir``: step, width, height, frames and GIF delay (ms)."""
+    from PIL import Image
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    accumulator = EventAccumulator(str(log_dir), size_guidance={"images": 0})
+    accumulator.Reload()
+    found = {}
+    for tag in accumulator.Tags()["images"]:
+        found[tag] = []
+        for event in accumulator.Images(tag):
+            gif = Image.open(io.BytesIO(event.encoded_image_string))
+            assert gif.format == "GIF"
+            delays = []
+            for index in range(getattr(gif, "n_frames", 1)):
+                gif.seek(index)
+                delays.append(gif.info["duration"])
+            found[tag].append(dict(step=event.step, width=event.width, height=event.height, delays_ms=delays))
+    return found
+
+
+def gif_frames(video: dict, fps: float) -> int:
+    """The frames a GIF of ``tensorboard_videos`` shows at ``fps``: Pillow writes a run of equal
+    frames as one, showing it for their total time, so each delay is a multiple of one frame's."""
+    one = gif_delay_ms(fps)
+    assert all(delay % one == 0 for delay in video["delays_ms"]), (video["delays_ms"], one)
+    return sum(video["delays_ms"]) // one
+    return found
+
+
+def gif_delay_ms(fps: float) -> int:
+    """The frame delay a GIF at ``fps`` holds: GIF counts hundredths of a second."""
+    return round(100 / fps) * 10
+
+
+@pytest.fixture
+def wandb_offline(tmp_path, monkeypatch):
+    """``wandb``, offline and silent (no network). Pass ``dir=str(tmp_path)`` to ``init``: wandb reads
+    ``WANDB_DIR`` once per process."""
+    wandb = pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_DISABLE_GIT", "true")
+    yield wandb
+    if wandb.run is not None:
+        wandb.finish()
+
+
+def wandb_history(root: str | Path) -> tuple[Path, list[dict]]:
+    """The one offline run under ``root / "wandb"``: its files folder and the rows it logged."""
+    from wandb.proto import wandb_internal_pb2
+
+    (log,) = Path(root).glob("wandb/offline-run-*/run-*.wandb")
+    rows = []
+    for data in _leveldb_records(log.read_bytes()):
+        record = wandb_internal_pb2.Record()
+        record.ParseFromString(data)
+        if record.WhichOneof("record_type") == "history":
+            rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in record.history.item})
+    return log.parent / "files", rows
+
+
+def _leveldb_records(data: bytes):
+    """The records of a ``.wandb`` file: a 7-byte header, then LevelDB's log format (32 KiB blocks,
+    7-byte record headers: crc32c, length, type full/first/middle/last)."""
+    assert data[:4] == b":W&B", data[:7]
+    block, header, offset, pending = 32768, 7, 7, b""
+    while offset + header <= len(data):
+        left = block - offset % block
+        if left < header:  # the block's tail is padding
+            offset += left
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[offset : offset + header])
+        chunk = data[offset + header : offset + header + length]
+        offset += header + length
+        if kind == 0 and length == 0:
+            break
+        if kind == 1:
+            yield chunk
+        elif kind == 2:
+            pending = chunk
+        elif kind == 3:
+            pending += chunk
+        elif kind == 4:
+            yield pending + chunk
