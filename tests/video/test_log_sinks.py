@@ -197,7 +197,7 @@ def test_record_batch_logs_its_files_in_episode_order_to_tensorboard(tmp_path, s
     assert all(row["error"] is None for row in kept)
 
 
-def test_record_batch_logs_to_wandb_and_to_a_function_in_the_callers_thread(tmp_path, wandb_offline):  # noqa: F811
+def test_record_batch_logs_to_wandb_in_episode_order(tmp_path, wandb_offline):  # noqa: F811
     run = wandb_offline.init(project="gymview-test", mode="offline", dir=str(tmp_path))
     result = gymview.record_batch("CartPole-v1", None, episodes=4, out=tmp_path / "videos", workers=2, max_steps=20,
                                   fps=15, progress=False, log_to=run)
@@ -209,6 +209,8 @@ def test_record_batch_logs_to_wandb_and_to_a_function_in_the_callers_thread(tmp_
         assert file_fps(files / row["videos/episode/path"]) == 15
         assert (files / row["videos/episode/path"]).read_bytes() == path.read_bytes()
 
+
+def test_record_batch_hands_a_function_each_file_in_the_callers_thread(tmp_path):
     calls = []
     gymview.record_batch("CartPole-v1", None, episodes=3, out=tmp_path / "again", workers=2, max_steps=10, fps=15,
                          progress=False, log_to=lambda path, info: calls.append((path.name, info, threading.current_thread())))
