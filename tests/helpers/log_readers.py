@@ -8,6 +8,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 
 def tensorboard_videos(log_dir: str | Path) -> dict[str, list[dict]]:
@@ -59,8 +60,22 @@ def wandb_offline(tmp_path, monkeypatch):
         wandb.finish()
 
 
+def wandb_logged(root: str | Path, key: str, count: int) -> tuple[Path, list[dict]]:
+    """The offline run's files folder and its rows holding ``key``, once there are ``count`` of them:
+    wandb's service process writes the run's file on after ``run.finish()`` returns."""
+    found: list[dict] = []
+
+    def complete() -> bool:
+        nonlocal found
+        found = [row for row in wandb_history(root)[1] if f"{key}/path" in row]
+        return len(found) >= count
+
+    wait_until(complete, f"{count} rows with {key} in the wandb run under {root}")
+    return wandb_history(root)[0], found
+
+
 def wandb_history(root: str | Path) -> tuple[Path, list[dict]]:
-    """The one offline run under ``root / "wandb"``: its files folder and the rows it logged."""
+    """The one offline run under ``root / "wandb"``: its files folder and the rows it logged so far."""
     from wandb.proto import wandb_internal_pb2
 
     (log,) = Path(root).glob("wandb/offline-run-*/run-*.wandb")
@@ -84,6 +99,8 @@ def _leveldb_records(data: bytes):
             offset += left
             continue
         _crc, length, kind = struct.unpack("<IHB", data[offset : offset + header])
+        if offset + header + length > len(data):  # still being written
+            break
         chunk = data[offset + header : offset + header + length]
         offset += header + length
         if kind == 0 and length == 0:

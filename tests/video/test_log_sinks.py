@@ -9,7 +9,7 @@ import warnings
 import gymnasium as gym
 import imageio_ffmpeg
 import pytest
-from log_readers import gif_frames, tensorboard_videos, wandb_history, wandb_offline  # noqa: F401
+from log_readers import gif_frames, tensorboard_videos, wandb_logged, wandb_offline  # noqa: F401
 from video_checks import decode
 from waiting import wait_until
 
@@ -80,8 +80,7 @@ def test_record_video_logs_the_mp4_to_a_wandb_run_at_its_real_fps(tmp_path, wand
     lengths = run_episodes(env, 2)
     env.close()
     run.finish()
-    files, rows = wandb_history(tmp_path)
-    videos = [row for row in rows if "videos/rl-video/path" in row]
+    files, videos = wandb_logged(tmp_path, "videos/rl-video", 2)
     assert [row["env_step"] for row in videos] == [lengths[0], sum(lengths)]
     for row, length, episode in zip(videos, lengths, range(2)):
         assert row["videos/rl-video/_type"] == "video-file"
@@ -99,8 +98,8 @@ def test_the_wandb_module_logs_to_its_active_run_and_needs_one(tmp_path, wandb_o
     lengths = run_episodes(env, 1)
     env.close()
     wandb_offline.finish()
-    _, rows = wandb_history(tmp_path)
-    assert [row["env_step"] for row in rows if "videos/eval/path" in row] == lengths
+    _, videos = wandb_logged(tmp_path, "videos/eval", 1)
+    assert [row["env_step"] for row in videos] == lengths
 
 
 def test_a_function_gets_each_path_and_its_info_on_the_recorder_thread(tmp_path):
@@ -202,8 +201,7 @@ def test_record_batch_logs_to_wandb_in_episode_order(tmp_path, wandb_offline):  
     result = gymview.record_batch("CartPole-v1", None, episodes=4, out=tmp_path / "videos", workers=2, max_steps=20,
                                   fps=15, progress=False, log_to=run)
     run.finish()
-    files, rows = wandb_history(tmp_path)
-    videos = [row for row in rows if "videos/episode/path" in row]
+    files, videos = wandb_logged(tmp_path, "videos/episode", 4)
     assert [row["episode"] for row in videos] == [0, 1, 2, 3]
     for row, path in zip(videos, result.files):
         assert file_fps(files / row["videos/episode/path"]) == 15
