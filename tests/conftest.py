@@ -9,7 +9,8 @@ from packaging.requirements import Requirement
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The libraries gymview works inside of, beside its own dependencies (read from its installed metadata).
 INTEGRATIONS = ("ipykernel", "jupyter_client", "jupyterlab", "notebook", "torch", "stable-baselines3", "neat-python",
-                "mujoco", "ale-py", "dask", "pygame-ce", "playwright")
+                "mujoco", "ale-py", "dask", "pygame-ce", "playwright", "tensorboard", "tensorboardX", "wandb",
+                "pettingzoo", "marimo", "mkdocs", "mkdocs-material", "mkdocstrings-python", "mkdocs-jupyter")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 NAMED = ("cloudpickle", "gymnasium", "numpy", "anywidget", "ipywidgets", "ipykernel", "jupyterlab", "imageio-ffmpeg",
-         "torch", "stable-baselines3", "neat-python", "mujoco", "ale-py", "dask")
+         "torch", "stable-baselines3", "neat-python", "mujoco", "ale-py", "dask", "tensorboard", "wandb", "mkdocs")
 
 
 def test_the_header_names_each_librarys_installed_version(repo_root):
