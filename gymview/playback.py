@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -23,7 +23,7 @@ from gymview._internal.background import ActiveSet, BackgroundTask
 from gymview._internal.checks import check_optional_int
 from gymview.errors import Stopped
 from gymview.live.controls import check_speed
-from gymview.watched import WatchedEnv, watch
+from gymview.watched import WatchedEnv, pettingzoo_kind, watch
 
 __all__ = ["play", "Run", "key_policy", "running_plays"]
 
@@ -51,11 +51,11 @@ def running_plays() -> list[Run]:
 STOP_TIMEOUT_SECONDS = 10.0
 
 
-def _as_policy(policy: Any, env: gym.Env) -> Callable[[Any], Any]:
-    """A function obs -> action from None (random), a callable, or an object with ``predict``
+def _as_policy(policy: Any, random_action: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A function obs -> action from None (``random_action``), a callable, or an object with ``predict``
     (stable-baselines3 models: their ``(action, state)`` result is unpacked, deterministic)."""
     if policy is None:
-        return lambda observation: env.action_space.sample()
+        return random_action
     predict = getattr(policy, "predict", None)
     if callable(predict):
         try:
@@ -138,16 +138,19 @@ class Run(BackgroundTask):
         env: The watched env being played.
         view: Its ``LiveView``.
         results: The finished episodes, each a dict of ``steps``, ``return``, ``terminated`` and
-            ``truncated``.
+            ``truncated`` (for a PettingZoo env ``returns``, each agent's return, in place of ``return``).
         steps_taken: Steps taken so far, over all episodes.
 
     Args:
         env: The watched env to play.
-        act: The policy, ``observation -> action``.
+        act: The policy, ``observation -> action`` (None with ``play_steps``).
         episodes: Play this many episodes (None: no limit).
         steps: Play this many steps (None: no limit).
         seed: Seed of the first reset.
         restore_speed: The view's speed to set back when the loop ends.
+        play_steps: Makes the iterator that plays the env, one item a step: None, or the
+            episode's result after the step that ended it (a PettingZoo env's); None plays a
+            gymnasium env with ``act``.
 
     Examples:
         >>> import gymnasium as gym, gymview
@@ -159,14 +162,16 @@ class Run(BackgroundTask):
         >>> env.close()
     """
 
-    def __init__(self, env: WatchedEnv, act: Callable[[Any], Any], episodes: int | None, steps: int | None,
-                 seed: int | None, restore_speed: float | None) -> None:
+    def __init__(self, env: WatchedEnv, act: Callable[[Any], Any] | None, episodes: int | None, steps: int | None,
+                 seed: int | None, restore_speed: float | None,
+                 play_steps: Callable[[], Iterator[dict[str, Any] | None]] | None = None) -> None:
         self.env = env
         self.view = env.view
         self._controls = env.feed.controls
         self.results: list[dict[str, Any]] = []
         self.steps_taken = 0
         self._act = act
+        self._play_steps = play_steps or self._gym_steps
         self._episodes = episodes
         self._steps = steps
         self._seed = seed
@@ -268,24 +273,32 @@ class Run(BackgroundTask):
                 self.end()
 
     def _loop(self) -> None:
-        observation, _ = self.env.reset(seed=self._seed)
-        steps, episode_return = 0, 0.0
-        while self._steps is None or self.steps_taken < self._steps:
-            observation, reward, terminated, truncated, _ = self.env.step(self._act(observation))
-            steps += 1
+        for finished in self._play_steps():  # one item a step: the episode's result if it ended there
             self.steps_taken += 1
-            episode_return += float(reward)
-            if terminated or truncated:
-                self.results.append({"steps": steps, "return": episode_return,
-                                     "terminated": bool(terminated), "truncated": bool(truncated)})
+            if finished is not None:
+                self.results.append(finished)
                 if self._episodes is not None and len(self.results) >= self._episodes:
                     return
-                observation, _ = self.env.reset()
-                steps, episode_return = 0, 0.0
+            if self._steps is not None and self.steps_taken >= self._steps:
+                return
+
+    def _gym_steps(self) -> Iterator[dict[str, Any] | None]:
+        observation, _ = self.env.reset(seed=self._seed)
+        steps, episode_return = 0, 0.0
+        while True:
+            observation, reward, terminated, truncated, _ = self.env.step(self._act(observation))
+            steps += 1
+            episode_return += float(reward)
+            if not (terminated or truncated):
+                yield None
+                continue
+            yield {"steps": steps, "return": episode_return, "terminated": bool(terminated), "truncated": bool(truncated)}
+            observation, _ = self.env.reset()
+            steps, episode_return = 0, 0.0
 
 
 def play(
-    env: gym.Env,
+    env: Any,
     policy: Any = None,
     episodes: int | None = None,
     steps: int | None = None,
@@ -293,35 +306,47 @@ def play(
     keys: Mapping[Any, Any] | None = None,
     noop: Any = None,
     seed: int | None = None,
+    agent: Any = None,
 ) -> Run:
     """Play ``env`` in a background thread at ``speed`` times its real time; returns at once.
 
     The view's Pause / Step / Stop / Speed and ``run.pause()``, ``run.step()``, ``run.stop()``
-    steer it; errors show in the view and ``run.wait()`` re-raises them.
+    steer it; errors show in the view and ``run.wait()`` re-raises them. A PettingZoo env plays
+    every agent with ``policy``, or a person plays ``agent`` with ``keys`` against it (see the
+    PettingZoo guide).
 
     Args:
         env: A watched env (``gymview.watch(...)``), or one made with ``render_mode="rgb_array"``
-            (then watched here).
+            (then watched here): a gymnasium env, or a PettingZoo AEC or Parallel env.
         policy: A function ``obs -> action``, an object with ``predict(obs)`` such as a
-            stable-baselines3 model (played deterministically), or None for random actions.
+            stable-baselines3 model (played deterministically), or None for random actions. For
+            a PettingZoo env also a function ``(obs, agent) -> action``, or a dict of agent name to
+            any of these (agents it leaves out play random actions, within the observation's
+            ``action_mask``).
         episodes: Play this many episodes (None: until Stop, unless ``steps`` ends it).
-        steps: Play this many steps (None: until Stop, unless ``episodes`` ends it).
+        steps: Play this many steps (None: until Stop, unless ``episodes`` ends it); in a
+            PettingZoo AEC env a step is one agent's move.
         speed: 1.0 plays the env's ``metadata["render_fps"]`` steps a second; ``"max"`` (or None)
             does not pace.
-        keys: For a person playing from the view (click it, then hold keys): key names, or tuples
-            of names pressed together, to actions, e.g. ``{"a": 0, "d": 1}``. Not with ``policy``.
-        noop: With ``keys``, the action while no mapped key is held.
+        keys: For a person playing from the view (click it, then press keys): key names, or tuples
+            of names pressed together, to actions, e.g. ``{"a": 0, "d": 1}``. Not with ``policy``,
+            except in a PettingZoo env, where the person plays ``agent`` and ``policy`` the others.
+        noop: With ``keys``, the action while no mapped key is held. In a PettingZoo AEC env,
+            None makes each of the person's moves wait for a key press (turn-based games).
         seed: Seed of the first reset.
+        agent: In a PettingZoo env, the agent the person plays with ``keys`` (the first of
+            ``env.possible_agents`` when None).
 
     Returns:
         A ``Run``, already playing.
 
     Raises:
-        TypeError: When ``env`` is not one gymnasium env, or ``policy``, ``keys`` or ``speed`` has
-            the wrong type.
+        TypeError: When ``env`` is not one gymnasium env or PettingZoo env, or ``policy``, ``keys``
+            or ``speed`` has the wrong type.
         ValueError: When ``episodes``, ``steps`` or ``speed`` is out of range; when both ``policy``
-            and ``keys`` are given; when ``keys`` comes without ``noop`` or maps to actions the env
-            does not have.
+            and ``keys`` are given for a gymnasium env; when ``keys`` comes without ``noop`` (but
+            for a PettingZoo AEC env) or maps to actions the env does not have; when ``agent``
+            is not one of the env's agents, or comes without ``keys``.
         RuntimeError: When the env is already playing in another run.
 
     Examples:
@@ -335,26 +360,63 @@ def play(
     check_optional_int("episodes", episodes, meaning_of_none="until stopped")
     check_optional_int("steps", steps, meaning_of_none="until stopped")
     speed = check_speed(speed)
-    if not isinstance(env, WatchedEnv):
-        if isinstance(env, gym.Env):
-            env = watch(env)
-        else:
-            raise TypeError(
-                f"play() takes one gymnasium env (gym.make(id, render_mode='rgb_array')) or gymview.watch() "
-                f"of one; got {type(env).__name__}. A vector env trains, it is not watched playing: play one of its envs"
-            )
-    if keys is not None:
-        if policy is not None:
-            raise ValueError("play() takes a policy or keys (a person playing), not both")
-        act = key_policy(keys, noop, lambda: env.feed.controls.keys_down, env.action_space)
-        env.feed.take_keys(True)
+    if pettingzoo_kind(env) is not None:
+        env, act, play_steps = _agents_playing(env, policy, keys, noop, seed, agent)
     else:
-        act = _as_policy(policy, env)
+        if agent is not None:
+            raise ValueError("play(agent=...) names the agent a person plays in a PettingZoo env; leave it out here")
+        if not isinstance(env, WatchedEnv):
+            if not isinstance(env, gym.Env):
+                raise TypeError(
+                    f"play() takes one gymnasium env (gym.make(id, render_mode='rgb_array')), a PettingZoo env, or "
+                    f"gymview.watch() of one; got {type(env).__name__}. A vector env trains, it is not watched "
+                    f"playing: play one of its envs")
+            env = watch(env)
+        play_steps = None
+        if keys is not None:
+            if policy is not None:
+                raise ValueError("play() takes a policy or keys (a person playing), not both")
+            act = key_policy(keys, noop, lambda: env.feed.controls.keys_down, env.action_space)
+        else:
+            act = _as_policy(policy, lambda observation: env.action_space.sample())
     if any(run.env is env for run in running_plays()):
         raise RuntimeError("this env is already playing: run.stop() the other run first (two loops cannot step one env)")
+    if keys is not None:
+        env.feed.take_keys(True)
     controls = env.feed.controls
     restore = controls.speed
     controls.set_keys(())
     controls.resume()
     controls.set_speed(speed)
-    return Run(env, act, episodes, steps, seed, restore)
+    return Run(env, act, episodes, steps, seed, restore, play_steps)
+
+
+def _agents_playing(env: Any, policy: Any, keys: Mapping[Any, Any] | None, noop: Any, seed: int | None,
+                    agent: Any) -> tuple[Any, None, Callable[[], Iterator[dict[str, Any] | None]]]:
+    """A PettingZoo env (watched here if it is not yet), a policy per agent (a person's keys for
+    ``agent``) and its steps, for ``play``."""
+    from gymview.integrations.pettingzoo import WatchedAECEnv, WatchedParallelEnv
+    from gymview.integrations.pettingzoo_play import agent_policies, aec_steps, parallel_steps, turn_policy
+
+    if not isinstance(env, (WatchedAECEnv, WatchedParallelEnv)):
+        env = watch(env)
+    parallel = isinstance(env, WatchedParallelEnv)
+    policies = agent_policies(env, policy, _as_policy)
+    if keys is None and agent is not None:
+        raise ValueError("play(agent=...) names the agent a person plays with keys=...; give keys too")
+    if keys is not None:
+        agents = list(env.possible_agents)
+        agent = agents[0] if agent is None else agent
+        if agent not in agents:
+            raise ValueError(f"play(agent={agent!r}): this env's agents are {agents}")
+        if isinstance(policy, Mapping) and policy.get(agent) is not None:
+            raise ValueError(f"policy gives {agent!r} a policy, but the person plays it with keys: leave it out of policy")
+        if noop is not None:
+            policies[agent] = key_policy(keys, noop, lambda: env.feed.controls.keys_down, env.action_space(agent))
+        elif parallel:
+            raise ValueError("play(keys=...) of a Parallel env needs noop=: every agent moves at each step, the "
+                             "person's agent plays noop while no mapped key is held")
+        else:
+            policies[agent] = turn_policy(env, agent, keys, env.feed)
+    steps_of = parallel_steps if parallel else aec_steps
+    return env, None, lambda: steps_of(env, policies, seed)

@@ -42,19 +42,28 @@ def _is_sb3_vec_env(env: object) -> bool:
     return vec_env is not None and isinstance(env, vec_env.VecEnv)
 
 
+def pettingzoo_kind(env: object) -> str | None:
+    """'aec' or 'parallel' for a PettingZoo env, told without importing pettingzoo; else None."""
+    envs = sys.modules.get("pettingzoo.utils.env")  # loaded by whoever made a PettingZoo env
+    return None if envs is None else "aec" if isinstance(env, envs.AECEnv) else (
+        "parallel" if isinstance(env, envs.ParallelEnv) else None)
+
+
 def _kind_of(env: object) -> str:
-    """'env', 'vector' or 'sb3'; a TypeError naming what works for anything else."""
+    """'env', 'vector', 'sb3', 'aec' or 'parallel'; a TypeError naming what works for anything else."""
     if isinstance(env, gym.Env):
         return "env"
     if isinstance(env, VectorEnv):
         return "vector"
     if _is_sb3_vec_env(env):
         return "sb3"
+    if (kind := pettingzoo_kind(env)) is not None:
+        return kind
     raise TypeError(
         f"watch() takes a gymnasium env (gym.make(id, render_mode='rgb_array')), a gymnasium vector env "
-        f"(gym.make_vec(id, n, render_mode='rgb_array')) or a stable-baselines3 VecEnv "
-        f"(make_vec_env(id, n, env_kwargs={{'render_mode': 'rgb_array'}})); got {type(env).__name__}"
-    )
+        f"(gym.make_vec(id, n, render_mode='rgb_array')), a stable-baselines3 VecEnv (make_vec_env(id, n, "
+        f"env_kwargs={{'render_mode': 'rgb_array'}})) or a PettingZoo env (connect_four_v3.env(render_mode="
+        f"'rgb_array'), pistonball_v6.parallel_env(render_mode='rgb_array')); got {type(env).__name__}")
 
 
 def _check_render_mode(env: gym.Env | VectorEnv, kind: str) -> None:
@@ -95,9 +104,10 @@ def watch(
     ``gymview.atari.wrap`` also shows what the agent sees (env 0's preprocessed stack).
 
     Args:
-        env: A gymnasium env, a gymnasium vector env, or a stable-baselines3 ``VecEnv``, made
-            with ``render_mode="rgb_array"``. A ``VecEnv`` stays a ``VecEnv``:
-            ``PPO("MlpPolicy", watch(venv))`` trains on it.
+        env: A gymnasium env, a gymnasium vector env, a stable-baselines3 ``VecEnv``, or a
+            PettingZoo AEC or Parallel env, made with ``render_mode="rgb_array"``. A ``VecEnv``
+            stays a ``VecEnv`` (``PPO("MlpPolicy", watch(venv))`` trains on it), a PettingZoo env
+            a PettingZoo env of the same API.
         fps: Frames a second the new view shows at most (30).
         max_size: Longest side of the frames shown, in pixels (512).
         quality: JPEG quality, 1..100 (80).
@@ -109,7 +119,8 @@ def watch(
             must be left out.
         record: A folder: also record every episode at full resolution to
             ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
-            shows the frames being recorded, so recording costs it no extra render. Single envs only.
+            shows the frames being recorded, so recording costs it no extra render. Single envs
+            and PettingZoo envs (``{record}/{env name}-episode-{n}.mp4``, one frame per step) only.
         fast_render: Draw frames without ``env.render()`` where gymview can: classic-control envs
             (CartPole, MountainCar, Acrobot, Pendulum) by ``gymview.renderers`` from their state,
             close to pygame's pictures and cheaper (see the performance page), for the view and
@@ -121,10 +132,11 @@ def watch(
 
     Returns:
         The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,
-            or for a stable-baselines3 ``VecEnv`` a ``gymview.integrations.sb3.WatchedVecEnv``.
+            for a stable-baselines3 ``VecEnv`` a ``gymview.integrations.sb3.WatchedVecEnv``, for a
+            PettingZoo env a ``gymview.integrations.pettingzoo.WatchedAECEnv`` or ``WatchedParallelEnv``.
 
     Raises:
-        TypeError: When ``env`` is none of the three kinds above.
+        TypeError: When ``env`` is none of the kinds above.
         ValueError: When ``env`` does not render ``rgb_array`` frames; when ``view`` is given
             with any of the view's settings; when ``record`` is given with a vector env.
         RuntimeError: When MuJoCo cannot render here (``gymview.setup()`` finds a backend that works).
@@ -138,7 +150,6 @@ def watch(
         >>> envs.close()
     """
     kind = _kind_of(env)
-    _check_render_mode(env, kind)
     settings = {"fps": fps, "max_size": max_size, "quality": quality, "image_format": image_format, "title": title,
                 "max_overhead": max_overhead}
     settings = {name: value for name, value in settings.items() if value is not None}
@@ -147,6 +158,11 @@ def watch(
             "watch(view=...) shows frames in that view with its own settings; set fps, max_size, "
             "quality, image_format, title and max_overhead on the LiveView instead (LiveView(fps=15, ...))"
         )
+    if kind in ("aec", "parallel"):
+        from gymview.integrations.pettingzoo import watch_pettingzoo
+
+        return watch_pettingzoo(env, view, settings, record, display)  # checks its render mode
+    _check_render_mode(env, kind)
     spec = getattr(env, "spec", None)
     if record is not None:
         if kind != "env":

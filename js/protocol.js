@@ -3,7 +3,9 @@
 // Protocol (mirrors gymview/live/protocol.py; bump PROTOCOL_VERSION in both places together):
 //   kernel → browser, custom message + one binary buffer holding the image:
 //     {type: "frame", v: 1, seq, format: "jpeg" | "png", width, height,
-//      step, episode, episode_return, dropped, acked}
+//      step, episode, episode_return, dropped, acked, agent, returns}
+//     agent (the agent to move next) and returns ({agent: running return}) come from multi-agent
+//     envs (PettingZoo); null otherwise.
 //     seq counts frames sent by the view, from 0 and without gaps; acked is the newest ack the
 //     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
 //     them rarely).
@@ -32,7 +34,8 @@ export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
 /**
  * @typedef {{type: "frame", v: number, seq: number, format: "jpeg" | "png", width: number,
  *   height: number, step: number | null, episode: number | null, episode_return: number | null,
- *   dropped: number, acked: number}} FrameHeader
+ *   dropped: number, acked: number, agent?: string | null,
+ *   returns?: Object<string, number> | null}} FrameHeader
  * @typedef {{header: FrameHeader, bitmap: ImageBitmap}} DecodedFrame
  * @typedef {{on: Function, off: Function, send: Function, get: Function}} Model
  */

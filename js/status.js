@@ -1,6 +1,18 @@
 // What the view writes under the picture: the status line, the drawing rate, the speed choices.
 
-/** "paused · 12.3 fps · step 1,234 · episode 5 · return 37.0 · dropped 456" */
+// A multi-agent status line names at most this many agents' returns, then "+N more".
+export const RETURNS_SHOWN = 6;
+
+/** "returns player_0 1.0, player_1 -1.0" (the first RETURNS_SHOWN agents, then "+N more"). */
+export function returnsText(returns) {
+  const entries = Object.entries(returns);
+  const shown = entries.slice(0, RETURNS_SHOWN).map(([agent, value]) => `${agent} ${Number(value).toFixed(1)}`);
+  if (entries.length > RETURNS_SHOWN) shown.push(`+${entries.length - RETURNS_SHOWN} more`);
+  return `returns ${shown.join(", ")}`;
+}
+
+/** "paused · 12.3 fps · step 1,234 · episode 5 · return 37.0 · dropped 456"; for a multi-agent env
+ * "... · episode 5 · player_1 to move · returns player_0 1.0, player_1 -1.0 · dropped 456". */
 export function statusText(header, fps, state = null) {
   const parts = state ? [state, `${fps.toFixed(1)} fps`] : [`${fps.toFixed(1)} fps`];
   const number = (x) => Number(x).toLocaleString("en-US");
@@ -9,6 +21,8 @@ export function statusText(header, fps, state = null) {
   if (header.episode_return !== null && header.episode_return !== undefined) {
     parts.push(`return ${Number(header.episode_return).toFixed(1)}`);
   }
+  if (header.agent !== null && header.agent !== undefined) parts.push(`${header.agent} to move`);
+  if (header.returns !== null && header.returns !== undefined) parts.push(returnsText(header.returns));
   parts.push(`dropped ${number(header.dropped)}`);
   return parts.join(" · ");
 }

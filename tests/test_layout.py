@@ -27,7 +27,7 @@ ALLOWED = {
     "gymview.watched": ROOMS | {"integrations"},  # watch() hands an SB3 VecEnv to its adapter
     "gymview.jobs": ROOMS,
     "gymview.doctor": ROOMS,
-    "gymview.playback": ROOMS | {"gymview.watched"},
+    "gymview.playback": ROOMS | {"gymview.watched", "integrations"},  # play() runs a PettingZoo env's agents
     "gymview.human": ROOMS | {"gymview.watched"},
     "gymview.notebook": ROOMS | {"gymview.human"},
     "neat": ROOMS | {"gymview.watched", "gymview.playback", "gymview.jobs"},

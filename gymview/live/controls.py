@@ -33,6 +33,8 @@ __all__ = ["RunControls", "SPEEDS", "check_speed", "request_thread_stop", "threa
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 # Pacing for envs that do not say their render_fps.
 DEFAULT_FPS = 30.0
+# Key presses remembered for take_presses() (a turn-based game waiting for a person's move).
+MAX_PRESSES = 16
 # A paused loop wakes this often even without a click, so a kernel interrupt is noticed.
 PAUSED_POLL_SECONDS = 0.1
 
@@ -100,6 +102,7 @@ class RunControls:
         self._stop_pending = False
         self._next_deadline = 0.0
         self._keys_down: set[str] = set()
+        self._presses: list[str] = []  # keys pressed since take_presses(): a tap between two looks counts
         self.engaged = False  # the one attribute a step reads: True when before_step has work
         self._loops_held = 0
         with _registry_lock:
@@ -158,10 +161,19 @@ class RunControls:
     def set_keys(self, down: Iterable[str]) -> None:
         with self._cond:
             self._keys_down = set(down)
+            self._presses.clear()
 
     def press(self, key: str, down: bool) -> None:
         with self._cond:
             (self._keys_down.add if down else self._keys_down.discard)(key)
+            if down:
+                self._presses = [*self._presses[-(MAX_PRESSES - 1):], key]
+
+    def take_presses(self) -> list[str]:
+        """The keys pressed (down) since the last call, oldest first (at most MAX_PRESSES), then forgotten."""
+        with self._cond:
+            presses, self._presses = self._presses, []
+            return presses
 
     @property
     def keys_down(self) -> frozenset[str]:

@@ -3,11 +3,14 @@
 Kernel → browser (a widget custom message; the image travels as the one binary buffer)::
 
     {"type": "frame", "v": 1, "seq": 17, "format": "jpeg", "width": 512, "height": 341,
-     "step": 1234, "episode": 5, "episode_return": 37.0, "dropped": 456, "acked": 15}
+     "step": 1234, "episode": 5, "episode_return": 37.0, "dropped": 456, "acked": 15,
+     "agent": null, "returns": null}
 
 ``seq`` counts frames sent by this view, from 0, without gaps: a frame the kernel skips (the
 throttle, the message budget, no view shown) never gets a number. ``step``, ``episode`` and
-``episode_return`` may be null when the caller gave none. ``acked`` is the newest ack the kernel
+``episode_return`` may be null when the caller gave none. Multi-agent envs (PettingZoo) give ``agent``, the
+agent to move next (a name; null when all move at once or the episode is over), and ``returns``, each
+agent's running return (``{"player_0": 1.0, "player_1": -1.0}``), in place of ``episode_return``. ``acked`` is the newest ack the kernel
 has read: when an ack stays unread for a second, the kernel cannot read acks now (a blocking cell
 without comms over subshells) and the browser sends them rarely, so they do not pile up.
 
@@ -91,6 +94,8 @@ def frame_header(
         "episode_return": info.get("episode_return"),
         "dropped": dropped,
         "acked": acked,
+        "agent": info.get("agent"),
+        "returns": info.get("returns"),
     }
 
 

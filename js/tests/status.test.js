@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RateMeter, speedLabel, statusText } from "../status.js";
+import { RateMeter, RETURNS_SHOWN, returnsText, speedLabel, statusText } from "../status.js";
 
 function header(seq, extra = {}) {
   return { type: "frame", v: 1, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
@@ -24,4 +24,19 @@ test("speed labels", () => {
   assert.equal(speedLabel(0.25, 50), "x0.25 (12.5 fps)");
   assert.equal(speedLabel(2, null), "x2");
   assert.equal(statusText(header(1), 30, "paused").split(" · ")[0], "paused");
+});
+
+test("a multi-agent status line names the agent to move and each agent's return", () => {
+  const turn = header(12, { episode_return: null, agent: "player_1", returns: { player_0: 1, player_1: -1 } });
+  assert.equal(statusText(turn, 2, "running"),
+    "running · 2.0 fps · step 12 · episode 1 · player_1 to move · returns player_0 1.0, player_1 -1.0 · dropped 0");
+  const over = header(13, { episode_return: null, agent: null, returns: { player_0: 1, player_1: -1 } });
+  assert.ok(!statusText(over, 2).includes("to move"), "nobody moves once the episode is over");
+  const pistons = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`piston_${i}`, i / 10]));
+  const text = returnsText(pistons);
+  assert.ok(text.startsWith("returns piston_0 0.0, piston_1 0.1,"));
+  assert.ok(text.endsWith(`, +${20 - RETURNS_SHOWN} more`));
+  assert.equal(text.split(", ").length, RETURNS_SHOWN + 1);
+  // a single-agent header (no agent, no returns fields at all) reads as before
+  assert.equal(statusText(header(5), 30), "30.0 fps · step 5 · episode 1 · return 1.5 · dropped 0");
 });

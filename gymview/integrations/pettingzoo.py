@@ -1,0 +1,416 @@
+"""PettingZoo: watch multi-agent envs, AEC (turn by turn) or Parallel (all agents at once).
+
+``gymview.watch(env)`` of a PettingZoo env made with ``render_mode="rgb_array"`` returns a
+``WatchedAECEnv`` or a ``WatchedParallelEnv``: still a PettingZoo env of the same API (an
+``AECEnv`` or a ``ParallelEnv``, so ``agent_iter``/``last``/``step`` or the parallel dict API work
+unchanged), whose frames go to a live view. The view's status line names the agent to move (AEC)
+and each agent's running return; its Pause, Step, Stop and Speed hold the loop before a step
+(Stop raises ``gymview.Stopped``); ``record=`` writes every episode to an MP4 file.
+
+>>> import gymview
+>>> from pettingzoo.classic import tictactoe_v3
+>>> env = gymview.watch(tictactoe_v3.env(render_mode="rgb_array"), display=False)
+>>> env.reset(seed=0)
+>>> for agent in env.agent_iter():
+...     observation, reward, termination, truncation, info = env.last()
+...     mask = observation["action_mask"]
+...     env.step(None if termination or truncation else int(mask.argmax()))
+>>> env.returns
+{'player_1': 1.0, 'player_2': -1.0}
+>>> env.close()
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+import numpy as np
+
+try:
+    from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo.utils import BaseParallelWrapper, BaseWrapper
+except ImportError as error:  # pragma: no cover - the message is the point
+    raise ImportError(f'gymview.integrations.pettingzoo needs pettingzoo: pip install "gymview[pettingzoo]" ({error})') from error
+
+from gymview.live.feed import ViewFeed, render_fps
+from gymview.live.widget import LiveView
+from gymview.video.ffmpeg import find_ffmpeg
+from gymview.video.recorder import VideoRecorder, check_writable_folder
+from gymview.video.shared_folder import NameSlot
+
+__all__ = ["WatchedAECEnv", "WatchedParallelEnv", "env_name", "check_render_mode", "watch_pettingzoo"]
+
+
+def watch_pettingzoo(env: AECEnv | ParallelEnv, view: LiveView | None, settings: dict[str, Any],
+                     record: str | os.PathLike[str] | None, display: bool = False) -> WatchedAECEnv | WatchedParallelEnv:
+    """What ``gymview.watch`` does with a PettingZoo env: its adapter over a new (or the given) view.
+
+    Args:
+        env: A PettingZoo AEC or Parallel env, made with ``render_mode="rgb_array"``.
+        view: The view to show its frames in; None makes one with ``settings``.
+        settings: The new view's settings (``fps``, ``max_size``, ...); the title defaults to the env's name.
+        record: A folder to record every episode to; None records nothing.
+        display: Show the view now.
+
+    Returns:
+        A ``WatchedAECEnv`` or ``WatchedParallelEnv``.
+
+    Raises:
+        ValueError: When the env does not render ``rgb_array`` frames.
+
+    Examples:
+        >>> from pettingzoo.classic import tictactoe_v3
+        >>> env = watch_pettingzoo(tictactoe_v3.env(render_mode="rgb_array"), None, {"fps": 5}, None)
+        >>> env.view.title, env.view.fps
+        ('tictactoe_v3', 5.0)
+        >>> env.close()
+    """
+    check_render_mode(env)
+    made_view = view is None
+    if view is None:
+        view = LiveView(**{"title": env_name(env), **settings})
+    adapter = WatchedParallelEnv if isinstance(env, ParallelEnv) else WatchedAECEnv
+    try:
+        wrapped = adapter(env, view, owns_view=made_view, record=record)
+    except BaseException:
+        if made_view:
+            view.close()
+        raise
+    if display:
+        view.show()
+    return wrapped
+
+
+def env_name(env: AECEnv | ParallelEnv) -> str:
+    """A PettingZoo env's name (``metadata["name"]``, such as ``"connect_four_v3"``), or its class name.
+
+    Args:
+        env: A PettingZoo env.
+
+    Returns:
+        The name, used as the view's title and the videos' file names.
+
+    Examples:
+        >>> from pettingzoo.classic import connect_four_v3
+        >>> env_name(connect_four_v3.env())
+        'connect_four_v3'
+    """
+    name = (getattr(env, "metadata", None) or {}).get("name")
+    return name if isinstance(name, str) and name else type(getattr(env, "unwrapped", env)).__name__
+
+
+def check_render_mode(env: AECEnv | ParallelEnv) -> None:
+    """Raise a ValueError that says how to make the env, unless it renders ``rgb_array`` frames.
+
+    Args:
+        env: A PettingZoo env.
+
+    Raises:
+        ValueError: When its ``render_mode`` is not ``"rgb_array"``.
+
+    Examples:
+        >>> from pettingzoo.classic import connect_four_v3
+        >>> check_render_mode(connect_four_v3.env())
+        Traceback (most recent call last):
+        ...
+        ValueError: watch() needs a PettingZoo env that renders frames, but this one has render_mode=None: create it with connect_four_v3.env(render_mode='rgb_array')
+    """
+    mode = getattr(env, "render_mode", None)
+    if mode == "rgb_array":
+        return
+    maker = "parallel_env" if isinstance(env, ParallelEnv) else "env"
+    hint = f"create it with {env_name(env)}.{maker}(render_mode='rgb_array')"
+    if mode is None:
+        raise ValueError(f"watch() needs a PettingZoo env that renders frames, but this one has render_mode=None: {hint}")
+    raise ValueError(f"watch() needs render_mode='rgb_array'; got {mode!r}: {hint}")
+
+
+class _EpisodeVideos:
+    """Every episode of one env to ``{folder}/{prefix}-episode-{n}.mp4``, one frame per step (as
+    PettingZoo's own RecordVideo); the view shows the frame recorded last."""
+
+    def __init__(self, folder: str | os.PathLike[str], prefix: str, fps: float | None) -> None:
+        self.folder = os.path.abspath(os.fspath(folder))
+        check_writable_folder(Path(self.folder))
+        find_ffmpeg()  # fail now, not at the first episode
+        self._names = NameSlot.claim(self.folder, prefix)
+        self._fps = fps or 30
+        self._recorder: VideoRecorder | None = None
+        self._finishing: list[VideoRecorder] = []
+        self.episode_id = -1
+        self.last_frame: np.ndarray | None = None
+        self.paths: list[Path] = []
+
+    def start(self) -> None:
+        self.stop()
+        self.episode_id += 1
+        path = os.path.join(self.folder, f"{self._names.prefix}-episode-{self.episode_id}.mp4")
+        self._recorder = VideoRecorder(path, fps=self._fps)
+        self.paths.append(self._recorder.path)
+
+    def capture(self, env: Any) -> None:
+        if self._recorder is None:
+            return
+        frame = env.render()
+        if not isinstance(frame, np.ndarray):
+            raise TypeError(f"watch(record=...) needs env.render() to return an image (an array); got {type(frame).__name__}")
+        self._recorder.write(frame)
+        self.last_frame = frame
+
+    def stop(self) -> None:
+        recorder, self._recorder, self.last_frame = self._recorder, None, None
+        if recorder is None:
+            return
+        recorder.close(wait=False)  # finished in the background while the next episode runs
+        self._finishing.append(recorder)
+        while len(self._finishing) > 1:
+            self._finishing.pop(0).close()
+
+    def close(self) -> None:
+        """Finish every video, waiting for each; the first failure is raised once all are done."""
+        self.stop()
+        self._names.release()
+        failures = []
+        while self._finishing:
+            try:
+                self._finishing.pop(0).close()
+            except Exception as failure:
+                failures.append(failure)
+        if failures:
+            raise failures[0]
+
+
+class _Watch:
+    """What both watched kinds share: the feed, the running returns, the recording, the frame."""
+
+    view: LiveView
+    feed: ViewFeed
+
+    def _watch(self, env: AECEnv | ParallelEnv, view: LiveView, owns_view: bool,
+               record: str | os.PathLike[str] | None) -> None:
+        self.view = view
+        self.total_steps = 0
+        self.episode = 0
+        self.returns: dict[Any, float] = {}
+        self._videos = _EpisodeVideos(record, env_name(env), render_fps(env.metadata)) if record is not None else None
+        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self._controls = self.feed.controls
+
+    @property
+    def videos(self) -> list[Path]:
+        """The video files ``record=`` has started, one per episode, oldest first."""
+        return [] if self._videos is None else list(self._videos.paths)
+
+    def _started_episode(self, agents: list[Any]) -> None:
+        self.episode += 1
+        self.returns = {agent: 0.0 for agent in agents}
+        if self._videos is not None:
+            self._videos.start()
+            self._videos.capture(self.env)
+
+    def _add_rewards(self, rewards: dict[Any, Any]) -> None:
+        returns = self.returns
+        for agent, reward in rewards.items():
+            returns[agent] = returns.get(agent, 0.0) + float(reward)
+
+    def _after_step(self) -> None:
+        self.total_steps += 1
+        if self._videos is not None:
+            self._videos.capture(self.env)
+        if perf_counter() >= self.feed.next_check:
+            self.feed.show()
+
+    def _frame(self) -> Any:
+        if self._videos is not None and self._videos.last_frame is not None:
+            return self._videos.last_frame  # rendered once, for the video and the view
+        return self.env.render()
+
+    def _mover(self) -> Any:
+        return None
+
+    def _info(self) -> dict[str, Any]:
+        mover = self._mover()
+        return {"step": self.total_steps, "episode": self.episode, "episode_return": None,
+                "agent": None if mover is None else str(mover),
+                "returns": {str(agent): value for agent, value in self.returns.items()}}
+
+    def show_final_frame(self) -> None:
+        """Show the env's state now and keep it in the notebook's output as a still image."""
+        self.feed.show_final_frame()
+
+    def close(self) -> None:
+        """Close the env, finish its videos (waiting for each) and close the view ``watch`` made.
+
+        The view's last frame stays on the page as a still image; a view passed with ``view=`` is
+        only stopped.
+
+        Raises:
+            gymview.errors.FFmpegError: When a video could not be finished.
+        """
+        def close_env() -> None:
+            try:
+                self.env.close()
+            finally:
+                if self._videos is not None:
+                    self._videos.close()
+
+        self.feed.close(self.episode > 0, close_env)
+
+
+class WatchedAECEnv(_Watch, BaseWrapper):
+    """A PettingZoo AEC env whose frames go to ``self.view``; made by ``gymview.watch``.
+
+    It is an ``AECEnv`` like the env it wraps: ``reset``, ``agent_iter``, ``last``, ``step``,
+    ``agents``, ``rewards``, ``observation_space(agent)`` ... behave as the env's own. One ``step``
+    is one agent's move: the view's Pause holds the loop before it, Step lets one move through,
+    Stop raises ``gymview.Stopped`` there. The steps that only remove a finished agent
+    (``step(None)`` after its termination) are not held and not counted.
+
+    Attributes:
+        view: The ``LiveView`` the frames go to.
+        total_steps: Moves taken since the wrapper was made.
+        episode: Episodes started (resets).
+        returns: Each agent's return in the current episode (the sum of ``env.rewards`` after each step).
+        videos: The video files ``record=`` has started.
+
+    Args:
+        env: The AEC env, made with ``render_mode="rgb_array"``.
+        view: The view to show its frames in.
+        owns_view: Close the view with the env (``watch`` made it).
+        record: A folder to record every episode to, as ``{name}-episode-{n}.mp4``; None records nothing.
+
+    Examples:
+        >>> import gymview
+        >>> from pettingzoo.classic import connect_four_v3
+        >>> env = gymview.watch(connect_four_v3.env(render_mode="rgb_array"), display=False)
+        >>> type(env).__name__, env.reset(seed=0), env.agent_selection
+        ('WatchedAECEnv', None, 'player_0')
+        >>> env.step(3); env.agent_selection, env.total_steps
+        ('player_1', 1)
+        >>> env.close()
+    """
+
+    def __init__(self, env: AECEnv, view: LiveView, owns_view: bool = False,
+                 record: str | os.PathLike[str] | None = None) -> None:
+        BaseWrapper.__init__(self, env)
+        self._watch(env, view, owns_view, record)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Reset the env and start a new episode (and video) in the view.
+
+        Args:
+            seed: Passed to the env's ``reset``.
+            options: Passed to the env's ``reset``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
+        self.feed.before_reset()
+        self.env.reset(seed=seed, options=options)
+        self._started_episode(list(self.env.agents))
+        self.feed.show()
+
+    def step(self, action: Any) -> None:
+        """Play ``action`` for the agent to move, obeying the view's Pause, Step, Stop and Speed first.
+
+        Args:
+            action: The action of ``agent_selection``; None for an agent that is done.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
+        env = self.env
+        agent = env.agent_selection
+        finished = action is None and bool(env.terminations.get(agent) or env.truncations.get(agent))
+        if finished:  # bookkeeping: the agent leaves; nothing moves
+            env.step(action)
+            self._add_rewards(env.rewards)
+            return
+        if self._controls.engaged:
+            self.feed.obey_controls()
+        env.step(action)
+        self._add_rewards(env.rewards)
+        self._after_step()
+
+    def _mover(self) -> Any:
+        return self.env.agent_selection if self.env.agents else None
+
+
+class WatchedParallelEnv(_Watch, BaseParallelWrapper):
+    """A PettingZoo Parallel env whose frames go to ``self.view``; made by ``gymview.watch``.
+
+    It is a ``ParallelEnv`` like the env it wraps: ``reset`` and ``step`` take and return the same
+    dicts keyed by agent. Stepping obeys the view's Pause, Step, Stop and Speed first; Stop raises
+    ``gymview.Stopped``.
+
+    Attributes:
+        view: The ``LiveView`` the frames go to.
+        total_steps: Steps (of all agents at once) taken since the wrapper was made.
+        episode: Episodes started (resets).
+        returns: Each agent's return in the current episode.
+        videos: The video files ``record=`` has started.
+
+    Args:
+        env: The Parallel env, made with ``render_mode="rgb_array"``.
+        view: The view to show its frames in.
+        owns_view: Close the view with the env (``watch`` made it).
+        record: A folder to record every episode to, as ``{name}-episode-{n}.mp4``; None records nothing.
+
+    Examples:
+        >>> import gymview
+        >>> from pettingzoo.butterfly import pistonball_v6
+        >>> env = gymview.watch(pistonball_v6.parallel_env(render_mode="rgb_array", n_pistons=3), display=False)
+        >>> observations, infos = env.reset(seed=0)
+        >>> type(env).__name__, sorted(observations)
+        ('WatchedParallelEnv', ['piston_0', 'piston_1', 'piston_2'])
+        >>> _ = env.step({agent: env.action_space(agent).sample() for agent in env.agents})
+        >>> env.total_steps, sorted(env.returns)
+        (1, ['piston_0', 'piston_1', 'piston_2'])
+        >>> env.close()
+    """
+
+    def __init__(self, env: ParallelEnv, view: LiveView, owns_view: bool = False,
+                 record: str | os.PathLike[str] | None = None) -> None:
+        BaseParallelWrapper.__init__(self, env)
+        self._watch(env, view, owns_view, record)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """Reset the env and start a new episode (and video) in the view.
+
+        Args:
+            seed: Passed to the env's ``reset``.
+            options: Passed to the env's ``reset``.
+
+        Returns:
+            The env's ``(observations, infos)``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
+        self.feed.before_reset()
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._started_episode(list(self.env.agents))
+        self.feed.show()
+        return observations, infos
+
+    def step(self, actions: dict[Any, Any]) -> tuple[dict[Any, Any], ...]:
+        """Step every agent, obeying the view's Pause, Step, Stop and Speed first.
+
+        Args:
+            actions: One action per agent, keyed by agent.
+
+        Returns:
+            The env's ``(observations, rewards, terminations, truncations, infos)``.
+
+        Raises:
+            gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
+        """
+        if self._controls.engaged:
+            self.feed.obey_controls()
+        result = self.env.step(actions)
+        self._add_rewards(result[1])
+        self._after_step()
+        return result
