@@ -311,7 +311,8 @@ class WatchedAECEnv(_Watch, BaseWrapper):
         self.feed.before_reset()
         self.env.reset(seed=seed, options=options)
         self._started_episode(list(self.env.agents))
-        self.feed.show()
+        if perf_counter() >= self.feed.next_check:  # gated like step(): short games reset often
+            self.feed.show()
 
     def step(self, action: Any) -> None:
         """Play ``action`` for the agent to move, obeying the view's Pause, Step, Stop and Speed first.
@@ -393,7 +394,8 @@ class WatchedParallelEnv(_Watch, BaseParallelWrapper):
         self.feed.before_reset()
         observations, infos = self.env.reset(seed=seed, options=options)
         self._started_episode(list(self.env.agents))
-        self.feed.show()
+        if perf_counter() >= self.feed.next_check:
+            self.feed.show()
         return observations, infos
 
     def step(self, actions: dict[Any, Any]) -> tuple[dict[Any, Any], ...]:
