@@ -67,3 +67,14 @@ def test_a_job_status_stop_button_is_its_own_message():
         status.comm.handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
     assert stops == [1]
     status.close()
+
+
+def test_a_multi_agent_frame_names_the_agent_to_move_and_each_agents_return(repo_root):
+    header = protocol.frame_header(5, "jpeg", 4, 2, {"step": 9, "episode": 1, "agent": "player_1",
+                                                       "returns": {"player_0": 1.0, "player_1": -1.0}}, dropped=0)
+    assert header["agent"] == "player_1" and header["returns"] == {"player_0": 1.0, "player_1": -1.0}
+    assert header["episode_return"] is None
+    single = protocol.frame_header(5, "jpeg", 4, 2, {"step": 9, "episode_return": 3.0}, dropped=0)
+    assert single["agent"] is None and single["returns"] is None  # a single-agent env's frame: null, as before
+    status = (repo_root / "js" / "status.js").read_text()
+    assert "header.agent" in status and "header.returns" in status  # the status line shows them
