@@ -324,9 +324,7 @@ class WatchedAECEnv(_Watch, BaseWrapper):
             gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
         """
         env = self.env
-        agent = env.agent_selection
-        finished = action is None and bool(env.terminations.get(agent) or env.truncations.get(agent))
-        if finished:  # bookkeeping: the agent leaves; nothing moves
+        if action is None and self._finished(env.agent_selection):  # bookkeeping: the agent leaves; nothing moves
             env.step(action)
             self._add_rewards(env.rewards)
             return
@@ -335,6 +333,9 @@ class WatchedAECEnv(_Watch, BaseWrapper):
         env.step(action)
         self._add_rewards(env.rewards)
         self._after_step()
+
+    def _finished(self, agent: Any) -> bool:
+        return bool(self.env.terminations.get(agent) or self.env.truncations.get(agent))
 
     def _mover(self) -> Any:
         return self.env.agent_selection if self.env.agents else None
