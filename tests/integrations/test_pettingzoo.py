@@ -306,3 +306,22 @@ def test_gymview_imports_pettingzoo_only_for_a_pettingzoo_env():
             "env.reset(seed=0); env.step(0); env.close(); print('pettingzoo' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_with_noop_the_keys_held_choose_the_persons_action_at_each_turn():
+    env = gymview.watch(knights_archers_zombies_v11.env(render_mode="rgb_array"), display=False)
+    played = []
+    inner = env.env.step
+    env.env.step = lambda action: (played.append((env.env.agent_selection, action)), inner(action))[1]
+    run = gymview.play(env, lambda observation: 4, keys={"w": 0, ("w", "d"): 3}, noop=5, agent="knight_0",
+                       speed="max")
+    try:
+        wait_until(lambda: sum(agent == "knight_0" for agent, _ in played) >= 3, "the knight's turns with no key held")
+        env.feed.controls.set_keys({"w", "d"})  # both held at once
+        wait_until(lambda: ("knight_0", 3) in played, "the knight's action for w and d held together")
+    finally:
+        run.stop()
+    knight = [action for agent, action in played if agent == "knight_0"]
+    assert knight[0] == 5 and set(knight) <= {5, 3}  # noop, then the combination (never "w" alone)
+    assert {action for agent, action in played if agent.startswith("archer")} <= {4, None}  # the policy's
+    env.close()
