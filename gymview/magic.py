@@ -1,5 +1,8 @@
 """The IPython face: ``%load_ext gymview`` and the ``%gymview`` line magic.
 
+marimo has no magics: there ``gymview.setup()`` stands for ``%load_ext gymview``, and
+``gymview_magic("status")`` (or ``"stop"``) for the line magic.
+
 >>> from IPython.testing.globalipapp import get_ipython  # doctest: +SKIP
 >>> get_ipython().run_line_magic("load_ext", "gymview")  # doctest: +SKIP
 >>> get_ipython().run_line_magic("gymview", "status")     # doctest: +SKIP

@@ -26,6 +26,8 @@ def setup(
 ) -> SetupReport:
     """Get the notebook ready to show envs; print and return what was done. Harmless to call again.
 
+    ``%load_ext gymview`` calls it in Jupyter; marimo has no magics: call it in a cell there.
+
     * On Colab, it turns on the custom widget manager the live view needs.
     * Without a display, it finds the OpenGL backend MuJoCo renders with by trying them in a child
       process (EGL first with a GPU, GLX on the virtual display, OSMesa) and sets ``MUJOCO_GL`` and

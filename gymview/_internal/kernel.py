@@ -1,8 +1,9 @@
-"""Where this code runs: the IPython shell, if any, and whether it is a notebook kernel that can
-show widgets.
+"""Where this code runs: the IPython shell, if any, and whether a notebook front-end that shows
+widgets runs it: an IPython kernel (JupyterLab, Notebook 7, VS Code, Colab) or a marimo notebook
+(``marimo edit``, ``marimo run``).
 
->>> in_kernel()   # a plain interpreter (or a test run): no kernel
-False
+>>> in_kernel(), in_ipython_kernel(), in_marimo()   # a plain interpreter (or a test run)
+(False, False, False)
 """
 
 from __future__ import annotations
@@ -30,12 +31,35 @@ def ipython_shell() -> Any:
 
 
 def in_kernel() -> bool:
-    """True inside an IPython kernel, where a notebook front-end can show widgets; False in a
-    process forked from one (it shares the kernel's sockets: anything it sent would be dropped)."""
+    """True where a notebook front-end can show widgets: an IPython kernel or a marimo notebook.
+    False in a process forked from one (it shares the kernel's sockets: anything it sent would be
+    dropped)."""
+    return in_ipython_kernel() or in_marimo()
+
+
+def in_ipython_kernel() -> bool:
+    """True inside an IPython kernel (ipykernel: comms, subshells, ``display``, ``%load_ext``);
+    False in a process forked from one."""
     if _forked_child:
         return False
     shell = ipython_shell()
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def in_marimo() -> bool:
+    """True while a marimo notebook runs this thread (a cell of ``marimo edit`` or ``marimo run``,
+    or a thread marimo started with its context, ``mo.Thread``); never imports marimo (a marimo
+    kernel has imported it). False in a process forked from one, and for ``python app.py``."""
+    if _forked_child:
+        return False
+    marimo = sys.modules.get("marimo")
+    running = getattr(marimo, "running_in_notebook", None)
+    if running is None:
+        return False
+    try:
+        return bool(running())
+    except Exception:  # a marimo whose runtime is half torn down (the kernel shutting down)
+        return False
 
 
 def in_forked_child() -> bool:

@@ -4,7 +4,7 @@ Everything here is cheap (no subprocess, no heavy import) and read fresh on ever
 
 >>> from gymview.headless.environment import detect
 >>> where = detect()
->>> where.frontend in {"colab", "jupyter", "vscode", "ipython", "python"}
+>>> where.frontend in {"colab", "jupyter", "vscode", "marimo", "ipython", "python"}
 True
 """
 
@@ -18,11 +18,11 @@ import socket
 import sys
 from dataclasses import dataclass
 
-from gymview._internal.kernel import ipython_shell
+from gymview._internal.kernel import in_marimo, ipython_shell
 
 __all__ = ["Environment", "detect", "display_reachable", "ipykernel_breaks_thread_sends"]
 
-NOTEBOOK_FRONTENDS = frozenset({"colab", "jupyter", "vscode"})
+NOTEBOOK_FRONTENDS = frozenset({"colab", "jupyter", "vscode", "marimo"})
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class Environment:
     """What :func:`detect` found.
 
     ``frontend`` is one of ``"colab"``, ``"jupyter"`` (JupyterLab, Notebook or any other client of an
-    IPython kernel), ``"vscode"`` (a kernel started by VS Code), ``"ipython"`` (terminal IPython) or
-    ``"python"``. ``has_display`` says whether a window can open: always true on macOS and Windows,
+    IPython kernel), ``"vscode"`` (a kernel started by VS Code), ``"marimo"`` (a cell of ``marimo
+    edit`` or ``marimo run``), ``"ipython"`` (terminal IPython) or ``"python"``. ``has_display`` says whether a window can open: always true on macOS and Windows,
     elsewhere true when ``$DISPLAY`` names an X server that accepts connections.
     """
 
@@ -44,7 +44,7 @@ class Environment:
 
     @property
     def in_notebook(self) -> bool:
-        """True when code runs in a kernel that shows widgets (Colab, Jupyter, VS Code)."""
+        """True when code runs in a kernel that shows widgets (Colab, Jupyter, VS Code, marimo)."""
         return self.frontend in NOTEBOOK_FRONTENDS
 
 
@@ -99,6 +99,8 @@ def ipykernel_breaks_thread_sends(version: str | None) -> bool:
 def _frontend() -> str:
     if os.environ.get("COLAB_RELEASE_TAG") or "google.colab" in sys.modules or _importable("google.colab"):
         return "colab"
+    if in_marimo():
+        return "marimo"
     shell = ipython_shell()
     if shell is None:
         return "python"

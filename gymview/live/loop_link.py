@@ -2,7 +2,7 @@
 :class:`~gymview.live.feed.ViewFeed`. Users call the view; loops call its link.
 
 A link sends the frames that came back from the encoder process, fetches the browser's messages
-where the kernel delivers none while a cell runs (ipykernel 6), passes a paused loop's time, counts
+where the kernel delivers none while a cell runs (ipykernel 6, marimo), passes a paused loop's time, counts
 what each frame cost the loop against its budget, and carries the view's buttons (``controls``) and
 the env's own frame rate (``env_fps``, what speed 1.0 plays at).
 
@@ -17,15 +17,24 @@ the env's own frame rate (``env_fps``, what speed 1.0 plays at).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
-from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.streamer import FrameStreamer
 from gymview.live.throttle import FrameThrottle
 
-__all__ = ["LoopLink"]
+__all__ = ["LoopLink", "BrowserPoller"]
+
+
+class BrowserPoller(Protocol):
+    """Fetches the views' browser messages from inside a blocking cell: an
+    :class:`~gymview.live.ipykernel6_poller.Ipykernel6CommPoller` or a
+    :class:`~gymview.live.marimo_poller.MarimoCommPoller`."""
+
+    def deliver(self, handlers: Mapping[str, Callable[[Any], None]]) -> int:
+        """Hand the waiting messages addressed to the comm ids in ``handlers`` to them; how many."""
+        ...
 
 # After a frame message went to ipykernel, the producer sleeps this long so that the kernel's IOPub
 # thread can send it without waiting for the GIL (docs/performance.md has the measurements).
@@ -44,7 +53,7 @@ class LoopLink:
     """
 
     def __init__(self, streamer: FrameStreamer, throttle: FrameThrottle, controls: RunControls,
-                 poller: Ipykernel6CommPoller | None, is_active: Callable[[], bool],
+                 poller: BrowserPoller | None, is_active: Callable[[], bool],
                  handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
                  report: Callable[[str], None], take_keys: Callable[[bool], None]) -> None:
         self.streamer = streamer
@@ -67,7 +76,7 @@ class LoopLink:
 
     @property
     def polls_browser(self) -> bool:
-        """Whether a blocking loop fetches the browser's messages itself (ipykernel 6)."""
+        """Whether a blocking loop fetches the browser's messages itself (ipykernel 6, marimo)."""
         return self.poller is not None
 
     def go_inert(self) -> None:
@@ -93,8 +102,8 @@ class LoopLink:
         return self.throttle.seconds_until_due() if self.active else 0.5
 
     def service(self) -> float:
-        """:meth:`pump`, then on ipykernel 6 :meth:`poll_browser`; the seconds until the next call is
-        due (on ipykernel 6 at most the polling period, so clicks are fetched even when no frame is)."""
+        """:meth:`pump`, then on ipykernel 6 and marimo :meth:`poll_browser`; the seconds until the next call is
+        due (there at most the polling period, so clicks are fetched even when no frame is)."""
         seconds = self.pump()
         if self.poller is None:
             return seconds
@@ -102,7 +111,7 @@ class LoopLink:
         return min(seconds, POLL_SECONDS)
 
     def poll_browser(self) -> None:
-        """On ipykernel 6, which delivers no browser message while a cell runs: handle the messages
+        """On ipykernel 6 and marimo, which deliver no browser message while a cell runs: handle the messages
         to live views waiting behind the running cell, at most every POLL_SECONDS."""
         if self.poller is None:
             return
@@ -115,7 +124,7 @@ class LoopLink:
     @property
     def paused_wait(self) -> Callable[[float], None] | None:
         """How a paused loop passes its time (``RunControls.before_step(wait=...)``): None (wait on
-        the controls' condition), or on ipykernel 6 sending frames and fetching the next click."""
+        the controls' condition), or on ipykernel 6 and marimo sending frames and fetching the next click."""
         return self._pass_paused_time if self.poller is not None else None
 
     def _pass_paused_time(self, seconds: float) -> None:

@@ -24,7 +24,7 @@ import anywidget
 import traitlets
 from comm import DummyComm
 
-from gymview._internal.kernel import in_forked_child
+from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
@@ -34,6 +34,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.loop_link import LoopLink
+from gymview.live.marimo_poller import MarimoCommPoller
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import FrameStreamer, Send, check_max_size
 from gymview.live.thread_switches import switch_interval_lease
@@ -130,13 +131,15 @@ class LiveView(anywidget.AnyWidget):
         self._controls = RunControls(on_change=self._post_state)
         self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
         self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
+        # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
+        self._marimo = self._in_kernel and in_marimo()
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
         self._link = LoopLink(  # what a loop feeding this view calls (gymview.live.feed.ViewFeed)
             self._streamer, self._throttle, self._controls,
-            # ipykernel 6 delivers no browser message while a cell runs: the loop fetches them
-            poller=Ipykernel6CommPoller.for_this_kernel() if self._in_kernel else None,
+            # ipykernel 6 and marimo deliver no browser message while a cell runs: the loop fetches them
+            poller=_poller(self._in_kernel, self._marimo),
             is_active=lambda: self._active, handlers=_message_handlers,
             keep_still_image=lambda: self._leave_last_frame(keep_widget=True),
             report=lambda message: self._post_state(message=message),
@@ -151,9 +154,11 @@ class LiveView(anywidget.AnyWidget):
             show_controls=bool(show_controls), **kwargs,
         )
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
-        route_clicks_early(self.comm, self._messages)
+        if not self._marimo:
+            route_clicks_early(self.comm, self._messages)
         self._closed = False
-        self._holds_switch_interval = self._in_kernel  # see thread_switches: clicks heard during busy cells
+        # see thread_switches: clicks heard during busy cells on ipykernel's shell-channel thread
+        self._holds_switch_interval = self._in_kernel and not self._marimo
         if self._holds_switch_interval:
             switch_interval_lease.hold()
         registry.add(self, self._go_inert)
@@ -196,9 +201,17 @@ class LiveView(anywidget.AnyWidget):
         """Display the view in the notebook; nothing outside one.
 
         There ``close()`` leaves its last frame as a still image (saved with the notebook)
-        instead of an empty widget.
+        instead of an empty widget. In marimo the view goes to the cell's output and keeps its
+        last frame on the page (marimo saves no outputs).
         """
         if not self._active:
+            return
+        if self._marimo:  # marimo's cell output; its comm ends with the cell (re-run or deleted)
+            import marimo
+
+            self._displayed = True  # a page's ready waits behind a blocking cell on older marimos
+            self._update_rate()
+            marimo.output.append(self)
             return
         from IPython.display import display
 
@@ -297,8 +310,8 @@ class LiveView(anywidget.AnyWidget):
         ``active``: pushed frames can reach a notebook front-end (in a kernel, not closed);
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
         container is confirmed only by the browser; until then it gets ``HIDDEN_FPS``);
-        ``polls_browser``: a blocking loop fetches the browser's messages itself (ipykernel 6, which
-        delivers none while a cell runs).
+        ``polls_browser``: a blocking loop fetches the browser's messages itself (ipykernel 6 and
+        marimo, which deliver none while a cell runs).
         """
         streamer, throttle = self._streamer, self._throttle
         with self._rate_lock:
@@ -410,6 +423,14 @@ class LiveView(anywidget.AnyWidget):
             controls.state, controls.speed, self._link.env_fps, list(SPEEDS), len(self._streamer.history),
             self._messages.heard, message,
         ))
+
+
+def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommPoller | None:
+    if not in_kernel:
+        return None
+    if marimo:
+        return MarimoCommPoller.for_this_kernel()
+    return Ipykernel6CommPoller.for_this_kernel()
 
 
 def _message_handlers() -> dict[str, Callable[[Any], None]]:
