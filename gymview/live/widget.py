@@ -34,6 +34,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.loop_link import LoopLink
+from gymview.live.marimo_cell import show_in_cell
 from gymview.live.marimo_poller import MarimoCommPoller
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import FrameStreamer, Send, check_max_size
@@ -202,16 +203,15 @@ class LiveView(anywidget.AnyWidget):
 
         There ``close()`` leaves its last frame as a still image (saved with the notebook)
         instead of an empty widget. In marimo the view goes to the cell's output and keeps its
-        last frame on the page (marimo saves no outputs).
+        last frame on the page (marimo saves no outputs); when the cell runs again, a loop still
+        feeding the view (``gymview.play``) is stopped.
         """
         if not self._active:
             return
-        if self._marimo:  # marimo's cell output; its comm ends with the cell (re-run or deleted)
-            import marimo
-
+        if self._marimo:  # the cell's output; a cell run again stops loops on the old view
             self._displayed = True  # a page's ready waits behind a blocking cell on older marimos
             self._update_rate()
-            marimo.output.append(self)
+            show_in_cell(self, on_cell_end=lambda: None if self._closed else self._controls.stop())
             return
         from IPython.display import display
 

@@ -72,7 +72,7 @@ except gymview.Stopped:
     outcome = "stopped"
 env.close()
 progress["done"] = True
-out.write_text(f"{outcome} {progress['steps']}")
+_ = out.write_text(f"{outcome} {progress['steps']}")  # not the cell's last value: the view stays its output
 """
 PLAY = """
 run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed=1.0)
@@ -200,8 +200,14 @@ def steer(page, folder: pathlib.Path) -> int:
                timeout=60, poll=0.05)
     assert view_of(page)["status"].startswith("paused")
     click(page, "Stop")
-    wait_until(lambda: view_of(page)["status"].startswith("stopped"), "the view to say stopped", timeout=60, poll=0.05)
-    assert python_steps(folder) == shown_step(page) == held + 1
+    seen = {}  # the view as it said stopped (the cell may end and marimo redraw its output after)
+
+    def says_stopped() -> bool:
+        seen.update(view_of(page))
+        return seen["status"].startswith("stopped")
+
+    wait_until(says_stopped, "the view to say stopped", timeout=60, poll=0.05)
+    assert python_steps(folder) == step_of(seen["status"]) == held + 1
     assert page.errors == []
     return held + 1
 
@@ -236,6 +242,68 @@ def test_the_example_app_shows_both_views(tmp_path):
             page.goto(server.url)
             wait_until(lambda: len(page.evaluate(VIEWS)) == 2 and all(view["drawn"] >= 3 for view in page.evaluate(VIEWS)),
                        "both views to draw frames", timeout=120, poll=0.1)
+            assert page.errors == []
+    finally:
+        server.stop()
+
+
+RERUN_APP = '''
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import os, pathlib, threading, time
+    import marimo as mo
+    import gymnasium as gym
+    import gymview
+    runs = []
+    out = pathlib.Path(os.environ["GYMVIEW_MARIMO_OUT"])
+    def report():
+        while True:
+            states = ["stopped" if run.stopped else "done" if run.done else "running" for run in runs]
+            (out.parent / "runs.tmp").write_text(" ".join(states))
+            os.replace(out.parent / "runs.tmp", out)
+            time.sleep(0.02)
+    threading.Thread(target=report, daemon=True).start()
+    episodes = mo.ui.number(start=1, stop=1000, value=100, label="episodes")
+    episodes
+    return episodes, gym, gymview, runs
+
+
+@app.cell
+def _(episodes, gym, gymview, runs):
+    runs.append(gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), episodes=episodes.value, speed=1.0))
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+
+def test_a_play_cell_run_again_stops_the_old_run(tmp_path):
+    """marimo re-runs a cell when a value it reads changes: the run the old cell started is stopped
+    (its view is gone from the page), and the new one plays."""
+    app = tmp_path / "app.py"
+    app.write_text(RERUN_APP)
+    out = tmp_path / "runs.txt"
+    env = dict(os.environ, GYMVIEW_MARIMO_OUT=str(out),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    server = MarimoServer(app, "run", env)
+    try:
+        wait_until(server.healthy, "the marimo server to answer", timeout=90, poll=0.25)
+        with chromium_page() as page:
+            page.goto(server.url)
+            wait_until(lambda: out.exists() and out.read_text() == "running", "the first run to play", timeout=120, poll=0.05)
+            wait_until(lambda: view_of(page)["drawn"] >= 3, "its frames to be drawn", timeout=60, poll=0.05)
+            number = page.locator("marimo-number input").first
+            number.fill("200")
+            number.press("Enter")
+            wait_until(lambda: out.read_text() == "stopped running", "the old run to stop and a new one to play",
+                       timeout=120, poll=0.05)
             assert page.errors == []
     finally:
         server.stop()
