@@ -4,6 +4,7 @@ script). The IPython kernel side is covered by tests/kernel."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -16,6 +17,9 @@ import pytest
 from gymview._internal.kernel import in_ipython_kernel, in_kernel, in_marimo
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# marimo runs only in the child processes: importing it here would change this process's allocator
+# state, which tests/live/test_widget.py's cost measurements are sensitive to.
+needs_marimo = pytest.mark.skipif(importlib.util.find_spec("marimo") is None, reason="pip install 'gymview[marimo]'")
 
 PROBE = '''
 import marimo
@@ -67,8 +71,8 @@ def test_a_plain_interpreter_is_no_notebook():
     assert (in_kernel(), in_ipython_kernel(), in_marimo()) == (False, False, False)
 
 
+@needs_marimo
 def test_a_marimo_kernel_is_a_notebook_without_ipykernel_machinery(tmp_path):
-    pytest.importorskip("marimo")
     found = probe(tmp_path, "-m", "marimo", "export", "html", "-o", str(tmp_path / "out.html"))
     assert found == {
         "in_kernel": True, "in_ipython_kernel": False, "in_marimo": True, "frontend": "marimo",
@@ -80,7 +84,7 @@ def test_a_marimo_kernel_is_a_notebook_without_ipykernel_machinery(tmp_path):
     }
 
 
+@needs_marimo
 def test_python_app_py_runs_the_cells_as_a_script_not_a_notebook(tmp_path):
-    pytest.importorskip("marimo")
     found = probe(tmp_path)
     assert (found["in_kernel"], found["in_marimo"], found["frontend"], found["active"]) == (False, False, "python", False)
