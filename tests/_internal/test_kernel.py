@@ -17,8 +17,8 @@ import pytest
 from gymview._internal.kernel import in_ipython_kernel, in_kernel, in_marimo
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-# marimo runs only in the child processes: importing it here would change this process's allocator
-# state, which tests/live/test_widget.py's cost measurements are sensitive to.
+# marimo runs only in the child processes: imported in pytest's own process, it made
+# tests/live/test_widget.py's frame-cost budget test fail (see tests/live/test_marimo_poller.py).
 needs_marimo = pytest.mark.skipif(importlib.util.find_spec("marimo") is None, reason="pip install 'gymview[marimo]'")
 
 PROBE = '''

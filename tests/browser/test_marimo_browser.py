@@ -19,8 +19,8 @@ import pytest
 from lab import REPO, _free_port, chromium_page
 from waiting import wait_until
 
-# Not imported here (marimo runs in the servers this starts): importing it changes this process's
-# allocator state, which tests/live/test_widget.py's cost measurements are sensitive to.
+# Not imported here (marimo runs in the servers this starts): imported in pytest's own process, it
+# made tests/live/test_widget.py's frame-cost budget test fail (see tests/live/test_marimo_poller.py).
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("marimo") is None, reason="pip install 'gymview[marimo]'")]
 

@@ -1,8 +1,9 @@
 """MarimoCommPoller against marimo's own queue and batcher: a view's messages are handled once,
 from inside the cell; everything else still reaches marimo's kernel after it, in order.
 
-marimo is imported in a child process: importing it changes this process's allocator state, and
-tests/live/test_widget.py measures the loop's cost of copying a frame."""
+marimo is imported in a child process: imported in pytest's own process, it made
+tests/live/test_widget.py's frame-cost budget test fail (the loop's measured cost of a frame rose;
+the cause is not pinned down)."""
 
 from __future__ import annotations
 
