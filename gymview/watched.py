@@ -154,37 +154,36 @@ def watch(
                 "max_overhead": max_overhead}
     settings = {name: value for name, value in settings.items() if value is not None}
     if view is not None and settings:
-        raise ValueError(
-            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, "
-            "quality, image_format, title and max_overhead on the LiveView instead (LiveView(fps=15, ...))"
-        )
+        raise ValueError("watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
+                         "image_format, title and max_overhead on the LiveView instead (LiveView(fps=15, ...))")
+    spec, snapshot = getattr(env, "spec", None), None
     if kind in ("aec", "parallel"):
-        from gymview.integrations.pettingzoo import watch_pettingzoo
+        from gymview.integrations import pettingzoo
 
-        return watch_pettingzoo(env, view, settings, record, display)  # checks its render mode
-    _check_render_mode(env, kind)
-    spec = getattr(env, "spec", None)
-    if record is not None:
-        if kind != "env":
-            raise ValueError(
-                "watch(record=...) records single envs; wrap each sub-env in gymview.RecordVideo "
-                "(make_vec_env(..., wrapper_class=gymview.RecordVideo)), or use gymview.record_batch"
-            )
-        env = RecordVideo(
-            env, os.fspath(record), episode_trigger=lambda episode: True,
-            name_prefix=spec.id if spec is not None else "episode", fast_render=fast_render,
-        )
-    if first_render_makes_gl_context(env):
-        # Checked in a child process: a failed GL context can make MuJoCo abort the next try (the kernel).
-        check_mujoco_rendering()
-    snapshot = snapshot_for(env) if kind == "env" and fast_render else None  # may raise: before a view exists
+        pettingzoo.check_render_mode(env)
+        default_title = pettingzoo.env_name(env)
+    else:
+        _check_render_mode(env, kind)
+        default_title = spec.id if spec is not None else ""
+        if record is not None:
+            if kind != "env":
+                raise ValueError("watch(record=...) records single envs; wrap each sub-env in gymview.RecordVideo "
+                                 "(make_vec_env(..., wrapper_class=gymview.RecordVideo)), or use gymview.record_batch")
+            env = RecordVideo(env, os.fspath(record), episode_trigger=lambda episode: True,
+                              name_prefix=default_title or "episode", fast_render=fast_render)
+        if first_render_makes_gl_context(env):
+            # Checked in a child process: a failed GL context can make MuJoCo abort the next try (the kernel).
+            check_mujoco_rendering()
+        if kind == "env" and fast_render:
+            snapshot = snapshot_for(env)  # may raise: before a view exists
     made_view = view is None
     if view is None:
-        settings.setdefault("title", spec.id if spec is not None else "")
-        view = LiveView(**settings)
+        view = LiveView(**{"title": default_title, **settings})
     try:
-        if kind == "env":
-            wrapped: Any = WatchedEnv(env, view, snapshot=snapshot, owns_view=made_view)
+        if kind in ("aec", "parallel"):
+            wrapped: Any = pettingzoo.adapter_for(env)(env, view, owns_view=made_view, record=record)
+        elif kind == "env":
+            wrapped = WatchedEnv(env, view, snapshot=snapshot, owns_view=made_view)
         elif kind == "vector":
             wrapped = WatchedVectorEnv(env, view, fast_render=fast_render, owns_view=made_view)
         else:

@@ -38,50 +38,27 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
 from gymview.video.ffmpeg import find_ffmpeg
-from gymview.video.recorder import VideoRecorder, check_writable_folder
+from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 from gymview.video.shared_folder import NameSlot
 
-__all__ = ["WatchedAECEnv", "WatchedParallelEnv", "env_name", "check_render_mode", "watch_pettingzoo"]
+__all__ = ["WatchedAECEnv", "WatchedParallelEnv", "adapter_for", "check_render_mode", "env_name"]
 
 
-def watch_pettingzoo(env: AECEnv | ParallelEnv, view: LiveView | None, settings: dict[str, Any],
-                     record: str | os.PathLike[str] | None, display: bool = False) -> WatchedAECEnv | WatchedParallelEnv:
-    """What ``gymview.watch`` does with a PettingZoo env: its adapter over a new (or the given) view.
+def adapter_for(env: AECEnv | ParallelEnv) -> type[WatchedAECEnv] | type[WatchedParallelEnv]:
+    """The wrapper ``gymview.watch`` puts around a PettingZoo env: one of the same API.
 
     Args:
-        env: A PettingZoo AEC or Parallel env, made with ``render_mode="rgb_array"``.
-        view: The view to show its frames in; None makes one with ``settings``.
-        settings: The new view's settings (``fps``, ``max_size``, ...); the title defaults to the env's name.
-        record: A folder to record every episode to; None records nothing.
-        display: Show the view now.
+        env: A PettingZoo AEC or Parallel env.
 
     Returns:
-        A ``WatchedAECEnv`` or ``WatchedParallelEnv``.
-
-    Raises:
-        ValueError: When the env does not render ``rgb_array`` frames.
+        ``WatchedParallelEnv`` for a Parallel env, else ``WatchedAECEnv``.
 
     Examples:
         >>> from pettingzoo.classic import tictactoe_v3
-        >>> env = watch_pettingzoo(tictactoe_v3.env(render_mode="rgb_array"), None, {"fps": 5}, None)
-        >>> env.view.title, env.view.fps
-        ('tictactoe_v3', 5.0)
-        >>> env.close()
+        >>> adapter_for(tictactoe_v3.env()).__name__
+        'WatchedAECEnv'
     """
-    check_render_mode(env)
-    made_view = view is None
-    if view is None:
-        view = LiveView(**{"title": env_name(env), **settings})
-    adapter = WatchedParallelEnv if isinstance(env, ParallelEnv) else WatchedAECEnv
-    try:
-        wrapped = adapter(env, view, owns_view=made_view, record=record)
-    except BaseException:
-        if made_view:
-            view.close()
-        raise
-    if display:
-        view.show()
-    return wrapped
+    return WatchedParallelEnv if isinstance(env, ParallelEnv) else WatchedAECEnv
 
 
 def env_name(env: AECEnv | ParallelEnv) -> str:
@@ -139,7 +116,7 @@ class _EpisodeVideos:
         self._names = NameSlot.claim(self.folder, prefix)
         self._fps = fps or 30
         self._recorder: VideoRecorder | None = None
-        self._finishing: list[VideoRecorder] = []
+        self._finishing = FinishingVideos()
         self.episode_id = -1
         self.last_frame: np.ndarray | None = None
         self.paths: list[Path] = []
@@ -164,23 +141,13 @@ class _EpisodeVideos:
         recorder, self._recorder, self.last_frame = self._recorder, None, None
         if recorder is None:
             return
-        recorder.close(wait=False)  # finished in the background while the next episode runs
-        self._finishing.append(recorder)
-        while len(self._finishing) > 1:
-            self._finishing.pop(0).close()
+        self._finishing.add(recorder)  # finished in the background while the next episode runs
 
     def close(self) -> None:
         """Finish every video, waiting for each; the first failure is raised once all are done."""
         self.stop()
         self._names.release()
-        failures = []
-        while self._finishing:
-            try:
-                self._finishing.pop(0).close()
-            except Exception as failure:
-                failures.append(failure)
-        if failures:
-            raise failures[0]
+        self._finishing.close()
 
 
 class _Watch:

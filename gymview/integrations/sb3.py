@@ -38,7 +38,7 @@ from gymview.live.throttle import torch_saturates_cores
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import drawing_of, first_tiled, state_painter, tiled
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
-from gymview.video.recorder import VideoRecorder, check_writable_folder
+from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 
 __all__ = ["WatchCallback", "WatchedVecEnv"]
 
@@ -307,7 +307,7 @@ class _TrainingVideos:
         self.next_start = 0  # num_timesteps from which the next video may start
         self.recorder: VideoRecorder | None = None
         self.info: dict[str, Any] = {}
-        self.finishing: list[VideoRecorder] = []
+        self.finishing = FinishingVideos()
         self.fps = 30.0
         self.videos = 0
 
@@ -331,7 +331,7 @@ class _TrainingVideos:
         name = f"training-step-{steps}"
         self.info = {"episode": self.videos, "name": name, "fps": self.fps}
         info, log = self.info, self.log  # the hook holds neither this object nor the recorder
-        after = self.finishing[-1].finished if self.finishing else None
+        after = getattr(self.finishing.newest, "finished", None)
 
         def logged(path: Path) -> None:
             if after is not None:
@@ -346,25 +346,15 @@ class _TrainingVideos:
     def _stop(self, steps: int) -> None:
         recorder, self.recorder = self.recorder, None
         self.info.update(step=steps, frames=recorder.frames_written)
-        recorder.close(wait=False)  # encoded and logged on its own thread
-        self.finishing.append(recorder)
-        while len(self.finishing) > 1:  # one video finishing behind, at most; raises its failure
-            self.finishing.pop(0).close()
+        self.finishing.add(recorder)  # encoded and logged on its own thread
 
     def end(self, steps: int) -> None:
         """Training ended: the video in progress finished, every video waited for, the first failure raised."""
         if self.recorder is not None:
             self.recorder, recorder = None, self.recorder
             self.info.update(step=steps, frames=recorder.frames_written)
-            self.finishing.append(recorder)
-        failures = []
-        while self.finishing:
-            try:
-                self.finishing.pop(0).close()
-            except Exception as failure:  # finish the others before reporting
-                failures.append(failure)
-        if failures:
-            raise failures[0]
+            self.finishing.add(recorder)
+        self.finishing.close()
 
 
 def _first_frame(env: VecEnv) -> np.ndarray:

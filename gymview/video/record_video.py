@@ -18,7 +18,7 @@ from gymview._internal.checks import check_int
 from gymview.renderers import renderer_for
 from gymview.video.ffmpeg import find_ffmpeg
 from gymview.video.log_sinks import LogTarget, video_log
-from gymview.video.recorder import VideoRecorder, check_writable_folder
+from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 from gymview.video.shared_folder import NameSlot
 
 
@@ -168,7 +168,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._encoder_options = dict(crf=crf, preset=preset, threads=threads, tune=tune)
         self._renderer = renderer_for(env) if fast_render and env.render_mode == "rgb_array" else None
         self._recorder: VideoRecorder | None = None
-        self._finishing: list[VideoRecorder] = []  # closed, still finalizing in the background
+        self._finishing = FinishingVideos()
         self.last_frame: np.ndarray | None = None  # the frame recorded last; a live view reuses it
 
     @property
@@ -278,7 +278,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
         self._recorder = VideoRecorder(
             os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options,
-            on_finished=_logger(self._log, self._log_info, self._finishing[-1].finished if self._finishing else None),
+            on_finished=_logger(self._log, self._log_info, getattr(self._finishing.newest, "finished", None)),
         )
         self.recording = True
         self._video_name = video_name
@@ -296,10 +296,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
         if recorder.frames_written == 0:
             logger.warn("Ignored saving a video as there were zero frames to save.")
-        recorder.close(wait=False)
-        self._finishing.append(recorder)
-        while len(self._finishing) > 1:  # at most one video finishing behind the one recording
-            self._finishing.pop(0).close()
+        self._finishing.add(recorder)
         if self.gc_trigger and self.gc_trigger(self.episode_id):
             gc.collect()
 
@@ -322,14 +319,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             if self.recording:
                 self.stop_recording()
             self._names.release()
-            failures = []
-            while self._finishing:
-                try:
-                    self._finishing.pop(0).close()
-                except Exception as failure:  # finish the others before reporting
-                    failures.append(failure)
-            if failures:
-                raise failures[0]
+            self._finishing.close()
 
 
 def _logger(log: Callable[[str, dict[str, Any]], None] | None, info: dict[str, Any],

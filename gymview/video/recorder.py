@@ -272,6 +272,58 @@ class VideoRecorder:
         return f"<VideoRecorder {str(self._path)!r} {state}, {self._accepted} frames>"
 
 
+class FinishingVideos:
+    """Videos that finish in the background while the next one records.
+
+    Each recorder added is closed without waiting; at most one finishes behind the recording in
+    progress: adding the next one waits for it, and raises its failure. ``close`` waits for the last.
+
+    Examples:
+        >>> import numpy as np, os, tempfile
+        >>> finishing = FinishingVideos()
+        >>> for name in ("a.mp4", "b.mp4"):
+        ...     recorder = VideoRecorder(os.path.join(tempfile.mkdtemp(), name), fps=10)
+        ...     recorder.write(np.zeros((16, 16, 3), np.uint8))
+        ...     finishing.add(recorder)
+        >>> finishing.newest is recorder
+        True
+        >>> finishing.close(); finishing.newest is None
+        True
+    """
+
+    def __init__(self) -> None:
+        self._recorders: list[VideoRecorder] = []
+
+    @property
+    def newest(self) -> VideoRecorder | None:
+        """The recorder added last, while it may still be finishing; None when none is."""
+        return self._recorders[-1] if self._recorders else None
+
+    def add(self, recorder: VideoRecorder) -> None:
+        """Let ``recorder``'s video finish in the background.
+
+        Args:
+            recorder: A recorder whose last frame was written.
+
+        Raises:
+            gymview.errors.FFmpegError: When the video finishing behind it failed.
+        """
+        recorder.close(wait=False)
+        self._recorders.append(recorder)
+        while len(self._recorders) > 1:
+            self._recorders.pop(0).close()
+
+    def close(self) -> None:
+        """Wait until the video still finishing is finished.
+
+        Raises:
+            gymview.errors.FFmpegError: When that video could not be finished.
+        """
+        recorders, self._recorders = self._recorders, []
+        for recorder in recorders:
+            recorder.close()
+
+
 def check_writable_folder(folder: Path) -> None:
     """Create ``folder`` if needed and prove a file can be written there, now rather than later.
 

@@ -1,6 +1,7 @@
 import gc
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import threading
@@ -400,3 +401,27 @@ def test_crash_safe_false_writes_a_plain_faststart_mp4_in_one_pass(tmp_path):
     assert len(decode(path)) == 12
     boxes = top_level_boxes(path)
     assert "moof" not in boxes and boxes.index("moov") < boxes.index("mdat")
+
+
+def test_videos_finishing_behind_report_a_failure_when_the_next_is_added_and_still_finish_that_one(tmp_path):
+    from gymview.errors import FFmpegError
+    from gymview.video.recorder import FinishingVideos
+
+    def recorded(path):
+        recorder = VideoRecorder(path, fps=10)
+        for value in (0, 120, 240):
+            recorder.write(np.full((16, 16, 3), value, np.uint8))
+        return recorder
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    failing = recorded(gone / "a.mp4")
+    shutil.rmtree(gone)  # ffmpeg cannot open its output any more
+    finishing = FinishingVideos()
+    finishing.add(failing)
+    kept = recorded(tmp_path / "b.mp4")
+    with pytest.raises(FFmpegError, match="a.mp4"):
+        finishing.add(kept)
+    assert finishing.newest is kept
+    finishing.close()
+    assert finishing.newest is None and kept.closed and (tmp_path / "b.mp4").stat().st_size > 0
