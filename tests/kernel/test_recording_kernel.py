@@ -64,9 +64,11 @@ def test_interrupt_keeps_ffmpeg_alive_until_env_close_finishes_every_video(kerne
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
     recording, recorded = kernel.execute("print(env.recording, env.frames_recorded)").stdout.split()
     folder = tmp_path / "videos"
-    if recording == "True":  # Ctrl-C landed inside an episode (not between two): its ffmpeg waits for frames
-        # (and the previous episode's may still be finishing in the background)
-        assert 1 <= len(ffmpeg_processes_writing(folder)) <= 2 and int(recorded) > 0
+    if recording == "True" and int(recorded) > 0:
+        # Ctrl-C landed inside an episode with frames (not between two, nor between a recording's start and its
+        # first frame, which starts ffmpeg): its ffmpeg waits for frames, and the previous episode's may still be
+        # finishing in the background
+        assert 1 <= len(ffmpeg_processes_writing(folder)) <= 2
     writing = ffmpeg_processes_writing(folder)
     reply = kernel.execute("env.close()").reply
     assert reply["status"] == "ok", f"{reply['ename']}: {reply['evalue']}"
