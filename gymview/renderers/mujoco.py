@@ -148,6 +148,9 @@ class MujocoPainter:
         for name, value in zip(OPTION_VALUES, next(rest)):
             setattr(options, name, int(value))
         viewer.scn.flags[:] = next(rest).astype(viewer.scn.flags.dtype)
+        # One process may hold several GL contexts (painters of other models, the user's own envs),
+        # and closing any of them can leave none current: draw in this painter's own.
+        viewer.make_context_current()
         return viewer.render("rgb_array", self.camera_id)
 
     def _option_sizes(self, viewer: Any) -> list[int]:

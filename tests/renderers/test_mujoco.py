@@ -38,6 +38,15 @@ def make(env_id, **kwargs):
     return env
 
 
+def rendered(env):
+    """``env.render()`` in the env's own GL context: gymnasium draws in whichever context is current,
+    and these tests hold several in one thread."""
+    viewer = env.unwrapped.mujoco_renderer._viewers.get("rgb_array")
+    if viewer is not None:
+        viewer.make_context_current()
+    return env.render()
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_a_painter_elsewhere_draws_exactly_what_env_render_draws(env_id):
     env = make(env_id)
@@ -51,10 +60,10 @@ def test_a_painter_elsewhere_draws_exactly_what_env_render_draws(env_id):
         frame = painter.frame_of(env)
         assert isinstance(frame, MujocoFrame) and frame.state.dtype == np.float64
         drawn = elsewhere.paint(frame.state)
-        rendered = env.render()
-        assert drawn.shape == rendered.shape == (72, 96, 3) and drawn.dtype == np.uint8
-        np.testing.assert_array_equal(drawn, rendered)
-    assert not np.array_equal(first, rendered), "the body moved: the frames must differ"
+        last = rendered(env)
+        assert drawn.shape == last.shape == (72, 96, 3) and drawn.dtype == np.uint8
+        np.testing.assert_array_equal(drawn, last)
+    assert not np.array_equal(first, last), "the body moved: the frames must differ"
     env.close()
 
 
@@ -70,7 +79,22 @@ def test_the_camera_and_visual_options_travel_with_each_frame():
     viewer.cam.distance *= 0.5
     viewer.vopt.flags[mujoco.mjtVisFlag.mjVIS_JOINT] = 1
     viewer.scn.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
-    np.testing.assert_array_equal(elsewhere.paint(painter.frame_of(env).state), env.render())
+    np.testing.assert_array_equal(elsewhere.paint(painter.frame_of(env).state), rendered(env))
+    env.close()
+
+
+def test_a_painter_draws_in_its_own_gl_context_when_another_one_was_closed():
+    env = make("HalfCheetah-v5")
+    painter = MujocoPainter.for_env(env)
+    env.render()
+    elsewhere = pickle.loads(pickle.dumps(painter))
+    state = painter.frame_of(env).state
+    before = elsewhere.paint(state)
+    other = make("Hopper-v5")
+    other.render()
+    other.close()  # its context was current: now none is
+    np.testing.assert_array_equal(elsewhere.paint(state), before)
+    np.testing.assert_array_equal(before, rendered(env))
     env.close()
 
 
@@ -111,7 +135,7 @@ def test_the_encoder_process_paints_mujoco_frames(shown):
         assert view.push(painter.frame_of(env), force=True) and view.flush()
     (header, buffers), = view.sent
     assert (header["width"], header["height"]) == (96, 72)
-    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(buffers[0]))), env.render())
+    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(buffers[0]))), rendered(env))
     env.close()
 
 
@@ -161,7 +185,7 @@ def test_a_vector_of_mujoco_envs_is_painted_elsewhere_as_the_grid_of_their_rende
     for _ in range(4):
         envs.step(envs.action_space.sample())
     painted = elsewhere.paint(grid.frame_of(envs.envs, returns).state)
-    np.testing.assert_array_equal(painted, tiled(envs.render(), returns))
+    np.testing.assert_array_equal(painted, tiled([rendered(env) for env in envs.envs], returns))
     envs.close()
 
 
