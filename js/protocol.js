@@ -43,7 +43,7 @@ export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
 // What the browser sends. Clicks, keys and replay requests carry an id (clickId: this page's nth),
 // so the kernel applies each once however many times it hears it.
 export const readyMessage = () => ({ type: "ready", v: PROTOCOL_VERSION, client: CLIENT_ID });
-export const ackMessage = (seq) => ({ type: "ack", seq });
+export const ackMessage = (seq) => ({ type: "ack", seq, client: CLIENT_ID });
 export const visibilityMessage = (visible) => ({ type: "visibility", visible, client: CLIENT_ID });
 export const controlMessage = (action, value) =>
   value === undefined ? { type: "control", action } : { type: "control", action, value };

@@ -71,7 +71,7 @@ class BrowserMessages:
                 )
             self._page_seen(message.client, True, True)
         elif message.type == protocol.ACK and message.seq is not None:
-            self.streamer.acknowledge(message.seq)
+            self.streamer.acknowledge(message.seq, message.client)
         elif message.type == protocol.VISIBILITY:
             self._page_seen(message.client, message.visible, False)
 

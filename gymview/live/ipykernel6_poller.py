@@ -5,7 +5,8 @@ cell runs (:func:`gymview.live.browser_messages.route_clicks_early`). ipykernel 
 running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
 watched env, when it looks at its view, calls :meth:`Ipykernel6CommPoller.deliver`: it moves what waits on
 the shell socket into the kernel's queue, hands the views' own custom messages (clicks, keys, acks)
-straight to the views' handlers, and puts every other message back in its place, so the cells
+straight to the views' handlers, answers a loading page's requests (:mod:`gymview.live.page_requests`),
+and puts every other message back in its place, so the cells
 queued after this one run after it, in order, as they would have. The kernel's comm handler is not
 used: it fires IPython's pre/post-execute events, which would, for one, show and close the cell's
 open matplotlib figures.
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gymview._internal.kernel import ipython_shell
+from gymview.live.page_requests import ANSWERED_TYPES, PageRequests
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
@@ -32,6 +34,8 @@ class Ipykernel6CommPoller:
     def __init__(self, kernel: Any) -> None:
         self._kernel = kernel
         self._pid = os.getpid()
+        # Only asked from inside a running cell: the main shell is busy whenever it answers.
+        self._page_requests = PageRequests(kernel, kernel.shell_stream, busy=lambda: True)
         self._busy = False  # a handler that steps a watched env must not deliver again from inside
 
     @classmethod
@@ -78,16 +82,19 @@ class Ipykernel6CommPoller:
             for item in waiting:
                 kernel.msg_queue.put_nowait(item)
             self._busy = False
-        for _, (comm_id, content, _buffers) in mine:
+        if mine:
+            self._page_requests.running_cell = kernel.get_parent("shell")  # this cell's request
+        for _, handle in mine:
             try:
-                handlers[comm_id](content)
+                handle()
             except Exception:  # as the kernel would: logged, and the user's loop goes on
                 kernel.log.error("Exception in a gymview view's message handler", exc_info=True)
         return len(mine)
 
-    def _addressed_to(self, item: Any, handlers: Mapping[str, Handler]) -> tuple[str, Any, list] | None:
-        """(comm id, content, buffers) when ``item`` is a shell comm message carrying a custom
-        message to one of ``handlers``; None for every other message, which stays queued.
+    def _addressed_to(self, item: Any, handlers: Mapping[str, Handler]) -> Callable[[], None] | None:
+        """What handles ``item`` now, when it is a custom message to one of ``handlers`` or a request
+        of a page that is loading (:mod:`gymview.live.page_requests`); None for every other message,
+        which stays queued.
 
         The others are only peeked at, never deserialized: the session remembers each signature it
         checks and would refuse the message as a replay when the kernel reads it later.
@@ -97,16 +104,20 @@ class Ipykernel6CommPoller:
             return None
         session = self._kernel.session
         try:
-            _, parts = session.feed_identities(list(args[0]), copy=False)
-            header = session.unpack(_bytes(parts[1]))
-            if header.get("msg_type") != "comm_msg":
+            idents, parts = session.feed_identities(list(args[0]), copy=False)
+            msg_type = session.unpack(_bytes(parts[1])).get("msg_type")
+            if msg_type not in ANSWERED_TYPES:
                 return None
             peeked = session.unpack(_bytes(parts[4]))
             comm_id, data = peeked.get("comm_id"), peeked.get("data")
-            if comm_id not in handlers or not isinstance(data, dict) or data.get("method") != "custom":
+            if msg_type == "comm_msg" and comm_id in handlers and isinstance(data, dict) and data.get("method") == "custom":
+                message = session.deserialize(parts, content=True, copy=False)
+                content = message["content"]["data"].get("content")
+                return lambda: handlers[comm_id](content)
+            if not self._page_requests.wants(msg_type, peeked):
                 return None
             message = session.deserialize(parts, content=True, copy=False)
-            return comm_id, message["content"]["data"].get("content"), list(message.get("buffers") or [])
+            return lambda: self._page_requests.answer(idents, message)
         except Exception:  # not a message this can read: the kernel reads it later, as it would have
             return None
 

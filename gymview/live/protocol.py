@@ -18,7 +18,7 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
 
     {"type": "ready", "v": 1, "client": "k3x9"}           a view was rendered; the kernel resends its latest frame
                                                            and its state (the page sends it again until a state comes)
-    {"type": "ack", "seq": 17}                             frames up to 17 were drawn (at most one ack per 250 ms)
+    {"type": "ack", "seq": 17, "client": "k3x9"}         this page drew frames up to 17 (at most one ack per 250 ms)
     {"type": "visibility", "visible": false, "client": "k3x9"}   this page shows no view of the widget
     {"type": "control", "action": "pause", "id": "k3x9:4"}   a button: pause | play | step | stop | speed
                                                               (with "value": 2.0 or "max") | cancel
@@ -126,7 +126,7 @@ class FromPage:
 
     type: str
     id: str | None = None  # clicks, keys and replay requests
-    client: str = ""  # ready and visibility
+    client: str = ""  # ready, ack and visibility
     version: Any = None  # ready: the page's PROTOCOL_VERSION
     seq: int | None = None  # ack
     visible: bool = False  # visibility

@@ -15,9 +15,9 @@ those wake-ups slow the loop (docs/performance.md). One watcher thread looks in 
 ``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
 ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
-Flow control: while acks arrive from the browser (at most four a second, each for the newest
-frame it drew), frames go out as long as the oldest one it has not acknowledged left less than
-``max_lag`` seconds ago; when acks do not arrive (a blocking cell on a kernel without comms over
+Flow control: while acks arrive from a browser page (at most four a second, each for the newest
+frame it drew), frames go out as long as the oldest one that page has not acknowledged left less
+than ``max_lag`` seconds ago; each page counts until its acks stop for ``ACK_FRESH_SECONDS``; when acks do not arrive (a blocking cell on a kernel without comms over
 subshells), the producer's time throttle alone bounds the rate. Every message, resends included,
 takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
 
@@ -34,6 +34,7 @@ takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 import time
 import warnings
@@ -62,6 +63,8 @@ Frame = np.ndarray | DeferredFrame
 # Acknowledgements count as "arriving" while the last one is younger than this; after that the
 # browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
 ACK_FRESH_SECONDS = 1.0
+# A page silent this long is gone (closed, reloaded): it is forgotten.
+PAGE_FORGOTTEN_SECONDS = 60.0
 # While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
 # (the next one will be newer anyway): longer than the browser's 250 ms between acks, so that the
 # last frame of a run is not lost to the wait for the next one.
@@ -120,7 +123,7 @@ class FrameStreamer:
         self._retired = False  # the watcher ended after idling: the next frame starts a new one
         self._seq = -1
         self._acked = -1
-        self._last_ack = -float("inf")
+        self._pages: dict[str, _PageAcks] = {}  # each browser page's acks: pages come and go
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
         # (seq, send time) of frames the browser has not acknowledged; bounded for a browser that never acks
         self._unacked: collections.deque[tuple[int, float]] = collections.deque(maxlen=512)
@@ -229,22 +232,32 @@ class FrameStreamer:
 
     def _can_send(self) -> bool:
         now = self._clock()
-        if now - self._last_ack >= ACK_FRESH_SECONDS:
-            return True
-        unacked = self._unacked
-        return not unacked or now - unacked[0][1] < self.max_lag
+        for page in self._pages.values():
+            if now - page.last >= ACK_FRESH_SECONDS:
+                continue  # gone, hidden or unable to answer during the cell: it holds nothing back
+            for seq, sent_at in self._unacked:
+                if seq > page.acked and sent_at >= page.since:  # its oldest frame not acknowledged
+                    if now - sent_at >= self.max_lag:
+                        return False
+                    break
+        return True
 
-    def acknowledge(self, seq: int) -> None:
-        """Record that the browser drew the frames up to ``seq`` (from any thread)."""
+    def acknowledge(self, seq: int, page: str = "") -> None:
+        """Record that browser page ``page`` drew the frames up to ``seq`` (from any thread). Each
+        page is held to ``max_lag`` while its acks arrive."""
         with self._lock:
             now = self._clock()
-            if now - self._last_ack >= ACK_FRESH_SECONDS:
-                # Acks resume after a silence (a blocking cell, a tab in the background): frames
-                # sent meanwhile are not held against the browser, which may never ack them all.
-                self._unacked.clear()
+            acks = self._pages.get(page)
+            if acks is None or now - acks.last >= ACK_FRESH_SECONDS:
+                # A new page, or acks resuming after a silence (a blocking cell, a tab in the
+                # background): frames sent before are not held against it, it may never ack them all.
+                acks = self._pages[page] = _PageAcks(int(seq), now, now)
+            acks.acked, acks.last = max(acks.acked, int(seq)), now
             self._acked = max(self._acked, int(seq))
-            self._last_ack = now
-            while self._unacked and self._unacked[0][0] <= self._acked:
+            for name in [name for name, other in self._pages.items() if now - other.last > PAGE_FORGOTTEN_SECONDS]:
+                del self._pages[name]
+            fresh = [other.acked for other in self._pages.values() if now - other.last < ACK_FRESH_SECONDS]
+            while self._unacked and self._unacked[0][0] <= min(fresh):
                 self._unacked.popleft()
 
     @property
@@ -379,3 +392,13 @@ class FrameStreamer:
                     return
             if active:
                 give_back_free_memory()  # outside the lock: the loop's push and pump never wait for a trim
+
+
+@dataclasses.dataclass
+class _PageAcks:
+    """One browser page's acks: the newest frame it drew, when it last said so, and since when its
+    acks arrive without a silence."""
+
+    acked: int
+    last: float
+    since: float

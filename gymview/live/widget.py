@@ -36,6 +36,7 @@ from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.loop_link import LoopLink
 from gymview.live.marimo_cell import show_in_cell
 from gymview.live.marimo_poller import MarimoCommPoller
+from gymview.live.page_requests import answer_on_shell_channel
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import FrameStreamer, Send, check_max_size
 from gymview.live.thread_switches import switch_interval_lease
@@ -155,8 +156,9 @@ class LiveView(anywidget.AnyWidget):
             show_controls=bool(show_controls), **kwargs,
         )
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
-        if not self._marimo:
+        if self._in_kernel and not self._marimo:
             route_clicks_early(self.comm, self._messages)
+            answer_on_shell_channel()  # a page loading while a cell runs gets its answers
         self._closed = False
         # see thread_switches: clicks heard during busy cells on ipykernel's shell-channel thread
         self._holds_switch_interval = self._in_kernel and not self._marimo

@@ -13,10 +13,11 @@ class Streamer:
     """What BrowserMessages asks of a FrameStreamer: acks, kept frames, posts."""
 
     def __init__(self, kept=()):
-        self.acked, self.posted, self.history = [], [], History(kept)
+        self.acked, self.pages, self.posted, self.history = [], [], [], History(kept)
 
-    def acknowledge(self, seq):
+    def acknowledge(self, seq, page=""):
         self.acked.append(seq)
+        self.pages.append(page)
 
     def post(self, header, buffers=()):
         self.posted.append((header, list(buffers)))
@@ -90,9 +91,11 @@ def test_ready_ack_and_visibility_reach_the_view_and_the_streamer():
     messages, _, streamer, pages, _ = messages_for()
     messages.receive({"type": protocol.READY, "v": protocol.PROTOCOL_VERSION, "client": "A"})
     messages.receive({"type": protocol.VISIBILITY, "visible": False, "client": "A"})
-    messages.receive({"type": protocol.ACK, "seq": 4})
-    messages.receive({"type": protocol.ACK, "seq": "4"})  # not a sequence number
-    assert pages == [("A", True, True), ("A", False, False)] and streamer.acked == [4]
+    messages.receive({"type": protocol.ACK, "seq": 4, "client": "A"})
+    messages.receive({"type": protocol.ACK, "seq": "4", "client": "A"})  # not a sequence number
+    messages.receive({"type": protocol.ACK, "seq": 2})  # a page of an older front-end names none
+    assert pages == [("A", True, True), ("A", False, False)]
+    assert streamer.acked == [4, 2] and streamer.pages == ["A", ""]
 
 
 def test_a_page_of_another_protocol_version_is_told_to_reload():

@@ -149,6 +149,37 @@ def test_acks_bound_how_far_the_browser_lags_only_while_they_arrive(patient_watc
     streamer.stop()
 
 
+def test_each_page_is_held_to_max_lag_until_its_acks_stop(patient_watcher):
+    clock = Clock()
+    streamer, _ = make(max_lag=0.5, clock=clock)
+
+    def send(step):
+        streamer.offer(frame(h=20, w=20), {"step": step})
+        streamer.flush()
+
+    streamer.acknowledge(-1, "fast")
+    streamer.acknowledge(-1, "slow")
+    send(0)
+    send(1)
+    clock.now += 0.5
+    streamer.acknowledge(1, "fast")
+    assert not streamer.can_send()  # the slow page has drawn nothing for max_lag: it holds frames back
+    streamer.acknowledge(0, "slow")
+    assert not streamer.can_send()  # frame 1 is still owed to it
+    streamer.acknowledge(1, "slow")
+    assert streamer.can_send() and streamer.acked == 1
+    send(2)
+    clock.now += 0.6
+    streamer.acknowledge(2, "fast")  # the slow page went away (a reload): its acks stopped
+    assert not streamer.can_send()  # for less than ACK_FRESH_SECONDS it still counts
+    clock.now += stream.ACK_FRESH_SECONDS - 0.6
+    streamer.acknowledge(2, "fast")
+    assert streamer.can_send()  # after that only the page still acking counts
+    streamer.acknowledge(2, "new")  # a page that appears holds nothing sent before it came against it
+    assert streamer.can_send()
+    streamer.stop()
+
+
 def test_a_frame_that_gets_no_room_is_skipped_and_counted(patient_watcher):
     clock = Clock()
     streamer, sent = make(clock=clock)
