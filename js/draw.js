@@ -1,6 +1,6 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
-import { RateMeter, speedLabel, statusText } from "./status.js";
+import { KERNEL_GONE, RateMeter, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
  * returns the unbinding. */
@@ -42,6 +42,11 @@ export function drawLoop(dom, stream) {
     el.dataset.notice = stream.controls.notice;
     el.dataset.unanswered = String(pending.size); // clicks the kernel has not applied yet
     if (lastHeader !== null) status.textContent = statusText(lastHeader, meter.rate(performance.now()), state && now);
+    el.dataset.kernelGone = String(stream.kernelGone);
+    if (stream.kernelGone) {
+      status.textContent = KERNEL_GONE; // the last frame stays above it
+      for (const button of el.querySelectorAll("button, select, input")) button.disabled = true;
+    }
   };
 
   const draw = () => {
@@ -65,7 +70,7 @@ export function drawLoop(dom, stream) {
     drawn += 1;
     const now = performance.now();
     meter.tick(now);
-    status.textContent = statusText(header, meter.rate(now), stream.controls.state && stream.controls.state.state);
+    if (!stream.kernelGone) status.textContent = statusText(header, meter.rate(now), stream.controls.state && stream.controls.state.state);
     el.dataset.framesReceived = String(stream.received);
     el.dataset.framesDrawn = String(drawn);
     el.dataset.lastSeq = String(header.seq);

@@ -1,5 +1,8 @@
 // What the view writes under the picture: the status line, the drawing rate, the speed choices.
 
+// The status line once the kernel behind the view restarted or stopped: its loop is gone.
+export const KERNEL_GONE = "kernel restarted or stopped: run the cell again";
+
 // A multi-agent status line names at most this many agents' returns, then "+N more".
 export const RETURNS_SHOWN = 6;
 

@@ -56,6 +56,7 @@ export class FrameStream {
     this.replaying = false; // a replay was asked for and not ended since
     /** The view's buttons, keys and replay requests, and the kernel's answers. */
     this.controls = new ControlChannel(model, () => this.tell());
+    this.kernelGone = false; // the kernel restarted or stopped: this model's comm is closed
     this.answered = false; // a state message came since the last "ready"
     this.readyTimer = null;
   }
@@ -72,6 +73,13 @@ export class FrameStream {
         if (!this.answered) this.announce(tries - 1, setTimer);
       }, READY_ANSWER_MS);
     }
+  }
+
+  /** The notebook says this model's comm closed (the kernel restarted or died) or opened again. */
+  setKernelGone(gone) {
+    if (gone === this.kernelGone) return;
+    this.kernelGone = gone;
+    this.tell();
   }
 
   tell() {

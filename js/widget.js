@@ -31,6 +31,23 @@ function initialize({ model }) {
   };
 }
 
+// Kernel states after which this view's loop is gone for good (the same model never comes back).
+const KERNEL_ENDED = new Set(["restarting", "autorestarting", "dead"]);
+
+/** Call `ended()` once the kernel behind the view restarts or dies, where the front-end tells
+ * (JupyterLab and Notebook 7 give their widget manager a kernel connection); returns the unbinding. */
+function watchKernel(model, ended) {
+  const kernel = model.widget_manager?.kernel;
+  const changed = kernel?.statusChanged;
+  if (!changed || typeof changed.connect !== "function") return () => {};
+  const onStatus = (_sender, status) => {
+    if (KERNEL_ENDED.has(status)) ended();
+  };
+  changed.connect(onStatus);
+  if (KERNEL_ENDED.has(kernel.status)) ended();
+  return () => changed.disconnect(onStatus);
+}
+
 function render({ model, el }) {
   const stream = streamOf(model);
   const viewId = {};
@@ -46,10 +63,12 @@ function render({ model, el }) {
   observer.observe(el);
   const onPageVisibility = () => stream.setVisible(viewId, stream.visibleViews.has(viewId));
   document.addEventListener("visibilitychange", onPageVisibility);
+  const unwatchKernel = watchKernel(model, () => stream.setKernelGone(true));
   stream.announce();
 
   return () => {
     stopDrawing();
+    unwatchKernel();
     observer.disconnect();
     document.removeEventListener("visibilitychange", onPageVisibility);
     unbindKeyboard();

@@ -130,7 +130,18 @@ test("acks go at most once per ACK_PERIOD_MS, each for the newest frame drawn by
   assert.equal(seqs.at(-1), 29);  // the last frame drawn is acked by the timer
   assert.ok(seqs.length >= 4 && seqs.length <= 6, seqs);  // about 4 a second, not 30
   assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
-  assert.ok(model.sent.every((m) => m.type === "ack"));
+  assert.ok(model.sent.every((m) => m.type === "ack" && m.client === CLIENT_ID));  // each page acks as itself
+});
+
+test("a kernel that restarted or died is said once, and the listeners are told", () => {
+  const stream = new FrameStream(fakeModel(), async () => ({}));
+  let told = 0;
+  stream.listeners.add(() => (told += 1));
+  assert.equal(stream.kernelGone, false);
+  stream.setKernelGone(true);
+  stream.setKernelGone(true);
+  assert.equal(stream.kernelGone, true);
+  assert.equal(told, 1);
 });
 
 test("acks back off while the kernel is not reading them, and resume when it does", () => {
