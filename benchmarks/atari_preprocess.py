@@ -25,11 +25,18 @@ hands them over): put(frames) then get() at once (a caller that waits for each r
 and wrap() of a vector env replaying the frames. Slices of each alternate in one process; each is
 divided by the cv2 loop of its own round (medians), and a second cv2 loop gives the noise floor.
     python benchmarks/atari_preprocess.py --only preprocessing
+
+put() then get() against process(), run after run (``--only putget --runs 5``; 8 envs by default): each
+run makes fresh pipelines (a thread hand-off that goes wrong does so for a whole run) and alternates
+slices of put()+get(), process() and a second process() (the noise floor), each divided by the
+per-env cv2 loop of its round; medians per run.
+    python benchmarks/atari_preprocess.py --only putget --runs 5
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -359,6 +366,64 @@ def preprocessing_only(num_envs: int, device: torch.device, rounds: int, steps: 
     return {name: (statistics.median(rates[name]), statistics.median(ratios[name])) for name in ways}
 
 
+def put_get_runs(num_envs: int, device: torch.device, runs: int, rounds: int, steps: int) -> list[dict[str, float]]:
+    """Per run (fresh pipelines each): the median ratio to the cv2 loop of put()+get(), process() and
+    process() again, over alternating slices."""
+    frames, masks = record_frames(num_envs)
+    count = len(frames)
+    results = []
+    for _ in range(runs):
+        loop = Cv2Loop(num_envs)
+        # One pipeline serves every way: of three identical pipelines the first made ran 2-4% slower
+        # whichever way it served (where its buffers lie), as much as is measured here.
+        pipe = AtariPipeline(num_envs, device=device)
+
+        def put_get(step: int) -> torch.Tensor:
+            pipe.put(frames[step % count], reset_mask=masks[step % count])
+            return pipe.get()
+
+        ways = {
+            "cv2 loop": lambda step: loop(frames[step % count], masks[step % count]).to(device),
+            "put() then get()": put_get,
+            "process()": lambda step: pipe.process(frames[step % count], masks[step % count]),
+            "process() again": lambda step: pipe.process(frames[step % count], masks[step % count]),
+        }
+        ratios: dict[str, list[float]] = {name: [] for name in ways}
+        try:
+            for run in ways.values():
+                for step in range(5):
+                    run(step)
+            for round_index in range(rounds):
+                seconds = {}
+                # a new order each round (seeded): a slice right after the cv2 loop finds the caches
+                # cold, which cost the way that always came next 3-4% in a fixed or rotated order
+                order = list(ways)
+                random.Random(round_index).shuffle(order)
+                for name in order:
+                    start = time.perf_counter()
+                    for step in range(steps):
+                        out = ways[name](step)
+                    if device.type == "cuda":
+                        out.sum().item()
+                    seconds[name] = time.perf_counter() - start
+                for name in ways:
+                    ratios[name].append(seconds["cv2 loop"] / seconds[name])
+        finally:
+            pipe.close()
+        results.append({name: statistics.median(values) for name, values in ratios.items()})
+    return results
+
+
+def put_get_table(env_counts: list[int], device: torch.device, runs: int, rounds: int) -> None:
+    for num_envs in env_counts:
+        print(f"\nput() then get() against process(), {num_envs} envs, {runs} runs of {rounds} shuffled rounds "
+              "(ratio to the per-env cv2 loop, medians)")
+        print(f"{'run':<6}{'put()+get()':>14}{'process()':>12}{'process() again':>18}{'put+get / process':>20}{'floor':>8}")
+        for index, row in enumerate(put_get_runs(num_envs, device, runs, rounds, steps=max(10, 1200 // num_envs)), 1):
+            put_get, process, again = row["put() then get()"], row["process()"], row["process() again"]
+            print(f"{index:<6}{put_get:>14.2f}{process:>12.2f}{again:>18.2f}{put_get / process:>20.3f}{again / process:>8.3f}",
+                  flush=True)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -367,11 +432,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, help="timing per row (default 3, quick 1)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per cell; medians are printed")
     parser.add_argument("--device", default="auto", help="auto (cuda if available), cpu or cuda")
-    parser.add_argument("--only", choices=["stepping", "preprocessing"], help="one of the two tables")
+    parser.add_argument("--only", choices=["stepping", "preprocessing", "putget"], help="one of the tables")
+    parser.add_argument("--runs", type=int, default=5, help="--only putget: runs, each with fresh pipelines")
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds of the preprocessing-only table")
     args = parser.parse_args()
     device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else args.device.replace("auto", "cpu"))
-    env_counts = args.envs or ([8, 32] if args.quick else [8, 32, 128])
+    env_counts = args.envs or ([8] if args.only == "putget" else [8, 32] if args.quick else [8, 32, 128])
     seconds = args.seconds or (1.0 if args.quick else 3.0)
     with AtariPipeline(1, device=device) as probe:
         backend = probe.backend
@@ -381,6 +447,8 @@ def main() -> None:
         stepping_table(env_counts, seconds, args.repeats, device)
     if args.only in (None, "preprocessing"):
         preprocessing_table(env_counts, device, args.rounds)
+    if args.only == "putget":
+        put_get_table(env_counts, device, args.runs, args.rounds)
 
 
 def stepping_table(env_counts: list[int], seconds: float, repeats: int, device: torch.device) -> None:

@@ -10,8 +10,11 @@ Variants, each run for a fixed wall time, interleaved ``--repeats`` times (media
   e  gymview.watch(env)              this package
 For c, d and e it also counts what the kernel publishes on IOPub: messages/s (jupyter_server
 drops output beyond 1000/s) and bytes/s. Then a and e again, in 0.25 s slices that alternate in
-one kernel (with a second plain env as the noise floor): the steadier ratio on a noisy machine. ``--browser`` also runs a watched loop in real JupyterLab
-with Chromium and prints the frames per second that reached the page. ``--sb3`` times stable-baselines3
+one kernel (with a second plain env as the noise floor): the steadier ratio on a noisy machine. ``--browser``
+also measures the loop ratio where users see it: CartPole, an Acrobot whose wrapper overrides ``render()``
+and HalfCheetah, each watched against its inner env in alternating slices, with the page open in real
+JupyterLab + Chromium and in a kernel alone (benchmarks/browser_loop.py; ``--only a --paired-rounds 0
+--browser`` runs that alone). ``--sb3`` times stable-baselines3
 PPO ``learn()`` on CartPole with 1 and 4 envs, watched (``gymview.watch(venv)``) and not, in
 alternating rounds in one kernel. ``--mujoco`` times a HalfCheetah-v5 loop watched (frames
 painted in the encoder process) and watched with ``fast_render=False`` (rendered in the loop), each
@@ -32,6 +35,7 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "kernel"))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 SETUP = """
 import io, time, gymnasium as gym, numpy as np
@@ -252,54 +256,14 @@ def run_kernel_variants(seconds: float, repeats: int) -> dict[str, dict[str, flo
     }
 
 
-BROWSER_NOTEBOOK = {
-    "cells": [{
-        "cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-        "source": (
-            "import time, gymnasium as gym, gymview\n"
-            "env = gymview.watch(gym.make('CartPole-v1', render_mode='rgb_array'))\n"
-            "env.reset(seed=0)\nstart = time.perf_counter()\n"
-            "while time.perf_counter() - start < 8:\n"
-            "    *_, te, tr, _ = env.step(env.action_space.sample())\n"
-            "    if te or tr: env.reset()\n"
-            "env.close()"
-        ),
-    }],
-    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-    "nbformat": 4, "nbformat_minor": 5,
-}
-
-
-def run_browser(tmp: pathlib.Path) -> tuple[float, float]:
-    from lab import (
-        chromium_page,
-        measure_fps,
-        open_notebook,
-        run_all_cells,
-        running_server,
-        widget_counters,
-    )
-
-    root = tmp / "root"
-    root.mkdir(parents=True)
-    (root / "bench.ipynb").write_text(json.dumps(BROWSER_NOTEBOOK))
-    with running_server(root, "lab") as server, chromium_page() as page:
-        open_notebook(page, server, "bench.ipynb")
-        run_all_cells(page)
-        page.wait_for_function(
-            "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 10", timeout=60_000
-        )
-        received, drawn = measure_fps(page, seconds=4.0)
-        if widget_counters(page)["gaps"]:
-            print("warning: sequence gaps seen in the browser")
-    return received, drawn
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="wall time of each run (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs per variant (default 3)")
-    parser.add_argument("--browser", action="store_true", help="also measure frames/s reaching Chromium")
+    parser.add_argument("--browser", action="store_true",
+                        help="also the loop ratio with the page open in JupyterLab + Chromium (benchmarks/browser_loop.py)")
+    parser.add_argument("--browser-rounds", type=int, default=30, help="alternating slices per env with --browser")
+    parser.add_argument("--browser-runs", type=int, default=2, help="runs of the --browser measurement")
     parser.add_argument("--only", default="abcde", help="variant letters to run, e.g. 'ae' (a is always run)")
     parser.add_argument("--paired-rounds", type=int, default=40, help="alternating a/e slices (0: skip)")
     parser.add_argument("--sb3", action="store_true", help="also time SB3 PPO learn(), watched vs not")
@@ -345,11 +309,9 @@ def main() -> None:
 
         subprocess.run([sys.executable, str(REPO / "benchmarks" / "controls.py")], check=True)
     if args.browser:
-        import tempfile
+        import browser_loop
 
-        with tempfile.TemporaryDirectory() as tmp:
-            received, drawn = run_browser(pathlib.Path(tmp))
-        print(f"\nbrowser (JupyterLab + Chromium): {received:.1f} frames/s received, {drawn:.1f} drawn")
+        browser_loop.main(args.browser_rounds, args.browser_runs)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,18 @@
 """Per-frame cost of gymnasium's pygame rendering vs gymview's vectorized numpy renderers.
 
     python benchmarks/renderers.py [--frames 256] [--repeats 5]
+    python benchmarks/renderers.py --mujoco [--rounds 15]
 
 For each env, the states of real episodes (random actions) are drawn three ways, interleaved so
 that load from other processes hits all of them alike: ``env.render()`` one frame at a time,
 ``renderer.render`` one state at a time, and in batches of 64 (a new array each call, and
 drawing into the previous call's array as the batch recorder does). Reported: the best of
 ``--repeats`` runs in ms per frame, and pygame's time divided by each.
+
+``--mujoco``: what the live view's helper process spends on one MuJoCo frame (paint, downsample to
+``max_size``, JPEG), the full-quality frame (as before the preview) against the preview drawn at the
+shown size (``MujocoPainter(preview=True)``), alternating in rounds of 10 frames; medians of
+``--rounds`` in ms per frame, with software OpenGL (``MUJOCO_GL``, osmesa unless set).
 """
 
 from __future__ import annotations
@@ -50,11 +56,60 @@ def set_state(env: gym.Env, state: np.ndarray) -> None:
         unwrapped.state = state.copy()
 
 
+MUJOCO_IDS = ["HalfCheetah-v5", "Ant-v5", "Humanoid-v5"]
+
+
+def mujoco_preview(rounds: int) -> None:
+    """Median ms per frame of the helper's work: full quality then downsampled, against the preview."""
+    import statistics
+
+    from gymview.image.codec import encode_frame
+    from gymview.image.frames import downsample
+    from gymview.renderers import MujocoPainter
+
+    print(f"MUJOCO_GL={os.environ['MUJOCO_GL']}; paint + downsample + JPEG (quality 80), ms per frame, median of {rounds} rounds")
+    print(f"{'env':16s} {'size':>8s} {'max_size':>8s} {'full':>8s} {'preview':>8s} {'full / preview':>15s}")
+    for env_id in MUJOCO_IDS:
+        env = gym.make(env_id, render_mode="rgb_array")
+        env.reset(seed=0)
+        env.action_space.seed(0)
+        env.render()
+        painter = MujocoPainter.for_env(env, preview=True)
+        states = []
+        for _ in range(10):
+            env.step(env.action_space.sample())
+            states.append(painter.frame_of(env).state)
+        for max_size in (512, 256):
+            def helper_ms(preview: bool) -> float:
+                start = time.perf_counter()
+                for state in states:
+                    frame = painter.paint(state, max_size=max_size if preview else None)
+                    encode_frame(downsample(frame, max_size), "jpeg", 80)
+                return (time.perf_counter() - start) / len(states) * 1e3
+
+            helper_ms(True), helper_ms(False)  # warm-up: the GL contexts, shaders, textures
+            samples: dict[bool, list[float]] = {True: [], False: []}
+            for index in range(rounds):
+                for preview in ((True, False) if index % 2 else (False, True)):
+                    samples[preview].append(helper_ms(preview))
+            full, preview = statistics.median(samples[False]), statistics.median(samples[True])
+            size = f"{painter.width}x{painter.height}"
+            print(f"{env_id:16s} {size:>8s} {max_size:8d} {full:8.1f} {preview:8.1f} {full / preview:14.1f}x")
+        env.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--mujoco", action="store_true", help="the MuJoCo preview against full-quality frames instead")
+    parser.add_argument("--rounds", type=int, default=15, help="--mujoco: alternating rounds of 10 frames each")
     args = parser.parse_args()
+    if args.mujoco:
+        os.environ.setdefault("MUJOCO_GL", "osmesa")
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+        mujoco_preview(args.rounds)
+        return
     print(f"{'env':16s} {'pygame':>8s} {'numpy b1':>9s} {'b64 new':>8s} {'b64 reuse':>9s}   speedup b1 / b64 new / b64 reuse")
     for env_id in ENV_IDS:
         env = gym.make(env_id, render_mode="rgb_array")

@@ -218,7 +218,7 @@ def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | No
     renderer = renderer_for(env)
     if renderer is not None:
         return lambda env: Drawing(renderer, renderer.state_of(env))
-    painter = MujocoPainter.for_env(env)
+    painter = MujocoPainter.for_env(env, preview=True)  # the live view: drawn as small as it is shown
     return painter.frame_of if painter is not None else None
 
 
@@ -371,7 +371,7 @@ class WatchedVectorEnv(VectorWrapper):
         self._painter = state_painter(self._sub_envs)
         # MuJoCo sub-envs: painted there from copies of their simulation state, once each has rendered once.
         many = self._sub_envs is not None and len(self._sub_envs) <= MAX_TILED_ENVS
-        self._mujoco = MujocoGridPainter.for_envs(self._sub_envs) if self._painter is None and many else None
+        self._mujoco = MujocoGridPainter.for_envs(self._sub_envs, preview=True) if self._painter is None and many else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the envs (only those in ``options["reset_mask"]``, when given) and their running returns.

@@ -3,13 +3,11 @@
 Raw uint8 RGB frames from a vector env go in; (N, stack, size, size) tensors on the target device come out:
 grayscale + area resize (matching gymnasium's ``AtariPreprocessing``) + frame stacking (matching
 ``FrameStackObservation``). Batches are processed in a background thread so stepping batch t+1 overlaps the
-transfer and compute of batch t. torch is imported only here (``pip install gymview[torch]``); ``import gymview``
-never imports this module.
+transfer and compute of batch t. torch is imported only here (``pip install gymview[torch]``).
 
 >>> import numpy as np
 >>> pipe = AtariPipeline(num_envs=2, device="cpu")
->>> pipe.put(np.zeros((2, 210, 160, 3), np.uint8))
->>> obs = pipe.get()
+>>> pipe.put(np.zeros((2, 210, 160, 3), np.uint8)); obs = pipe.get()
 >>> tuple(obs.shape), str(obs.dtype)
 ((2, 4, 84, 84), 'torch.uint8')
 >>> pipe.close()
@@ -32,6 +30,7 @@ if TYPE_CHECKING:
     import torch
 
 from gymview.atari.cuda import CudaTransfer
+from gymview.atari.handoff import CONVERTED, Batch, HandOff
 from gymview.atari.resize import (
     Cv2Resizer,
     FrameStack,
@@ -51,7 +50,8 @@ class AtariPipeline:
     (matching ``FrameStackObservation``). ``put`` hands over one batch and returns at once; a background thread
     converts it while the caller goes on (steps its envs); ``get`` returns the result of the oldest batch not yet
     taken, always complete. A batch the thread has not begun when ``get`` asks for it (overlap would buy nothing)
-    is converted in the caller's thread instead, without a hand-off. At most two batches wait for conversion
+    is converted in the caller's thread instead; while the caller comes back for its batches sooner than half a
+    conversion, ``put`` converts each batch itself and wakes no thread (``pipe.overlaps`` says which). At most two batches wait for conversion
     (double buffering); a third ``put`` first converts the oldest itself. An error converting a batch is raised by
     the ``get`` (or ``process``) that asks for it, and the pipeline then refuses further batches.
     ``pipe.backend``, ``pipe.device`` and ``pipe.threads`` tell what is used.
@@ -130,6 +130,7 @@ class AtariPipeline:
         self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._free_slots = threading.Semaphore(2)
         self._latest: tuple[torch.Tensor, Any] | None = None
+        self._hand_off = HandOff()  # wake the thread only when the caller goes away long enough
         self._failure: BaseException | None = None
         self._cuda: CudaTransfer | None = CudaTransfer(torch, self.device) if self.device.type == "cuda" else None
         self._worker = Worker("preprocess", self._run, wake=lambda: self._wake.put(False))
@@ -146,9 +147,15 @@ class AtariPipeline:
             return self._resize.threads
         return self._most_threads
 
+    @property
+    def overlaps(self) -> bool:
+        """Whether ``put`` hands batches to the thread now (else it converts them itself): see :class:`HandOff`."""
+        return self._hand_off.overlaps
+
     # -- the user's thread -------------------------------------------------------------------
     def put(self, frames: np.ndarray, reset_mask: np.ndarray | None = None) -> None:
-        """Hand over one batch of raw frames; returns as soon as the thread has room for it.
+        """Hand over one batch of raw frames; returns as soon as the thread has room for it (or, while the
+        caller asks for each batch at once, once it is converted here: see :attr:`overlaps`).
 
         The pipeline keeps a reference to ``frames``: do not write into that array until ``get`` has returned its
         result (gymnasium and ale_py vector envs return fresh arrays).
@@ -166,6 +173,17 @@ class AtariPipeline:
         self._check_usable()
         batch = self._check_frames(frames)
         mask = self._check_mask(reset_mask)  # last: it marks the pipeline as started
+        if not self._hand_off.overlaps and not self._unconverted:
+            # The caller comes back for each batch at once and would wait for it: convert it here, now,
+            # as process() does (the get() that takes the batch raises its error).
+            item = Batch(None, mask, done=CONVERTED)
+            try:
+                item.result = self._convert_here(batch, mask)
+            except Exception as error:
+                item.error = error
+            item.put_at = self._hand_off.now()  # from here on the caller is away
+            self._waiting.append(item)
+            return
         self._worker.start()
         while not self._free_slots.acquire(blocking=False):
             # Both slots hold unconverted batches: convert the oldest here rather than wait for the thread.
@@ -179,7 +197,7 @@ class AtariPipeline:
                 break
             else:
                 self._worker.check()
-        item = Batch(batch, mask)
+        item = Batch(batch, mask, self._hand_off.now())
         self._waiting.append(item)
         self._unconverted.append(item)
         self._wake.put(True)
@@ -201,6 +219,7 @@ class AtariPipeline:
         if not self._waiting:
             raise RuntimeError("get() has no batch to return: call put(frames) first (one get() per put())")
         batch = self._waiting[0]
+        self._hand_off.asked(batch.put_at)
         waited = 0.0
         while not batch.done.is_set():
             if self._in_order.acquire(blocking=False):
@@ -247,14 +266,7 @@ class AtariPipeline:
         self._check_usable()
         if self._waiting:
             raise RuntimeError(f"process() needs an empty pipeline; take the {len(self._waiting)} pending batches with get()")
-        batch = self._check_frames(frames)
-        mask = self._check_mask(reset_mask)
-        with self._in_order:
-            try:
-                out, ready = self._latest = self._convert(batch, mask)
-            except BaseException as error:
-                self._failure = error
-                raise
+        out, ready = self._convert_here(self._check_frames(frames), self._check_mask(reset_mask))
         if self._cuda is not None:
             self._cuda.hand_over(out, ready)
         return out
@@ -354,10 +366,20 @@ class AtariPipeline:
         if self._closed:
             raise RuntimeError("this AtariPipeline is closed; create a new one")
         if self._failure is not None:
-            raise RuntimeError(
-                f"this AtariPipeline failed on an earlier batch ({self._failure!r}); its frame stacks are "
-                "incomplete: create a new one"
-            ) from self._failure
+            message = f"this AtariPipeline failed on an earlier batch ({self._failure!r}); its frame stacks are incomplete"
+            raise RuntimeError(message + ": create a new one") from self._failure
+
+    def _convert_here(self, frames: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, Any]:
+        """Convert a batch in the caller's thread (process(), or put() for a caller that waits anyway)."""
+        with self._in_order:
+            try:
+                started = self._hand_off.now()
+                result = self._latest = self._convert(frames, mask)
+                self._hand_off.converted(started)
+                return result
+            except BaseException as error:
+                self._failure = error
+                raise
 
     # -- the worker thread -------------------------------------------------------------------
     def _run(self, stop: threading.Event) -> None:
@@ -377,7 +399,9 @@ class AtariPipeline:
         batch = self._unconverted.popleft()
         try:
             if self._failure is None:
+                started = self._hand_off.now()
                 batch.result = self._latest = self._convert(batch.frames, batch.mask)
+                self._hand_off.converted(started)
             else:
                 batch.error = RuntimeError(f"an earlier batch failed ({self._failure!r}); create a new AtariPipeline")
         except BaseException as error:  # handed to the get() that takes this batch
@@ -423,25 +447,3 @@ class AtariPipeline:
             return stacked.to(self._torch.float32).mul_(1.0 / 255.0)
         return stacked
 
-
-class Batch:
-    """One ``put`` batch: its frames until converted, then its result or error.
-
-    Args:
-        frames: The raw frames, dropped once converted.
-        mask: The envs whose stacks restart.
-
-    Examples:
-        >>> import numpy as np
-        >>> Batch(np.zeros((1, 1, 210, 160, 3), np.uint8), np.array([True])).done.is_set()
-        False
-    """
-
-    __slots__ = ("frames", "mask", "result", "error", "done")
-
-    def __init__(self, frames: np.ndarray, mask: np.ndarray) -> None:
-        self.frames: np.ndarray | None = frames
-        self.mask = mask
-        self.result: tuple[Any, Any] | None = None
-        self.error: BaseException | None = None
-        self.done = threading.Event()

@@ -32,7 +32,9 @@ class DeferredFrame(Protocol):
     """What :meth:`gymview.LiveView.push` accepts besides pixels.
 
     * ``painter``: picklable, with ``paint(state, canvas) -> (H, W, 3) uint8``; ``canvas`` is the
-      array that call returned last time (or None), so a painter may repaint only what changed;
+      array that call returned last time (or None), so a painter may repaint only what changed; a
+      painter whose ``draws_to_max_size`` is true is called ``paint(state, canvas, max_size=...)``
+      with the view's ``max_size`` and may draw the frame that small (the MuJoCo preview);
     * ``state``: a float64 array, what ``paint`` draws from;
     * ``draw()``: the frame drawn here and now (used when no encoder process can be had);
     * ``checked()``: the same frame with its state validated and copied, or a clear error, so a

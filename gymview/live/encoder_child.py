@@ -82,7 +82,11 @@ def serve(stdin: int | None = None, stdout: int | None = None) -> None:
             continue
         started = time.perf_counter()
         if kind == STATE:
-            canvas = painter.paint(np.frombuffer(payload, np.float64), canvas)
+            state = np.frombuffer(payload, np.float64)
+            if getattr(painter, "draws_to_max_size", False):  # draws the frame as small as it is shown
+                canvas = painter.paint(state, canvas, max_size=max_size)
+            else:
+                canvas = painter.paint(state, canvas)
             frame = canvas
         else:
             frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)

@@ -89,6 +89,12 @@ class EncoderProcess:
         return self._process is not None and self._process.poll() is None
 
     @property
+    def pid(self) -> int | None:
+        """The helper process's id while it runs (its CPU time is read against the loop's budget)."""
+        process = self._process
+        return process.pid if process is not None else None
+
+    @property
     def busy(self) -> bool:
         """True between :meth:`submit` and :meth:`receive`."""
         return self._pending is not None

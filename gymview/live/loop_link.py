@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
 from gymview.live.streamer import FrameStreamer
-from gymview.live.throttle import FrameThrottle
+from gymview.live.throttle import FrameThrottle, HelperShare
 
 __all__ = ["LoopLink", "BrowserPoller"]
 
@@ -55,7 +55,8 @@ class LoopLink:
     def __init__(self, streamer: FrameStreamer, throttle: FrameThrottle, controls: RunControls,
                  poller: BrowserPoller | None, is_active: Callable[[], bool],
                  handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
-                 report: Callable[[str], None], take_keys: Callable[[bool], None]) -> None:
+                 report: Callable[[str], None], take_keys: Callable[[bool], None],
+                 helper_share: HelperShare | None = None) -> None:
         self.streamer = streamer
         self.throttle = throttle
         self.controls = controls
@@ -68,6 +69,9 @@ class LoopLink:
         self._handlers = handlers
         self._next_pump = 0.0
         self._next_poll = 0.0
+        # how much of the helper's time per frame the loop pays for on this machine now
+        self.helper_share = helper_share if helper_share is not None else HelperShare()
+        self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
 
     @property
     def active(self) -> bool:
@@ -93,9 +97,11 @@ class LoopLink:
     def pump(self) -> float:
         """Send the frame that came back from the encoder, if one did; the seconds the caller may
         go before the next call."""
+        started = time.perf_counter()
         if self.streamer.pump():
             # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
             time.sleep(IOPUB_HAND_OVER_SECONDS)
+            self._sending_seconds += time.perf_counter() - started
         if self.streamer.busy:
             return self.streamer.seconds_until_reply()
         # until the next frame is due, or half a second while no front-end can show frames
@@ -133,8 +139,14 @@ class LoopLink:
         time.sleep(min(seconds, POLL_SECONDS))
 
     def record_cost(self, seconds: float, count_helper: bool = False) -> None:
-        """What producing the last frame cost the loop; with ``count_helper`` the helper process's
-        time for it counts too (for loops whose process keeps every core busy)."""
-        if count_helper and self.streamer.encodes_elsewhere:
-            seconds += self.streamer.last_encode_ms / 1000.0
+        """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
+        last call (the comm message, the IOPub thread's turn), and the helper process's time for the
+        frame in the share :attr:`helper_share` finds the loop paying for (all of it with
+        ``count_helper``: a loop whose process keeps every core busy, SB3 under torch)."""
+        seconds += self._sending_seconds
+        self._sending_seconds = 0.0
+        streamer = self.streamer
+        if streamer.encodes_elsewhere:
+            share = 1.0 if count_helper else self.helper_share.update(getattr(streamer, "helper_pid", None))
+            seconds += share * streamer.last_encode_ms / 1000.0
         self.throttle.record_cost(seconds)

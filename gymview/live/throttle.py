@@ -16,10 +16,12 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import psutil
 
-__all__ = ["FrameThrottle", "MessageBudget", "PROCESS_BUDGET", "check_fps", "torch_saturates_cores"]
+__all__ = ["FrameThrottle", "HelperShare", "MessageBudget", "PROCESS_BUDGET", "check_fps", "cpu_seconds",
+           "torch_saturates_cores"]
 
 
 def check_fps(fps: float) -> float:
@@ -44,6 +46,76 @@ def torch_saturates_cores() -> bool:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     physical = psutil.cpu_count(logical=False) or usable
     return get_num_threads() >= min(usable, physical)
+
+
+def cpu_seconds(pid: int | None) -> tuple[float, float]:
+    """The machine's idle time, summed over its cores, and process ``pid``'s CPU time (0 for None or a
+    process that ended), in seconds since boot and since that process started."""
+    times = psutil.cpu_times()
+    idle = times.idle + getattr(times, "iowait", 0.0)
+    if pid is None:
+        return idle, 0.0
+    try:
+        used = psutil.Process(pid).cpu_times()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return idle, 0.0
+    return idle, used.user + used.system
+
+
+class HelperShare:
+    """The share of the helper process's time per frame that the loop pays for, on this machine now.
+
+    The helper draws a frame on one core. Over each ``period`` it compares what the rest of the
+    machine left free, the idle cores plus the helper's own use, with the core the helper needs:
+    ``share = 1 - free`` (between 0 and 1). On 16 idle cores the helper costs the loop nothing
+    (share 0); on 2 cores where the loop holds one and the page (Chromium, the Jupyter server) half
+    of the other, half of the helper's time is taken from the loop or from what serves it (share
+    0.5), so half of it counts against ``max_overhead``. Leaving the helper's own use out of ``free``
+    keeps the share from swinging with the frame rate it sets.
+
+    ``read(pid)`` gives (idle seconds over all cores, the helper's CPU seconds): :func:`cpu_seconds`,
+    or readings a test injects; :meth:`sample` is the arithmetic, with no clock.
+
+    Args:
+        read: Where the readings come from.
+        period: Seconds between readings (each costs two small /proc reads).
+        clock: The time of a reading.
+
+    Examples:
+        >>> share = HelperShare(read=None)
+        >>> share.sample(0.0, idle=100.0, helper=5.0)        # the first reading: nothing to compare
+        0.0
+        >>> share.sample(1.0, idle=100.25, helper=5.25)      # 0.25 idle cores + 0.25 used by the helper
+        0.5
+        >>> share.sample(2.0, idle=101.75, helper=5.5)       # 1.5 idle cores: a core to spare
+        0.0
+    """
+
+    def __init__(self, read: Callable[[int | None], tuple[float, float]] | None = cpu_seconds,
+                 period: float = 0.5, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.read = read
+        self.period = float(period)
+        self.clock = clock
+        self.share = 0.0
+        self._last: tuple[float, float, float] | None = None  # (time, idle, helper) of the last reading
+        self._pid: int | None = None
+
+    def update(self, pid: int | None) -> float:
+        """Read the machine again if ``period`` has passed (the helper being process ``pid``); the share."""
+        now = self.clock()
+        if self.read is None or (self._last is not None and now - self._last[0] < self.period):
+            return self.share
+        if pid != self._pid:  # a new helper: its CPU time starts again from zero
+            self._pid, self._last = pid, None
+        return self.sample(now, *self.read(pid))
+
+    def sample(self, now: float, idle: float, helper: float) -> float:
+        """Take a reading (seconds since some origin, like :func:`cpu_seconds`); the share it gives."""
+        last, self._last = self._last, (now, idle, helper)
+        if last is not None and now > last[0] and helper >= last[2]:
+            free = (idle - last[1] + helper - last[2]) / (now - last[0])
+            self.share = min(1.0, max(0.0, 1.0 - free))
+        return self.share
 
 
 class FrameThrottle:

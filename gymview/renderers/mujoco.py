@@ -7,6 +7,12 @@ the free camera and the visual options; a few kilobytes), and the painter rebuil
 from its own copy of the model with gymnasium's own off-screen viewer, so the picture is
 pixel-equal to ``env.render()``.
 
+A painter made with ``preview=True`` (what :func:`gymview.watch` makes for the live view) draws a
+frame the view will shrink to ``max_size`` at that size instead, without multisampling and with a
+shadow map sized to the picture (MuJoCo's defaults, 4x MSAA and a 4096x4096 shadow map, cost most of
+a software-GL frame); the camera, the scene and its options are the same. Frames drawn without a
+``max_size`` (recording, ``draw()``) keep the env's own size and quality.
+
 Poses are copied, not recomputed: after ``mj_step`` MuJoCo's poses are those of the start of
 the last substep, and ``env.render()`` draws exactly those.
 
@@ -21,6 +27,7 @@ True
 from __future__ import annotations
 
 import atexit
+import copy
 import pickle
 import sys
 from typing import Any, NamedTuple
@@ -28,9 +35,10 @@ from typing import Any, NamedTuple
 import gymnasium as gym
 import numpy as np
 
+from gymview.image.frames import fit_size
 from gymview.renderers.grid import tiled
 
-__all__ = ["MujocoFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context"]
+__all__ = ["MujocoFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context", "preview_quality"]
 
 # What mjv_updateScene reads from MjData: poses (copied, see the module docstring), tendon
 # paths, actuator and sensor values, flex vertices.
@@ -45,6 +53,34 @@ DATA_FIELDS = (
 OPTION_ARRAYS = ("flags", "geomgroup", "sitegroup", "jointgroup", "tendongroup", "actuatorgroup", "flexgroup", "skingroup")
 OPTION_VALUES = ("frame", "label", "bvh_depth", "flex_layer")
 CAMERA_VALUES = ("type", "fixedcamid", "trackbodyid", "distance", "azimuth", "elevation", "orthographic")
+
+
+def preview_quality(model: Any, height: int, width: int) -> Any:
+    """A copy of ``model`` whose visual quality suits a (height, width) preview: no multisampling,
+    a shadow map twice the picture's long side (a power of two, at most the model's own) and an
+    offscreen buffer that holds the picture. Simulation values are untouched.
+
+    Args:
+        model: A ``mujoco.MjModel``.
+        height: The preview's height in pixels.
+        width: The preview's width in pixels.
+
+    Returns:
+        The changed copy (``model`` itself is left as it was).
+
+    Examples:
+        >>> import mujoco
+        >>> model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='1'/></worldbody></mujoco>")
+        >>> cheap = preview_quality(model, 240, 320)
+        >>> cheap.vis.quality.offsamples, cheap.vis.quality.shadowsize, model.vis.quality.shadowsize
+        (0, 1024, 4096)
+    """
+    cheap = copy.deepcopy(model)
+    quality, buffer = cheap.vis.quality, cheap.vis.global_
+    quality.offsamples = 0
+    quality.shadowsize = min(int(quality.shadowsize), 1 << (2 * max(height, width) - 1).bit_length())
+    buffer.offwidth, buffer.offheight = max(int(buffer.offwidth), width), max(int(buffer.offheight), height)
+    return cheap
 
 
 def _mujoco_env_class() -> type | None:
@@ -68,11 +104,14 @@ def first_render_makes_gl_context(env: Any) -> bool:
 class MujocoPainter:
     """Draws one MuJoCo env's frames from :meth:`frame_of` states (a DeferredFrame painter).
 
-    Picklable: the model travels with it; the GL context is made where it first paints.
+    Picklable: the model travels with it; the GL context is made where it first paints. With
+    ``preview``, a frame painted for a ``max_size`` is drawn at that size with cheap settings
+    (:func:`preview_quality`); without a ``max_size`` it is ``env.render()``'s picture.
     """
 
-    def __init__(self, env: gym.Env) -> None:
+    def __init__(self, env: gym.Env, preview: bool = False) -> None:
         unwrapped = env.unwrapped
+        self.preview = bool(preview)
         renderer = unwrapped.mujoco_renderer
         self.model = unwrapped.model
         self.width, self.height = int(renderer.width), int(renderer.height)
@@ -90,11 +129,17 @@ class MujocoPainter:
         self._data_size = size
         self._data: Any = None
         self._viewer: Any = None
+        self._previews: dict[tuple[int, int], Any] = {}  # (height, width) -> viewer, kept: see _preview_viewer
+
+    @property
+    def draws_to_max_size(self) -> bool:
+        """Whether the encoder process passes ``max_size`` to :meth:`paint` (a preview painter)."""
+        return self.preview
 
     @classmethod
-    def for_env(cls, env: gym.Env) -> MujocoPainter | None:
+    def for_env(cls, env: gym.Env, preview: bool = False) -> MujocoPainter | None:
         """A painter for a gymnasium ``MujocoEnv`` in ``rgb_array`` mode whose class and wrappers
-        keep gymnasium's ``render``, else None."""
+        keep gymnasium's ``render``, else None; ``preview``: see the class."""
         from gymview.renderers.registry import wrappers_pass_frames_through
 
         mujoco_env = _mujoco_env_class()
@@ -107,7 +152,7 @@ class MujocoPainter:
             or not wrappers_pass_frames_through(env)
         ):
             return None
-        return cls(env)
+        return cls(env, preview)
 
     # -- the loop's side ------------------------------------------------------------------------
     def frame_of(self, env: gym.Env) -> MujocoFrame | None:
@@ -129,9 +174,14 @@ class MujocoPainter:
         return MujocoFrame(self, np.concatenate(parts, dtype=np.float64, casting="unsafe"))
 
     # -- the painting side ------------------------------------------------------------------------
-    def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
-        """Draw ``state`` (from :meth:`frame_of`) as ``env.render()`` would: (height, width, 3) uint8."""
-        viewer = self._viewer_here()
+    def paint(self, state: np.ndarray, canvas: np.ndarray | None = None, max_size: int | None = None) -> np.ndarray:
+        """Draw ``state`` (from :meth:`frame_of`) as ``env.render()`` would: (height, width, 3) uint8;
+        a preview painter given ``max_size`` draws it at most that long, with cheap settings."""
+        if self.preview and max_size is not None:
+            size = fit_size(self.height, self.width, int(max_size))
+            viewer = self._previews.get(size) or self._preview_viewer(*size)
+        else:
+            viewer = self._viewer_here()
         data = self._data
         data.time = state[0]
         for name, offset, shape, dtype in self._layout:
@@ -157,13 +207,28 @@ class MujocoPainter:
         options = viewer.vopt
         return [len(CAMERA_VALUES), 3, *(getattr(options, name).size for name in OPTION_ARRAYS), len(OPTION_VALUES)]
 
-    def _viewer_here(self) -> Any:
-        if self._viewer is None:
+    def _preview_viewer(self, height: int, width: int) -> Any:
+        from gymnasium.envs.mujoco.mujoco_rendering import OffScreenViewer
+
+        # Kept, never freed before exit: in one process, a freed OSMesa viewer left the viewers made
+        # after it drawing black. max_size seldom changes, so there are one or two.
+        viewer = OffScreenViewer(preview_quality(self.model, height, width), self._data_here(), width, height, self.max_geom)
+        atexit.register(viewer.free)
+        self._previews[(height, width)] = viewer
+        return viewer
+
+    def _data_here(self) -> Any:
+        if self._data is None:
             import mujoco
-            from gymnasium.envs.mujoco.mujoco_rendering import OffScreenViewer
 
             self._data = mujoco.MjData(self.model)
-            self._viewer = OffScreenViewer(self.model, self._data, self.width, self.height, self.max_geom)
+        return self._data
+
+    def _viewer_here(self) -> Any:
+        if self._viewer is None:
+            from gymnasium.envs.mujoco.mujoco_rendering import OffScreenViewer
+
+            self._viewer = OffScreenViewer(self.model, self._data_here(), self.width, self.height, self.max_geom)
             # Freed before the interpreter tears down the GL modules its __del__ would need.
             atexit.register(self._viewer.free)
         return self._viewer
@@ -171,10 +236,12 @@ class MujocoPainter:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_data"] = state["_viewer"] = None
+        state["_previews"] = {}
         return state
 
     def __repr__(self) -> str:
-        return f"MujocoPainter({self.width}x{self.height}, {len(self._layout)} data fields)"
+        kind = ", preview" if self.preview else ""
+        return f"MujocoPainter({self.width}x{self.height}, {len(self._layout)} data fields{kind})"
 
 
 class MujocoFrame(NamedTuple):
@@ -203,14 +270,20 @@ class MujocoGridPainter:
         self.painter = painter
         self.count = count
 
+    @property
+    def draws_to_max_size(self) -> bool:
+        """Whether the encoder process passes ``max_size`` to :meth:`paint` (a preview painter)."""
+        return self.painter.preview
+
     @classmethod
-    def for_envs(cls, envs: Any) -> MujocoGridPainter | None:
+    def for_envs(cls, envs: Any, preview: bool = False) -> MujocoGridPainter | None:
         """A grid painter for these sub-envs if each gets a :class:`MujocoPainter` and all have one
         model (equal in every value, as a vector env of one env id without randomised models), else None.
-        Like :class:`MujocoPainter`, it paints with the model as it is now."""
+        Like :class:`MujocoPainter`, it paints with the model as it is now; ``preview``: each sub-env
+        drawn at the size of its cell in a grid of ``max_size``, with cheap settings."""
         if not isinstance(envs, (list, tuple)) or not envs:
             return None
-        painters = [MujocoPainter.for_env(env) for env in envs]
+        painters = [MujocoPainter.for_env(env, preview) for env in envs]
         first = painters[0]
         if any(p is None or (p.width, p.height, p.camera_id) != (first.width, first.height, first.camera_id) for p in painters):
             return None
@@ -230,10 +303,13 @@ class MujocoGridPainter:
             states.append(frame.state)
         return MujocoFrame(self, np.concatenate([*states, np.asarray(returns, np.float64)]))
 
-    def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
-        """``state``: the sub-envs' states one after another, then their returns."""
+    def paint(self, state: np.ndarray, canvas: np.ndarray | None = None, max_size: int | None = None) -> np.ndarray:
+        """``state``: the sub-envs' states one after another, then their returns; ``max_size``: the
+        grid's longest side as shown (a preview painter draws each cell that small)."""
         per_env = (len(state) - self.count) // self.count
-        frames = [self.painter.paint(state[index * per_env : (index + 1) * per_env]) for index in range(self.count)]
+        # tile() makes the grid as square as possible: ceil(sqrt(count)) cells a row
+        cell = None if max_size is None else max(16, int(max_size) // int(np.ceil(np.sqrt(self.count))))
+        frames = [self.painter.paint(state[index * per_env : (index + 1) * per_env], max_size=cell) for index in range(self.count)]
         return tiled(frames, state[self.count * per_env :])
 
     def __repr__(self) -> str:

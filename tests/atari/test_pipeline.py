@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 import pytest
+from waiting import wait_until
 
 torch = pytest.importorskip("torch")
 gym = pytest.importorskip("gymnasium")
@@ -202,6 +203,7 @@ def preprocess_threads():
 
 def test_close_leaves_no_thread_and_is_idempotent():
     pipe = AtariPipeline(2, device="cpu")
+    pipe._hand_off.overlaps = True  # as after a caller that stayed away from get(): the thread starts
     pipe.put(flat_frames([1, 2]))
     assert preprocess_threads()
     pipe.close()
@@ -224,6 +226,7 @@ def test_a_failed_batch_raises_its_error_in_get_and_the_pipeline_refuses_more(co
         raise ArithmeticError("resize exploded")
 
     pipe._resize = broken
+    pipe._hand_off.overlaps = converted_by == "thread"  # as after a caller that stayed away from get()
     pipe.put(flat_frames([1, 2]))
     if converted_by == "thread":
         assert converting.wait(10)  # the thread took the batch before get() asked
@@ -256,6 +259,69 @@ def test_a_caller_that_waits_for_each_result_converts_in_its_own_thread():
     # The thread converts only a batch it reaches before get() asks, which needs the caller to lose
     # the GIL between put() and get(): it may happen now and then, never on every one of 20 batches.
     assert "MainThread" in names
+
+
+class StepClock:
+    """The pipeline's clock in these tests: it moves only when told (a conversion, the caller away)."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def traced_with_clock(pipe, clock, seconds_per_conversion=1.0):
+    """Record which thread converts each batch; each conversion takes ``seconds_per_conversion`` on ``clock``."""
+    pipe._hand_off.now = clock
+    names, resize = [], pipe._resize
+
+    def traced(frames, out):
+        names.append(threading.current_thread().name)
+        clock.now += seconds_per_conversion
+        resize(frames, out)
+
+    pipe._resize = traced
+    return names
+
+
+def test_a_caller_that_asks_for_each_batch_at_once_converts_it_in_put_and_wakes_no_thread():
+    clock = StepClock()
+    with AtariPipeline(2, device="cpu") as pipe:
+        pipe.process(flat_frames([0, 0]))  # makes the resizer, which the tracing wraps
+        names = traced_with_clock(pipe, clock)
+        for value in range(1, 21):
+            pipe.put(flat_frames([value, value]))
+            assert len(names) == value  # converted before put() returned
+            clock.now += 0.001  # the caller asks 1 ms later: a 1 s conversion would not overlap anything
+            assert levels(pipe.get())[0][-1] == value
+        assert not pipe.overlaps
+        assert set(names) == {"MainThread"}
+        assert not preprocess_threads()  # never started
+
+
+def test_a_caller_that_steps_between_put_and_get_has_its_batches_converted_by_the_thread():
+    clock = StepClock()
+    with AtariPipeline(2, device="cpu") as pipe:
+        pipe.process(flat_frames([0, 0]))
+        names = traced_with_clock(pipe, clock)
+        value, handed_over = 0, []
+        for value in range(1, 16):  # the caller steps its envs (2 s) between put() and get()
+            was_overlapping = pipe.overlaps
+            pipe.put(flat_frames([value, value]))
+            if was_overlapping:
+                wait_until(lambda: len(names) == value, "the thread converting the batch")
+                handed_over.append(names[-1])
+            clock.now += 2.0
+            assert levels(pipe.get())[0][-1] == value
+        assert pipe.overlaps
+        assert handed_over and set(handed_over) == {"gymview-preprocess"}
+        assert len(names) == value  # every batch converted once, in order (the levels above)
+        for value in range(16, 26):  # the caller asks at once again: back to converting in put()
+            pipe.put(flat_frames([value, value]))
+            clock.now += 0.001
+            assert levels(pipe.get())[0][-1] == value
+        assert not pipe.overlaps and names[-1] == "MainThread"
 
 
 @pytest.mark.parametrize(

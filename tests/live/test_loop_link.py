@@ -1,17 +1,36 @@
-"""LoopLink: what a frame cost the loop goes into its view's budget, the helper's time only when asked."""
+"""LoopLink: what a frame cost the loop goes into its view's budget: its own time, sending it, and the
+helper's time in the share the machine makes the loop pay (all of it when asked)."""
 
 from types import SimpleNamespace
 
 import pytest
 
 from gymview.live.loop_link import LoopLink
-from gymview.live.throttle import FrameThrottle
+from gymview.live.throttle import FrameThrottle, HelperShare
 
 
-def link_with(throttle, encode_ms):
-    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms)
+def link_with(throttle, encode_ms, helper_share=None, streamer=None):
+    streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, helper_pid=4321)
     return LoopLink(streamer, throttle, controls=None, poller=None, is_active=lambda: True, handlers=dict,
-                    keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None)
+                    keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None,
+                    helper_share=helper_share or HelperShare(read=None))  # read=None: never reads the machine
+
+
+class Machine:
+    """Injected readings: (idle core-seconds, helper CPU seconds) by pid, as the test moves them; a
+    clock that moves only when told."""
+
+    def __init__(self):
+        self.now, self.idle, self.helper, self.asked = 0.0, 1000.0, 0.0, []
+
+    def read(self, pid):
+        self.asked.append(pid)
+        return self.idle, self.helper
+
+    def run(self, seconds, idle_cores, helper_cores):
+        self.now += seconds
+        self.idle += idle_cores * seconds
+        self.helper += helper_cores * seconds
 
 
 @pytest.mark.parametrize("count_helper, interval", [(True, (0.0001 + 0.1) / 0.1), (False, 1 / 120)])
@@ -21,3 +40,55 @@ def test_a_frame_costs_the_loop_its_own_time_and_the_helpers_only_when_that_comp
     for _ in range(2):  # the throttle ignores the first sample (a renderer's first call is slow)
         link.record_cost(0.0001, count_helper=count_helper)
     assert throttle.interval == pytest.approx(interval)
+
+
+@pytest.mark.parametrize(
+    "idle_cores, helper_cores, share",
+    [(14.5, 0.5, 0.0),   # 16 cores, the loop on one: the helper has cores to spare
+     (0.5, 0.25, 0.25),  # 2 cores, the loop on one, the page on a quarter: a quarter of the helper's core is missing
+     (0.0, 0.5, 0.5),    # 2 cores and nothing idle: the page took half the core the helper needed
+     (0.0, 0.0, 1.0)],   # nothing left at all: every helper second is taken from someone
+)
+def test_the_helpers_time_counts_in_the_share_the_machine_has_no_idle_core_for(idle_cores, helper_cores, share):
+    machine = Machine()
+    throttle = FrameThrottle(fps=120, max_overhead=0.1)
+    helper_share = HelperShare(read=machine.read, period=0.5, clock=lambda: machine.now)
+    link = link_with(throttle, encode_ms=100.0, helper_share=helper_share)
+    link.record_cost(0.0001)  # the first reading, and the throttle's ignored first sample
+    machine.run(1.0, idle_cores, helper_cores)
+    link.record_cost(0.0001)
+    assert helper_share.share == pytest.approx(share)
+    assert throttle.interval == pytest.approx(max(1 / 120, (0.0001 + share * 0.1) / 0.1))
+    assert machine.asked == [4321, 4321]
+
+
+def test_the_machine_is_read_at_most_once_a_period_and_a_new_helper_starts_afresh():
+    machine = Machine()
+    helper_share = HelperShare(read=machine.read, period=0.5, clock=lambda: machine.now)
+    assert helper_share.update(pid=1) == 0.0
+    machine.run(0.25, idle_cores=0.0, helper_cores=0.0)
+    assert helper_share.update(pid=1) == 0.0 and len(machine.asked) == 1  # within the period: no reading
+    machine.run(0.25, idle_cores=0.0, helper_cores=0.0)
+    assert helper_share.update(pid=1) == 1.0 and len(machine.asked) == 2
+    machine.helper = 0.0  # a restarted helper's CPU time starts from zero
+    machine.run(0.5, idle_cores=2.0, helper_cores=0.5)
+    assert helper_share.update(pid=2) == 1.0  # its first reading compares with nothing: the share stays
+    machine.run(0.5, idle_cores=2.0, helper_cores=0.5)
+    assert helper_share.update(pid=2) == 0.0
+    machine.helper -= 1.0  # a counter that went back (the same pid reused): that window is skipped
+    machine.run(0.5, idle_cores=0.0, helper_cores=0.0)
+    assert helper_share.update(pid=2) == 0.0
+
+
+def test_sending_a_frame_costs_the_loop_and_counts_with_the_next_frame():
+    sent = []
+    streamer = SimpleNamespace(encodes_elsewhere=False, last_encode_ms=0.0, busy=False, pump=lambda: sent.append(1) or True)
+    throttle = FrameThrottle(fps=120, max_overhead=1e-6)  # any cost at all stretches the interval past 1/120
+    link = link_with(throttle, encode_ms=0.0, streamer=streamer)
+    link.record_cost(0.0)  # the throttle's ignored first sample
+    link.pump()  # sends a frame: the comm message and the IOPub thread's turn are the loop's time
+    link.record_cost(0.0)
+    with_sending = throttle.interval
+    assert sent and with_sending > 1 / 120  # the frame's own time was 0: sending it was not
+    link.record_cost(0.0)  # counted once: the next frame cost nothing, and the estimate moves a quarter of the way
+    assert throttle.interval == pytest.approx(0.75 * with_sending)

@@ -205,3 +205,98 @@ def test_watch_renders_each_mujoco_sub_env_in_the_loop_only_once(shown, monkeypa
     envs = make_vector(count=2)
     renders, _ = watch_and_count_renders_in_the_loop(envs, envs.envs, shown(image_format="png", max_size=400), monkeypatch)
     assert renders == 2  # the first frame makes each sub-env's viewer; the others were painted elsewhere
+
+
+def preview_reference(env, height, width):
+    """``env``'s frame drawn here, from its own simulation, with the preview's cheap settings and
+    its viewer's camera and options: what a preview must show."""
+    from gymnasium.envs.mujoco.mujoco_rendering import OffScreenViewer
+
+    from gymview.renderers.mujoco import preview_quality
+
+    unwrapped = env.unwrapped
+    own = unwrapped.mujoco_renderer.viewer
+    reference = OffScreenViewer(preview_quality(unwrapped.model, height, width), unwrapped.data, width, height,
+                                unwrapped.mujoco_renderer.max_geom)
+    for name in ("type", "fixedcamid", "trackbodyid", "distance", "azimuth", "elevation", "orthographic"):
+        setattr(reference.cam, name, getattr(own.cam, name))
+    reference.cam.lookat[:] = own.cam.lookat
+    reference.vopt.flags[:] = own.vopt.flags
+    reference.scn.flags[:] = own.scn.flags
+    reference.make_context_current()
+    return reference.render("rgb_array", unwrapped.mujoco_renderer.camera_id)
+
+
+def test_a_preview_is_drawn_at_the_shown_size_with_the_same_camera_and_scene():
+    import mujoco
+
+    env = gym.make("HalfCheetah-v5", render_mode="rgb_array", width=160, height=120)
+    env.reset(seed=0)
+    painter = MujocoPainter.for_env(env, preview=True)
+    elsewhere = pickle.loads(pickle.dumps(painter))
+    assert elsewhere.draws_to_max_size and not MujocoPainter.for_env(env).draws_to_max_size
+    env.render()
+    viewer = env.unwrapped.mujoco_renderer.viewer
+    viewer.cam.azimuth += 45  # the camera and the options the user set travel as for full frames
+    viewer.vopt.flags[mujoco.mjtVisFlag.mjVIS_JOINT] = 1
+    env.action_space.seed(0)
+    previews = []
+    for _ in range(3):
+        env.step(env.action_space.sample())
+        state = painter.frame_of(env).state
+        preview = elsewhere.paint(state, max_size=80)
+        assert preview.shape == (60, 80, 3) and preview.dtype == np.uint8
+        np.testing.assert_array_equal(preview, preview_reference(env, 60, 80))
+        previews.append(preview)
+    assert not np.array_equal(previews[0], previews[-1]), "the body moved: the previews must differ"
+    # a max_size the frame already fits: the env's size, still with the cheap settings
+    np.testing.assert_array_equal(elsewhere.paint(state, max_size=512), preview_reference(env, 120, 160))
+    env.close()
+
+
+def test_frames_drawn_without_a_max_size_stay_exact_beside_previews():
+    """Recording and draw() take the full frame: the preview's settings never leak into it."""
+    env = make("HalfCheetah-v5")
+    painter = MujocoPainter.for_env(env, preview=True)
+    env.render()
+    env.action_space.seed(0)
+    for _ in range(3):
+        env.step(env.action_space.sample())
+        frame = painter.frame_of(env)
+        painter.paint(frame.state, max_size=48)  # a preview first, in the same process
+        np.testing.assert_array_equal(frame.draw(), rendered(env))
+    assert env.unwrapped.model.vis.quality.offsamples == 4  # the env's own model is untouched
+    env.close()
+
+
+def test_the_encoder_process_draws_a_preview_at_the_views_max_size(shown):
+    view = shown(image_format="png", max_size=48)
+    env = make("Hopper-v5")
+    painter = MujocoPainter.for_env(env, preview=True)
+    env.render()
+    for _ in range(3):
+        env.step(env.action_space.sample())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert view.push(painter.frame_of(env), force=True) and view.flush()
+    (header, buffers), = view.sent
+    assert (header["width"], header["height"]) == (48, 36)
+    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(buffers[0]))), preview_reference(env, 36, 48))
+    env.close()
+
+
+def test_a_preview_grid_draws_each_sub_env_at_its_cell_size():
+    from gymview.renderers import MujocoGridPainter, tiled
+
+    envs = make_vector(count=3)
+    envs.reset(seed=0)
+    envs.render()
+    grid = MujocoGridPainter.for_envs(envs.envs, preview=True)
+    elsewhere = pickle.loads(pickle.dumps(grid))
+    assert elsewhere.draws_to_max_size
+    returns = [1.0, 2.0, 3.0]
+    painted = elsewhere.paint(grid.frame_of(envs.envs, returns).state, max_size=96)  # 2 cells a row: 48 px each
+    np.testing.assert_array_equal(painted, tiled([preview_reference(env, 36, 48) for env in envs.envs], returns))
+    np.testing.assert_array_equal(elsewhere.paint(grid.frame_of(envs.envs, returns).state),
+                                  tiled([rendered(env) for env in envs.envs], returns))
+    envs.close()

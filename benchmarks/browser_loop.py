@@ -1,0 +1,164 @@
+"""The loop's speed where the user sits: watched against unwatched, with the page open or not.
+
+    python benchmarks/live_view.py --browser [--browser-rounds 30] [--browser-runs 2]
+
+Three envs, each in a cell of one notebook: CartPole-v1 (drawn by gymview's numpy renderer in the
+helper process), Acrobot-v1 behind a wrapper that overrides ``render()`` (so pygame draws each frame
+in the loop, as for most custom envs) and HalfCheetah-v5 (MuJoCo, painted in the helper process).
+Each watched env is compared with its own inner env, stepped without gymview's wrapper while its
+view idles, in short slices that alternate in the kernel (watched, plain, plain again, then the
+reverse order): the median of watched / plain per round is the loop ratio, and the median of
+plain again / plain the noise floor. The same notebook runs in real JupyterLab with the page open
+in Chromium (on the same cores as the kernel) and in a kernel with no front-end.
+
+Besides the ratios: frames/s the view sent during the watched slices, frames/s the page drew
+(browser only), the plain loop's steps/s, and the share of the helper's time per frame counted
+against ``max_overhead`` at the end (``HelperShare``).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "kernel"))
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+
+SETUP = """
+import statistics, time, gymnasium as gym, gymview
+gymview.setup(quiet=True, human=False)
+def run_slice(env, seconds):
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        steps += 1
+        if terminated or truncated:
+            env.reset()
+    return steps / (time.perf_counter() - start)
+def paired(name, watched, rounds, slice_s):
+    # the inner env stepped without gymview's wrapper: two instances of one env ran up to 5% apart
+    slots = {"watched": watched, "plain": watched.env, "plain again": watched.env}
+    watched.reset(seed=0)
+    watched.action_space.seed(0)
+    run_slice(watched, 1.0)  # warm-up: the helper process, the first frames, the page's first draws
+    sent = watched.view.stats["frames_sent"]
+    rates = {slot: [] for slot in slots}
+    for index in range(rounds):
+        for slot in (list(slots) if index % 2 else list(slots)[::-1]):
+            rates[slot].append(run_slice(slots[slot], slice_s))
+    ratio = statistics.median(w / p for w, p in zip(rates["watched"], rates["plain"]))
+    floor = statistics.median(a / p for a, p in zip(rates["plain again"], rates["plain"]))
+    fps = (watched.view.stats["frames_sent"] - sent) / (rounds * slice_s)
+    share = watched.view._link.helper_share.share
+    print("PAIRED", name, ratio, floor, fps, statistics.median(rates["plain"]), share, rounds * slice_s, flush=True)
+class OwnRender(gym.Wrapper):
+    # overrides render(): gymview calls env.render() in the loop (pygame) for such envs
+    def render(self):
+        return self.env.render()
+watched = {}
+print("READY")
+"""
+
+ENVS = {
+    "CartPole-v1": ('gym.make("CartPole-v1", render_mode="rgb_array")', 0.25),
+    "Acrobot-v1 (own render())": ('OwnRender(gym.make("Acrobot-v1", render_mode="rgb_array"))', 0.25),
+    "HalfCheetah-v5": ('gym.make("HalfCheetah-v5", render_mode="rgb_array")', 0.5),
+}
+
+
+def cells(rounds: int) -> list[str]:
+    """The notebook's cells: set-up, one per env (its view stays open until the last cell), close."""
+    per_env = [
+        f"watched[{name!r}] = gymview.watch({make})\npaired({name.split()[0]!r}, watched[{name!r}], {rounds}, {slice_s})"
+        for name, (make, slice_s) in ENVS.items()
+    ]
+    return [SETUP, *per_env, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
+
+
+def parse(text: str) -> dict:
+    """The PAIRED line of a cell's output."""
+    line = next(line for line in text.splitlines() if line.startswith("PAIRED"))
+    _, _, ratio, floor, fps, plain, share, watched_s = line.split()
+    return {"ratio": float(ratio), "floor": float(floor), "fps": float(fps), "plain": float(plain),
+            "share": float(share), "watched_s": float(watched_s)}
+
+
+def in_kernel(rounds: int) -> dict[str, dict]:
+    """The cells run in a kernel with no front-end: {env: results}."""
+    from conftest import running_kernel
+
+    results = {}
+    with running_kernel(str(REPO)) as kernel:
+        source = cells(rounds)
+        kernel.run(source[0], timeout=120)
+        for name, cell in zip(ENVS, source[1:]):
+            results[name] = parse(kernel.run(cell, timeout=rounds * 3 * 2 + 300).stdout)
+        kernel.run(source[-1], timeout=120)
+    return results
+
+
+def in_browser(rounds: int, tmp: pathlib.Path) -> dict[str, dict]:
+    """The cells run one by one in JupyterLab with the page open in Chromium, each view scrolled into
+    sight while its cell runs: {env: results, with "drawn_fps" the page's}."""
+    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+
+    root = tmp / "root"
+    root.mkdir(parents=True)
+    source = cells(rounds)
+    (root / "bench.ipynb").write_text(json.dumps(notebook_of(source)))
+    results = {}
+    with running_server(root, "lab") as server, chromium_page() as page:
+        open_notebook(page, server, "bench.ipynb")
+        start_cell(page, 0)
+        wait_for_output(page, 0, "READY", timeout_ms=120_000)
+        for index, name in enumerate(ENVS, 1):
+            start_cell(page, index)
+            page.wait_for_function(  # the view is on the page, in sight: the page draws what it gets
+                """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node.querySelector('.gymview');
+                            if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
+                arg=index, timeout=120_000,
+            )
+            text = wait_for_output(page, index, "PAIRED", timeout_ms=(rounds * 3 * 2 + 300) * 1000)
+            results[name] = parse(text)
+            drawn = page.evaluate(
+                "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"
+                ".querySelector('.gymview').dataset.framesDrawn || 0)", index)
+            results[name]["drawn_fps"] = drawn / results[name]["watched_s"]  # warm-up frames included
+        start_cell(page, len(source) - 1)
+        wait_for_output(page, len(source) - 1, "CLOSED", timeout_ms=120_000)
+    return results
+
+
+def table(runs: list[tuple[dict, dict]]) -> str:
+    """A markdown table: per env, each run's ratio with the page open and without, the noise floors and rates."""
+    lines = [
+        "| env | run | with the page open: watched / plain | noise floor | frames/s sent (drawn) | helper share "
+        "| kernel only: watched / plain | noise floor | frames/s sent |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in ENVS:
+        for index, (browser, kernel) in enumerate(runs, 1):
+            b, k = browser[name], kernel[name]
+            lines.append(
+                f"| {name} | {index} | {b['ratio']:.3f}x | {b['floor']:.3f}x | {b['fps']:.1f} ({b['drawn_fps']:.1f}) "
+                f"| {b['share']:.2f} | {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f} |"
+            )
+    return "\n".join(lines)
+
+
+def main(rounds: int, runs: int) -> None:
+    """Run the kernel-only and the browser measurement ``runs`` times, interleaved; print the table."""
+    import tempfile
+
+    measured = []
+    for run in range(runs):
+        kernel = in_kernel(rounds)
+        with tempfile.TemporaryDirectory() as tmp:
+            browser = in_browser(rounds, pathlib.Path(tmp))
+        measured.append((browser, kernel))
+        print(f"run {run + 1} of {runs} done", flush=True)
+    print(f"\nwatched loop / its inner env unwatched, medians of {rounds} rounds of alternating slices "
+          "(0.25 s; HalfCheetah 0.5 s):\n")
+    print(table(measured))
