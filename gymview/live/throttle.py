@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import psutil
 
 __all__ = ["FrameThrottle", "HelperShare", "MessageBudget", "PROCESS_BUDGET", "check_fps", "cpu_seconds",
            "torch_saturates_cores"]
@@ -51,6 +50,8 @@ def torch_saturates_cores() -> bool:
 def cpu_seconds(pid: int | None) -> tuple[float, float]:
     """The machine's idle time, summed over its cores, and process ``pid``'s CPU time (0 for None or a
     process that ended), in seconds since boot and since that process started."""
+    import psutil  # only where frames go out: ipykernel and marimo both depend on it
+
     times = psutil.cpu_times()
     idle = times.idle + getattr(times, "iowait", 0.0)
     if pid is None:
