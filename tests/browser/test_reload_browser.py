@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+from ipykernel6_spec import ipykernel6_kernelspec
 from lab import canvas_luminance_spread, chromium_page, notebook_of, open_notebook, running_server, start_cell
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -116,6 +117,36 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
             page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
             wait_for_moving_frames(page, before + 5)
             assert canvas_luminance_spread(page) > 0
+            assert not widget_errors(page), page.errors
+        finally:
+            (root / "stop").write_text("")
+
+
+@pytest.fixture(scope="module")
+def ipykernel6(tmp_path_factory):
+    with ipykernel6_kernelspec(tmp_path_factory.mktemp("ipykernel6")) as name:
+        yield name
+
+
+def test_on_ipykernel6_a_reload_gets_moving_frames_while_the_cell_runs(tmp_path, ipykernel6):
+    """There the watched loop answers the page, when it looks for its view's messages."""
+    root = tmp_path / "root"
+    root.mkdir()
+    notebook = notebook_of([BLOCKING])
+    notebook["metadata"]["kernelspec"].update(name=ipykernel6, display_name="ipykernel 6")
+    (root / "reload6.ipynb").write_text(json.dumps(notebook))
+    with running_server(root) as server, chromium_page() as page:
+        try:
+            open_notebook(page, server, "reload6.ipynb")
+            start_cell(page, 0)
+            wait_for_moving_frames(page)
+            steps_before = steps_written(root)
+            save_and_reload(page)
+            took = wait_for_moving_frames(page)
+            print(f"ipykernel 6: reload, first frames after {took:.1f} s")
+            assert steps_written(root) > steps_before
+            page.locator(".gymview").get_by_role("button", name="Pause").click()
+            wait_for_state(page, "paused")
             assert not widget_errors(page), page.errors
         finally:
             (root / "stop").write_text("")

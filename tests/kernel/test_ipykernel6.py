@@ -3,16 +3,11 @@ no browser message while a cell runs: a watched loop fetches its view's clicks i
 cells in order; a cell that never steps hears nothing (the page's notice and cancel keep the late click
 from hitting the next run); gymview.play (whose cell has ended) obeys the buttons."""
 
-import json
-import os
-import site
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 from conftest import running_kernel
+from ipykernel6_spec import ipykernel6_kernelspec
 from test_controls_kernel import answers_of, click, wait_until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
@@ -21,36 +16,8 @@ pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def ipykernel6(tmp_path_factory):
     """The name of a kernelspec whose kernel runs ipykernel 6 (JUPYTER_PATH points at it)."""
-    root = tmp_path_factory.mktemp("ipykernel6")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    # Everything but ipykernel comes from this interpreter's environment (itself perhaps a venv, which
-    # --system-site-packages would skip): its site folders, .pth files included, after the venv's own.
-    inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                           capture_output=True, text=True, check=True).stdout.strip()
-    (Path(inner) / "zz_outer_environment.pth").write_text(
-        "".join(f"import site; site.addsitedir({folder!r})\n" for folder in site.getsitepackages()))
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "ipykernel>=6.29,<7"],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"could not install ipykernel 6 from PyPI: {done.stderr[-500:]}")
-    version = subprocess.run([str(python), "-c", "import ipykernel; print(ipykernel.__version__)"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    assert version.startswith("6."), version
-    spec = root / "share" / "kernels" / "ipykernel6"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": f"ipykernel {version}", "language": "python",
-    }))
-    old = os.environ.get("JUPYTER_PATH")
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root / "share"), old]))
-    yield "ipykernel6"
-    if old is None:
-        del os.environ["JUPYTER_PATH"]
-    else:
-        os.environ["JUPYTER_PATH"] = old
+    with ipykernel6_kernelspec(tmp_path_factory.mktemp("ipykernel6")) as name:
+        yield name
 
 
 @pytest.fixture
