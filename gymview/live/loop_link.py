@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
 from gymview.live.streamer import FrameStreamer
-from gymview.live.throttle import FrameThrottle, HelperShare
+from gymview.live.throttle import FrameThrottle, HelperShare, RelayCost
 
 __all__ = ["LoopLink", "BrowserPoller"]
 
@@ -56,7 +56,7 @@ class LoopLink:
                  poller: BrowserPoller | None, is_active: Callable[[], bool],
                  handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
                  report: Callable[[str], None], take_keys: Callable[[bool], None],
-                 helper_share: HelperShare | None = None) -> None:
+                 helper_share: HelperShare | None = None, relay_cost: RelayCost | None = None) -> None:
         self.streamer = streamer
         self.throttle = throttle
         self.controls = controls
@@ -71,6 +71,8 @@ class LoopLink:
         self._next_poll = 0.0
         # how much of the helper's time per frame the loop pays for on this machine now
         self.helper_share = helper_share if helper_share is not None else HelperShare()
+        # and the Jupyter server's time per frame, in the same share
+        self.relay_cost = relay_cost if relay_cost is not None else RelayCost()
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
 
     @property
@@ -140,13 +142,13 @@ class LoopLink:
 
     def record_cost(self, seconds: float, count_helper: bool = False) -> None:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
-        last call (the comm message, the IOPub thread's turn), and the helper process's time for the
-        frame in the share :attr:`helper_share` finds the loop paying for (all of it with
+        last call (the comm message, the IOPub thread's turn), and the helper process's and the Jupyter
+        server's time for the frame (:attr:`relay_cost`) in the share :attr:`helper_share` finds the loop paying for (all of it with
         ``count_helper``: a loop whose process keeps every core busy, SB3 under torch)."""
         seconds += self._sending_seconds
         self._sending_seconds = 0.0
         streamer = self.streamer
         if streamer.encodes_elsewhere:
             share = 1.0 if count_helper else self.helper_share.update(getattr(streamer, "helper_pid", None))
-            seconds += share * streamer.last_encode_ms / 1000.0
+            seconds += share * (streamer.last_encode_ms / 1000.0 + self.relay_cost.update(streamer.sent))
         self.throttle.record_cost(seconds)

@@ -17,10 +17,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 
-__all__ = ["FrameThrottle", "HelperShare", "MessageBudget", "PROCESS_BUDGET", "check_fps", "cpu_seconds",
-           "torch_saturates_cores"]
+__all__ = ["FrameThrottle", "HelperShare", "MessageBudget", "PROCESS_BUDGET", "RelayCost", "check_fps", "cpu_seconds",
+           "jupyter_server_cpu_seconds", "torch_saturates_cores"]
 
 
 def check_fps(fps: float) -> float:
@@ -43,7 +44,12 @@ def torch_saturates_cores() -> bool:
     if get_num_threads is None:
         return False
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    physical = psutil.cpu_count(logical=False) or usable
+    try:
+        import psutil  # ipykernel and marimo depend on it; gymview does not
+    except ImportError:
+        physical = usable
+    else:
+        physical = psutil.cpu_count(logical=False) or usable
     return get_num_threads() >= min(usable, physical)
 
 
@@ -117,6 +123,78 @@ class HelperShare:
             free = (idle - last[1] + helper - last[2]) / (now - last[0])
             self.share = min(1.0, max(0.0, 1.0 - free))
         return self.share
+
+
+_server: Any = None  # the Jupyter server's psutil.Process, False when there is none
+
+
+def jupyter_server_cpu_seconds() -> float | None:
+    """The CPU seconds of the Jupyter server that started this kernel (the kernel's parent, when its
+    command line names Jupyter), or None where there is none to read (VS Code, Colab, no kernel)."""
+    global _server
+    import psutil  # only where frames go out: ipykernel and marimo both depend on it
+
+    try:
+        if _server is None:
+            parent = psutil.Process(os.getppid())
+            _server = parent if any("jupyter" in part for part in parent.cmdline()) else False
+        if _server is False:
+            return None
+        used = _server.cpu_times()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
+        _server = False
+        return None
+    return used.user + used.system
+
+
+class RelayCost:
+    """The Jupyter server's CPU time per frame sent: relaying each frame to the page costs it a
+    share of a core (about a third at 30 frames/s on a small machine), which on a machine with no
+    idle core is taken from the loop like the helper's.
+
+    ``read()`` gives the server's CPU seconds (:func:`jupyter_server_cpu_seconds`, or readings a test
+    injects; None: no server to read); :meth:`sample` is the arithmetic, with no clock.
+
+    Args:
+        read: Where the readings come from.
+        period: Seconds between readings.
+        clock: The time of a reading.
+
+    Examples:
+        >>> relay = RelayCost(read=None)
+        >>> relay.sample(0.0, server=10.0, frames=0)     # the first reading: nothing to compare
+        0.0
+        >>> relay.sample(1.0, server=10.3, frames=30)    # 0.3 s of the server's CPU for 30 frames
+        0.01
+        >>> relay.sample(2.0, server=10.4, frames=30)    # no frame sent meanwhile: the estimate stays
+        0.01
+    """
+
+    def __init__(self, read: Callable[[], float | None] | None = jupyter_server_cpu_seconds,
+                 period: float = 0.5, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.read = read
+        self.period = float(period)
+        self.clock = clock
+        self.per_frame = 0.0
+        self._last: tuple[float, float, int] | None = None  # (time, server seconds, frames) of the last reading
+
+    def update(self, frames: int) -> float:
+        """Read the server again if ``period`` has passed (``frames``: sent so far); seconds per frame."""
+        now = self.clock()
+        if self.read is None or (self._last is not None and now - self._last[0] < self.period):
+            return self.per_frame
+        server = self.read()
+        if server is None:
+            self.read = None  # nothing to read here, ever
+            return self.per_frame
+        return self.sample(now, server, frames)
+
+    def sample(self, now: float, server: float, frames: int) -> float:
+        """Take a reading; the server's seconds per frame it gives."""
+        last, self._last = self._last, (now, server, frames)
+        if last is not None and frames > last[2] and server >= last[1]:
+            self.per_frame = round((server - last[1]) / (frames - last[2]), 9)
+        return self.per_frame
 
 
 class FrameThrottle:

@@ -6,14 +6,15 @@ from types import SimpleNamespace
 import pytest
 
 from gymview.live.loop_link import LoopLink
-from gymview.live.throttle import FrameThrottle, HelperShare
+from gymview.live.throttle import FrameThrottle, HelperShare, RelayCost
 
 
-def link_with(throttle, encode_ms, helper_share=None, streamer=None):
-    streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, helper_pid=4321)
+def link_with(throttle, encode_ms, helper_share=None, streamer=None, relay_cost=None):
+    streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, helper_pid=4321, sent=0)
     return LoopLink(streamer, throttle, controls=None, poller=None, is_active=lambda: True, handlers=dict,
                     keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None,
-                    helper_share=helper_share or HelperShare(read=None))  # read=None: never reads the machine
+                    # read=None: never reads the machine
+                    helper_share=helper_share or HelperShare(read=None), relay_cost=relay_cost or RelayCost(read=None))
 
 
 class Machine:
@@ -60,6 +61,28 @@ def test_the_helpers_time_counts_in_the_share_the_machine_has_no_idle_core_for(i
     assert helper_share.share == pytest.approx(share)
     assert throttle.interval == pytest.approx(max(1 / 120, (0.0001 + share * 0.1) / 0.1))
     assert machine.asked == [4321, 4321]
+
+
+def test_the_jupyter_servers_time_per_frame_counts_in_the_same_share():
+    machine = Machine()
+    server = {"seconds": 50.0}
+    throttle = FrameThrottle(fps=120, max_overhead=0.1)
+    clock = lambda: machine.now  # noqa: E731
+    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=10.0, helper_pid=4321, sent=0)
+    relay = RelayCost(read=lambda: server["seconds"], period=0.5, clock=clock)
+    link = link_with(throttle, 10.0, HelperShare(read=machine.read, period=0.5, clock=clock), streamer, relay)
+    link.record_cost(0.0001)  # the first readings, and the throttle's ignored first sample
+    machine.run(1.0, idle_cores=0.0, helper_cores=0.5)  # share 0.5: nothing idle, the page took half a core
+    streamer.sent, server["seconds"] = 30, 50.6  # 30 frames cost the server 0.6 s: 20 ms a frame
+    link.record_cost(0.0001)
+    assert relay.per_frame == pytest.approx(0.02)
+    assert throttle.interval == pytest.approx((0.0001 + 0.5 * (0.010 + 0.020)) / 0.1)
+
+
+def test_no_jupyter_server_to_read_costs_nothing_and_is_not_read_again():
+    asked = []
+    relay = RelayCost(read=lambda: asked.append(1), period=0.0)
+    assert relay.update(frames=10) == 0.0 and relay.update(frames=20) == 0.0 and asked == [1]
 
 
 def test_the_machine_is_read_at_most_once_a_period_and_a_new_helper_starts_afresh():
