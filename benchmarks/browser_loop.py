@@ -26,9 +26,9 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "kernel"))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
-SETUP = """
-import statistics, time, gymnasium as gym, gymview
-gymview.setup(quiet=True, human=False)
+# Kernel code: steps per second of `env` over a slice of wall time (no braces: it goes into
+# str.format templates too).
+RUN_SLICE = """
 def run_slice(env, seconds):
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
@@ -37,6 +37,12 @@ def run_slice(env, seconds):
         if terminated or truncated:
             env.reset()
     return steps / (time.perf_counter() - start)
+"""
+
+SETUP = """
+import statistics, time, gymnasium as gym, gymview
+gymview.setup(quiet=True, human=False)
+""" + RUN_SLICE + """
 def paired(name, watched, rounds, slice_s):
     # the inner env stepped without gymview's wrapper: two instances of one env ran up to 5% apart
     slots = {"watched": watched, "plain": watched.env, "plain again": watched.env}

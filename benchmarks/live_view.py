@@ -37,6 +37,9 @@ sys.path.insert(0, str(REPO / "tests" / "kernel"))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+import browser_loop  # noqa: E402
+from browser_loop import RUN_SLICE  # noqa: E402
+
 SETUP = """
 import io, time, gymnasium as gym, numpy as np
 from IPython.display import display, clear_output
@@ -93,14 +96,7 @@ import statistics
 plain, twin = gym.make("CartPole-v1"), gym.make("CartPole-v1")
 watched = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
 envs = {{"a": plain, "a'": twin, "e": watched}}
-def run_slice(env, seconds):
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        steps += 1
-        if terminated or truncated:
-            env.reset()
-    return steps / (time.perf_counter() - start)
+""" + RUN_SLICE + """
 for env in envs.values():
     env.reset(seed=0)
     run_slice(env, 0.3)
@@ -309,7 +305,6 @@ def main() -> None:
 
         subprocess.run([sys.executable, str(REPO / "benchmarks" / "controls.py")], check=True)
     if args.browser:
-        import browser_loop
 
         browser_loop.main(args.browser_rounds, args.browser_runs)
 

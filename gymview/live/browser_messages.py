@@ -1,8 +1,9 @@
-"""The browser's messages to one live view: clicks, keys and replay requests applied once each, on
-whichever thread hears them first; a page's ready, ack and visibility messages.
+"""The browser's messages to one live view: clicks, keys and replay requests; a page's ready, ack
+and visibility messages.
 
-Clicks only set thread-safe state (the loop obeys it at its next step), so they may act on
-ipykernel's shell-channel thread while a cell blocks the main shell (:func:`route_clicks_early`).
+Clicks only set thread-safe state (the loop obeys it at its next step), so they may act on any
+thread: ipykernel's shell-channel thread hands them over while a cell blocks the main shell
+(:mod:`gymview.live.page_requests`).
 
 >>> from gymview.live.controls import RunControls
 >>> controls = RunControls()
@@ -17,14 +18,13 @@ from __future__ import annotations
 import collections
 import threading
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from gymview.live import protocol
 from gymview.live.controls import RunControls
 
-__all__ = ["BrowserMessages", "route_clicks_early"]
+__all__ = ["BrowserMessages"]
 
 
 class BrowserMessages:
@@ -43,9 +43,6 @@ class BrowserMessages:
         self._page_seen = page_seen
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
-        # Ids seen once: with ipykernel's early hook each click arrives twice, in either order; the
-        # first applies it. Bounded: kernels without the hook deliver each once.
-        self._seen_once: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._applied: dict[str, str] = {}  # click id -> action, for a cancel
 
     @property
@@ -60,8 +57,7 @@ class BrowserMessages:
         if message is None:
             return
         if message.is_click:
-            if self._first_sighting(message.id):
-                self._apply(message)
+            self._apply(message)
         elif message.type == protocol.READY:
             if message.version != protocol.PROTOCOL_VERSION:
                 warnings.warn(
@@ -74,28 +70,6 @@ class BrowserMessages:
             self.streamer.acknowledge(message.seq, message.client)
         elif message.type == protocol.VISIBILITY:
             self._page_seen(message.client, message.visible, False)
-
-    def receive_early(self, data: Any) -> bool:
-        """A message as ipykernel's shell-channel thread sees it before queueing it: clicks act now.
-        Returns True when it was a click (applied now, or already applied by its first copy)."""
-        message = protocol.read_early(data)
-        if message is None or not message.is_click or message.id is None:
-            return False
-        if self._first_sighting(message.id):
-            self._apply(message)
-        return True
-
-    def _first_sighting(self, key: str | None) -> bool:
-        if key is None:
-            return True
-        with self._lock:
-            if key in self._seen_once:
-                del self._seen_once[key]
-                return False
-            self._seen_once[key] = None
-            while len(self._seen_once) > 256:
-                self._seen_once.popitem(last=False)
-            return True
 
     def _apply(self, message: protocol.FromPage) -> None:
         if message.type == protocol.KEY:
@@ -145,29 +119,3 @@ class BrowserMessages:
         except IndexError:  # the oldest frames aged out meanwhile
             return
         self.streamer.post(protocol.replay_header(header, index if index >= 0 else len(history) + index), [data])
-
-
-def route_clicks_early(comm: Any, messages: BrowserMessages) -> None:
-    """Let the view's buttons act while a cell blocks the kernel.
-
-    ipykernel 7.4 hands each incoming comm message to the subshell its comm last published from, so
-    a view streaming from a cell on the main shell would get its clicks after the cell ends. Its
-    shell-channel thread asks ``comm._reply_subshell_for(data, subshell)`` first: there clicks act
-    at once, and the message keeps the subshell the browser chose. Other kernels have no such hook:
-    ipykernel 7.0-7.3 route to the browser's subshell themselves; on ipykernel 6 a watched loop
-    fetches the messages itself (:mod:`gymview.live.ipykernel6_poller`).
-    """
-    if comm is None or not hasattr(comm, "_reply_subshell_for"):
-        return
-    ref = weakref.ref(messages)
-
-    def route(data: Any, subshell: Any) -> Any:
-        target = ref()
-        if target is not None:
-            try:
-                target.receive_early(data)
-            except Exception:  # ipykernel drops a message whose routing raises; the queued copy still acts
-                pass
-        return subshell
-
-    comm._reply_subshell_for = route

@@ -1,7 +1,7 @@
 """The views' browser messages during a blocking cell, on kernels that deliver none then (ipykernel 6).
 
 ipykernel 7 reads the shell channel on a thread of its own, where a view hears its clicks while a
-cell runs (:func:`gymview.live.browser_messages.route_clicks_early`). ipykernel 6 reads it from its event loop only, which a cell
+cell runs (:mod:`gymview.live.page_requests`). ipykernel 6 reads it from its event loop only, which a cell
 running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
 watched env, when it looks at its view, calls :meth:`Ipykernel6CommPoller.deliver`: it moves what waits on
 the shell socket into the kernel's queue, hands the views' own custom messages (clicks, keys, acks)

@@ -132,6 +132,7 @@ def _send_widget_states(message: dict[str, Any]) -> None:
             return
         except RuntimeError:  # the cell made or closed a widget while the states were read: read again
             continue
+    raise RuntimeError("the widgets changed on every reading of their states")
 
 
 _installed: dict[int, PageRequests] = {}

@@ -26,8 +26,8 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
     {"type": "key", "key": "ArrowLeft", "down": true, "id": "k3x9:5"}   a key went down (or up) in the focused view
     {"type": "replay", "index": 12, "id": "k3x9:6"}        show the 12th kept frame (oldest first)
 
-Clicks, keys and replay requests carry an ``id``: the kernel may see one twice (ipykernel's
-shell-channel thread, then the queued copy) and applies it once.
+Clicks, keys and replay requests carry an ``id``: the state message names the clicks applied, and a
+page's ``cancel`` names the click it gave up on.
 
 Kernel → browser, besides frames::
 
@@ -164,18 +164,6 @@ def read(content: Any) -> FromPage | None:
         value=content.get("value"), of=field("of", str), key=field("key", str), down=bool(content.get("down")),
         index=field("index", int),
     )
-
-
-def read_early(data: Any) -> FromPage | None:
-    """A comm message as ipykernel's shell-channel thread hands it over (``{"method": "custom",
-    "content": ...}``), read; None for anything else.
-
-    >>> read_early({"method": "custom", "content": {"type": "ack", "seq": 1}}).seq
-    1
-    """
-    if not isinstance(data, dict) or data.get("method") != "custom":
-        return None
-    return read(data.get("content"))
 
 
 def is_job_stop(content: Any) -> bool:

@@ -29,7 +29,7 @@ from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import frontend, protocol, registry
-from gymview.live.browser_messages import BrowserMessages, route_clicks_early
+from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
 from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
@@ -157,8 +157,7 @@ class LiveView(anywidget.AnyWidget):
         )
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
         if self._in_kernel and not self._marimo:
-            route_clicks_early(self.comm, self._messages)
-            answer_on_shell_channel()  # a page loading while a cell runs gets its answers
+            answer_on_shell_channel()  # clicks, and a page loading, heard while a cell runs
         self._closed = False
         # see thread_switches: clicks heard during busy cells on ipykernel's shell-channel thread
         self._holds_switch_interval = self._in_kernel and not self._marimo

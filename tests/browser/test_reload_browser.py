@@ -5,6 +5,7 @@ last frame stays, with a status line that says so)."""
 
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 from ipykernel6_spec import ipykernel6_kernelspec
@@ -27,6 +28,7 @@ while not os.path.exists("stop"):
 env.close()
 print("LOOP ENDED")
 """
+NOTEBOOK = "view.ipynb"
 PLAY = """
 import gymnasium as gym, gymview
 run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), speed=1.0)
@@ -75,51 +77,61 @@ def widget_errors(page):
     return [e for e in page.errors if "gymview" in e]
 
 
-@pytest.mark.parametrize("app", ["lab", "notebook"])
-def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_path, app):
+@contextmanager
+def running_view(tmp_path, cell, app="lab", kernel_name=None):
+    """A server for a notebook of ``cell`` (in ``kernel_name``'s kernel), its page open, the cell
+    started and its view showing frames; yields (folder, server, page). The blocking loop ends after."""
     root = tmp_path / "root"
     root.mkdir()
-    (root / "reload.ipynb").write_text(json.dumps(notebook_of([BLOCKING])))
+    notebook = notebook_of([cell])
+    if kernel_name is not None:
+        notebook["metadata"]["kernelspec"].update(name=kernel_name, display_name=kernel_name)
+    (root / NOTEBOOK).write_text(json.dumps(notebook))
     with running_server(root, app) as server, chromium_page() as page:
         try:
-            open_notebook(page, server, "reload.ipynb")
+            open_notebook(page, server, NOTEBOOK)
             start_cell(page, 0)
             wait_for_moving_frames(page)
-
-            # A second tab: its own client of the same view, and the buttons act from either tab.
-            save(page)
-            second = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a second window
-            second.errors = []
-            second.on("pageerror", lambda error: second.errors.append(str(error)))
-            second.goto(server.notebook_url("reload.ipynb"))
-            took = wait_for_moving_frames(second)
-            print(f"{app}: second tab, first frames after {took:.1f} s")
-            second.locator(".gymview").get_by_role("button", name="Pause").click()
-            wait_for_state(page, "paused")
-            page.locator(".gymview").get_by_role("button", name="Play").click()
-            wait_for_state(second, "running")
-            first_tab = received(page)
-            wait_for_moving_frames(page, first_tab + 3)
-            wait_for_moving_frames(second, received(second) + 3)
-            assert not widget_errors(second), second.errors
-            second.close()
-
-            # A reload: the page asks for everything again while the cell still runs.
-            steps_before = steps_written(root)
-            save_and_reload(page)
-            took = wait_for_moving_frames(page)
-            print(f"{app}: reload, first frames after {took:.1f} s")
-            assert steps_written(root) > steps_before  # the loop never stopped
-            assert not (root / "stop").exists()
-
-            # The websocket drops and reconnects: frames resume without a reload.
-            before = received(page)
-            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
-            wait_for_moving_frames(page, before + 5)
-            assert canvas_luminance_spread(page) > 0
-            assert not widget_errors(page), page.errors
+            yield root, server, page
         finally:
             (root / "stop").write_text("")
+
+
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_path, app):
+    with running_view(tmp_path, BLOCKING, app) as (root, server, page):
+        # A second tab: its own client of the same view, and the buttons act from either tab.
+        save(page)
+        second = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a second window
+        second.errors = []
+        second.on("pageerror", lambda error: second.errors.append(str(error)))
+        second.goto(server.notebook_url(NOTEBOOK))
+        took = wait_for_moving_frames(second)
+        print(f"{app}: second tab, first frames after {took:.1f} s")
+        second.locator(".gymview").get_by_role("button", name="Pause").click()
+        wait_for_state(page, "paused")
+        page.locator(".gymview").get_by_role("button", name="Play").click()
+        wait_for_state(second, "running")
+        first_tab = received(page)
+        wait_for_moving_frames(page, first_tab + 3)
+        wait_for_moving_frames(second, received(second) + 3)
+        assert not widget_errors(second), second.errors
+        second.close()
+
+        # A reload: the page asks for everything again while the cell still runs.
+        steps_before = steps_written(root)
+        save_and_reload(page)
+        took = wait_for_moving_frames(page)
+        print(f"{app}: reload, first frames after {took:.1f} s")
+        assert steps_written(root) > steps_before  # the loop never stopped
+        assert not (root / "stop").exists()
+
+        # The websocket drops and reconnects: frames resume without a reload.
+        before = received(page)
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
+        wait_for_moving_frames(page, before + 5)
+        assert canvas_luminance_spread(page) > 0
+        assert not widget_errors(page), page.errors
 
 
 @pytest.fixture(scope="module")
@@ -130,37 +142,21 @@ def ipykernel6(tmp_path_factory):
 
 def test_on_ipykernel6_a_reload_gets_moving_frames_while_the_cell_runs(tmp_path, ipykernel6):
     """There the watched loop answers the page, when it looks for its view's messages."""
-    root = tmp_path / "root"
-    root.mkdir()
-    notebook = notebook_of([BLOCKING])
-    notebook["metadata"]["kernelspec"].update(name=ipykernel6, display_name="ipykernel 6")
-    (root / "reload6.ipynb").write_text(json.dumps(notebook))
-    with running_server(root) as server, chromium_page() as page:
-        try:
-            open_notebook(page, server, "reload6.ipynb")
-            start_cell(page, 0)
-            wait_for_moving_frames(page)
-            steps_before = steps_written(root)
-            save_and_reload(page)
-            took = wait_for_moving_frames(page)
-            print(f"ipykernel 6: reload, first frames after {took:.1f} s")
-            assert steps_written(root) > steps_before
-            page.locator(".gymview").get_by_role("button", name="Pause").click()
-            wait_for_state(page, "paused")
-            assert not widget_errors(page), page.errors
-        finally:
-            (root / "stop").write_text("")
+    with running_view(tmp_path, BLOCKING, kernel_name=ipykernel6) as (root, _, page):
+        steps_before = steps_written(root)
+        save_and_reload(page)
+        took = wait_for_moving_frames(page)
+        print(f"ipykernel 6: reload, first frames after {took:.1f} s")
+        assert steps_written(root) > steps_before
+        page.locator(".gymview").get_by_role("button", name="Pause").click()
+        wait_for_state(page, "paused")
+        assert not widget_errors(page), page.errors
 
 
-def test_a_kernel_restart_leaves_the_last_frame_and_says_so(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "restart.ipynb").write_text(json.dumps(notebook_of([BLOCKING])))
-    with running_server(root) as server, chromium_page() as page:
-        open_notebook(page, server, "restart.ipynb")
-        start_cell(page, 0)
-        wait_for_moving_frames(page)
-        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+@pytest.mark.parametrize("end", ["restart", "shutdown"])  # shutdown: the page sees a dead kernel
+def test_a_kernel_restart_or_death_leaves_the_last_frame_and_says_so(tmp_path, end):
+    with running_view(tmp_path, BLOCKING) as (_, _, page):
+        page.evaluate("(end) => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel[end]()", end)
         page.wait_for_function("() => document.querySelector('.gymview')?.dataset.kernelGone === 'true'",
                                timeout=60_000)
         status = page.evaluate("() => document.querySelector('.gymview .gymview-status').textContent")
@@ -171,13 +167,7 @@ def test_a_kernel_restart_leaves_the_last_frame_and_says_so(tmp_path):
 
 
 def test_a_reload_while_play_runs_brings_the_view_back(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    (root / "play.ipynb").write_text(json.dumps(notebook_of([PLAY])))
-    with running_server(root) as server, chromium_page() as page:
-        open_notebook(page, server, "play.ipynb")
-        start_cell(page, 0)
-        wait_for_moving_frames(page)
+    with running_view(tmp_path, PLAY) as (_, _, page):
         save_and_reload(page)
         took = wait_for_moving_frames(page)
         print(f"play(): reload, first frames after {took:.1f} s")

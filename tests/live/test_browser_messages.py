@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 from gymview.live import protocol
-from gymview.live.browser_messages import BrowserMessages, route_clicks_early
+from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import RunControls
 
 
@@ -105,42 +105,9 @@ def test_a_page_of_another_protocol_version_is_told_to_reload():
     assert pages == [("A", True, True)]
 
 
-@pytest.mark.parametrize("order", ["early first", "queued copy first"])
-def test_a_click_heard_early_and_queued_acts_once(order):
-    """ipykernel hands each message to the shell-channel thread's hook and queues a copy, which a
-    subshell thread may run before the hook returns: in either order, one Step is one step."""
-    messages, controls, _, _, _ = messages_for()
-    data = {"method": "custom", "content": control("step", 1)}
-    deliveries = [lambda: messages.receive_early(data), lambda: messages.receive(data["content"])]
-    for deliver in deliveries if order == "early first" else deliveries[::-1]:
-        deliver()
-    controls.before_step(fps=None)  # the one step it allows
-    with pytest.raises(LookupError):
-        controls.before_step(fps=None, wait=would_wait)
-
-
-def would_wait(seconds):
-    raise LookupError("the loop would wait here")
-
-
-def test_only_clicks_are_taken_early():
+def test_garbage_is_ignored():
     messages, _, streamer, _, _ = messages_for()
-    assert not messages.receive_early({"method": "custom", "content": {"type": protocol.ACK, "seq": 1}})
-    assert not messages.receive_early({"method": "custom", "content": {"type": protocol.CONTROL, "action": "stop"}})
-    assert not messages.receive_early("garbage") and streamer.acked == []
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         messages.receive("garbage")  # not a dict: ignored
-
-
-def test_clicks_are_routed_through_the_kernels_shell_channel_hook():
-    class KernelComm:  # ipykernel 7.4's comm asks this before choosing a subshell
-        def _reply_subshell_for(self, data, subshell):
-            return subshell
-
-    comm = KernelComm()
-    messages, controls, _, _, _ = messages_for()
-    route_clicks_early(comm, messages)
-    assert comm._reply_subshell_for({"method": "custom", "content": control("pause", 1)}, "subshell-1") == "subshell-1"
-    assert controls.state == "paused"
-    route_clicks_early(object(), messages)  # a comm without the hook (ipykernel 6, other kernels): nothing to do
+    assert streamer.acked == []

@@ -130,20 +130,6 @@ def test_a_click_the_page_gave_up_on_is_undone_when_it_arrives_late():
         view.close()
 
 
-def test_a_click_the_kernel_hears_twice_is_applied_once_per_view():
-    view = ShownView()
-    try:
-        message = {"type": "control", "action": "step", "id": "page:1"}
-        browser_says(view, message)
-        browser_says(view, message)  # the second copy of the same click
-        controls = feed_of(view).controls
-        controls.before_step(fps=None)  # the one step it allows
-        with pytest.raises(LookupError):  # a second step would wait: only one was allowed
-            controls.before_step(fps=None, wait=_would_wait)
-    finally:
-        view.close()
-
-
 def _would_wait(seconds):
     raise LookupError("the loop would wait here")
 

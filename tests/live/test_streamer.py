@@ -116,19 +116,21 @@ def test_png_frames_are_lossless():
     assert np.array_equal(np.asarray(Image.open(io.BytesIO(sent.messages[0][1][0]))), pattern)
 
 
+def send_through(streamer, step):
+    """Offer a small frame and wait until it is sent."""
+    streamer.offer(frame(h=20, w=20), {"step": step})
+    streamer.flush()
+
+
 def test_acks_bound_how_far_the_browser_lags_only_while_they_arrive(patient_watcher):
     clock = Clock()
     streamer, sent = make(max_lag=0.5, clock=clock)
 
-    def send(step):
-        streamer.offer(frame(h=20, w=20), {"step": step})
-        streamer.flush()
-
-    send(0)
+    send_through(streamer, 0)
     assert streamer.can_send()  # no ack ever: the time throttle alone rules
     streamer.acknowledge(0)
-    send(1)
-    send(2)
+    send_through(streamer, 1)
+    send_through(streamer, 2)
     clock.now += 0.4
     assert streamer.can_send()  # frames 1 and 2 are unacknowledged, but for less than max_lag
     clock.now += 0.1
@@ -142,7 +144,7 @@ def test_acks_bound_how_far_the_browser_lags_only_while_they_arrive(patient_watc
     assert sent.steps() == [0, 1, 2, 3] and streamer.skipped == 0
     clock.now += stream.ACK_FRESH_SECONDS
     assert streamer.can_send()  # acks stopped arriving (blocked cell, closed tab): go on
-    send(4)
+    send_through(streamer, 4)
     clock.now += 1.0
     streamer.acknowledge(2)  # acks resume: frames 3 and 4, sent during the silence, are not held against it
     assert streamer.can_send()
@@ -153,14 +155,10 @@ def test_each_page_is_held_to_max_lag_until_its_acks_stop(patient_watcher):
     clock = Clock()
     streamer, _ = make(max_lag=0.5, clock=clock)
 
-    def send(step):
-        streamer.offer(frame(h=20, w=20), {"step": step})
-        streamer.flush()
-
     streamer.acknowledge(-1, "fast")
     streamer.acknowledge(-1, "slow")
-    send(0)
-    send(1)
+    send_through(streamer, 0)
+    send_through(streamer, 1)
     clock.now += 0.5
     streamer.acknowledge(1, "fast")
     assert not streamer.can_send()  # the slow page has drawn nothing for max_lag: it holds frames back
@@ -168,7 +166,7 @@ def test_each_page_is_held_to_max_lag_until_its_acks_stop(patient_watcher):
     assert not streamer.can_send()  # frame 1 is still owed to it
     streamer.acknowledge(1, "slow")
     assert streamer.can_send() and streamer.acked == 1
-    send(2)
+    send_through(streamer, 2)
     clock.now += 0.6
     streamer.acknowledge(2, "fast")  # the slow page went away (a reload): its acks stopped
     assert not streamer.can_send()  # for less than ACK_FRESH_SECONDS it still counts
