@@ -144,10 +144,15 @@ class LoopLink:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
         last call (the comm message, the IOPub thread's turn), and the helper process's and the Jupyter
         server's time for the frame (:attr:`relay_cost`) in the share :attr:`helper_share` finds the loop paying for (all of it with
-        ``count_helper``: a loop whose process keeps every core busy, SB3 under torch)."""
+        ``count_helper``: a loop whose process keeps every core busy, SB3 under torch). Nothing is
+        counted before the helper has timed a frame."""
+        streamer = self.streamer
+        if streamer.encodes_elsewhere and streamer.last_encode_ms == 0.0:
+            # The helper has not answered yet: a sample without its time would start the estimate
+            # low, and the throttle lets it rise only fourfold a frame.
+            return
         seconds += self._sending_seconds
         self._sending_seconds = 0.0
-        streamer = self.streamer
         if streamer.encodes_elsewhere:
             share = 1.0 if count_helper else self.helper_share.update(getattr(streamer, "helper_pid", None))
             seconds += share * (streamer.last_encode_ms / 1000.0 + self.relay_cost.update(streamer.sent))

@@ -43,6 +43,20 @@ def test_a_frame_costs_the_loop_its_own_time_and_the_helpers_only_when_that_comp
     assert throttle.interval == pytest.approx(interval)
 
 
+def test_frames_count_only_once_the_helper_has_timed_one():
+    """A frame recorded before the helper's first answer lacks the helper's time: counted, it would
+    start the estimate far too low (a watched SB3 VecEnv kept 120 fps after three frames)."""
+    throttle = FrameThrottle(fps=120, max_overhead=0.1)
+    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=0.0, helper_pid=4321, sent=0)
+    link = link_with(throttle, encode_ms=None, streamer=streamer)
+    link.record_cost(0.0001, count_helper=True)  # the first frame: sent to the helper, no answer yet
+    link.record_cost(0.0001, count_helper=True)  # the second, before the first came back
+    streamer.last_encode_ms = 5.0
+    for _ in range(2):  # the throttle ignores its first sample
+        link.record_cost(0.0001, count_helper=True)
+    assert throttle.interval == pytest.approx((0.0001 + 0.005) / 0.1)
+
+
 @pytest.mark.parametrize(
     "idle_cores, helper_cores, share",
     [(14.5, 0.5, 0.0),   # 16 cores, the loop on one: the helper has cores to spare
