@@ -40,11 +40,9 @@ def received(page):
 
 
 def wait_for_moving_frames(page, more_than=3, timeout_ms=60_000):
-    """Wait until this page's view has received frames; returns the seconds it took."""
-    started = time.monotonic()
+    """Wait until this page's view has received more than ``more_than`` frames."""
     page.wait_for_function("(n) => Number(document.querySelector('.gymview')?.dataset.framesReceived || 0) > n",
                            arg=more_than, timeout=timeout_ms)
-    return time.monotonic() - started
 
 
 def state_of(page):
@@ -68,9 +66,12 @@ def save(page):
 
 
 def save_and_reload(page):
+    """Save, reload and wait for the app; returns the time.monotonic() at which the reload began."""
     save(page)
+    started = time.monotonic()
     page.reload()
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+    return started
 
 
 def widget_errors(page):
@@ -105,9 +106,10 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         second = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a second window
         second.errors = []
         second.on("pageerror", lambda error: second.errors.append(str(error)))
+        opened = time.monotonic()
         second.goto(server.notebook_url(NOTEBOOK))
-        took = wait_for_moving_frames(second)
-        print(f"{app}: second tab, first frames after {took:.1f} s")
+        wait_for_moving_frames(second)
+        print(f"{app}: second tab, moving frames {time.monotonic() - opened:.1f} s after it opened")
         second.locator(".gymview").get_by_role("button", name="Pause").click()
         wait_for_state(page, "paused")
         page.locator(".gymview").get_by_role("button", name="Play").click()
@@ -120,9 +122,9 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
 
         # A reload: the page asks for everything again while the cell still runs.
         steps_before = steps_written(root)
-        save_and_reload(page)
-        took = wait_for_moving_frames(page)
-        print(f"{app}: reload, first frames after {took:.1f} s")
+        reloaded = save_and_reload(page)
+        wait_for_moving_frames(page)
+        print(f"{app}: reload, moving frames {time.monotonic() - reloaded:.1f} s after it began")
         assert steps_written(root) > steps_before  # the loop never stopped
         assert not (root / "stop").exists()
 
@@ -144,9 +146,9 @@ def test_on_ipykernel6_a_reload_gets_moving_frames_while_the_cell_runs(tmp_path,
     """There the watched loop answers the page, when it looks for its view's messages."""
     with running_view(tmp_path, BLOCKING, kernel_name=ipykernel6) as (root, _, page):
         steps_before = steps_written(root)
-        save_and_reload(page)
-        took = wait_for_moving_frames(page)
-        print(f"ipykernel 6: reload, first frames after {took:.1f} s")
+        reloaded = save_and_reload(page)
+        wait_for_moving_frames(page)
+        print(f"ipykernel 6: reload, moving frames {time.monotonic() - reloaded:.1f} s after it began")
         assert steps_written(root) > steps_before
         page.locator(".gymview").get_by_role("button", name="Pause").click()
         wait_for_state(page, "paused")
@@ -168,9 +170,9 @@ def test_a_kernel_restart_or_death_leaves_the_last_frame_and_says_so(tmp_path, e
 
 def test_a_reload_while_play_runs_brings_the_view_back(tmp_path):
     with running_view(tmp_path, PLAY) as (_, _, page):
-        save_and_reload(page)
-        took = wait_for_moving_frames(page)
-        print(f"play(): reload, first frames after {took:.1f} s")
+        reloaded = save_and_reload(page)
+        wait_for_moving_frames(page)
+        print(f"play(): reload, moving frames {time.monotonic() - reloaded:.1f} s after it began")
         page.locator(".gymview").get_by_role("button", name="Stop").click()
         wait_for_state(page, "stopped")
         assert not widget_errors(page), page.errors
