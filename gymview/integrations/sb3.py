@@ -17,6 +17,7 @@ sub-env, across processes for a ``SubprocVecEnv``). ``WatchCallback`` does the s
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -205,7 +206,8 @@ class WatchCallback(BaseCallback):
             training ends; the file is kept.
         log_every: Env steps (``num_timesteps``) between the videos' starts.
         log_max_frames: Frames at most per video (an episode that lasts longer is cut there).
-        video_folder: Where the videos are written (``training-step-{num_timesteps}.mp4``).
+        video_folder: Where the videos are written (``training-step-{num_timesteps}.mp4``; ``-2``, ``-3``...
+            added where a video of that name is there already, from an earlier ``learn()``).
         **view_options: Settings of the view made (``fps``, ``max_size``, ``title``, ...); the
             title defaults to the model's class name.
 
@@ -329,16 +331,12 @@ class _TrainingVideos:
 
     def _start(self, env: VecEnv, steps: int) -> None:
         name = f"training-step-{steps}"
+        if (self.folder / f"{name}.mp4").exists():  # an earlier learn() counted from 0 too: keep its video
+            name = next(f"{name}-{n}" for n in itertools.count(2) if not (self.folder / f"{name}-{n}.mp4").exists())
         self.info = {"episode": self.videos, "name": name, "fps": self.fps}
         info, log = self.info, self.log  # the hook holds neither this object nor the recorder
-        after = getattr(self.finishing.newest, "finished", None)
-
-        def logged(path: Path) -> None:
-            if after is not None:
-                after.wait()  # the videos are logged in order
-            log(path, dict(info))
-
-        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps, on_finished=logged)
+        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps,
+                                      on_finished=lambda path: log.log_later(path, info))
         self.recorder.write(_first_frame(env))
         self.next_start = steps + self.every
         self.videos += 1
@@ -346,7 +344,8 @@ class _TrainingVideos:
     def _stop(self, steps: int) -> None:
         recorder, self.recorder = self.recorder, None
         self.info.update(step=steps, frames=recorder.frames_written)
-        self.finishing.add(recorder)  # encoded and logged on its own thread
+        self.finishing.add(recorder)  # encoded, then logged, on threads of their own
+        self.log.raise_failure()
 
     def end(self, steps: int) -> None:
         """Training ended: the video in progress finished, every video waited for, the first failure raised."""
@@ -355,6 +354,7 @@ class _TrainingVideos:
             self.info.update(step=steps, frames=recorder.frames_written)
             self.finishing.add(recorder)
         self.finishing.close()
+        self.log.finish()
 
 
 def _first_frame(env: VecEnv) -> np.ndarray:

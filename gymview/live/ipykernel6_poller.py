@@ -34,8 +34,11 @@ class Ipykernel6CommPoller:
     def __init__(self, kernel: Any) -> None:
         self._kernel = kernel
         self._pid = os.getpid()
-        # Only asked from inside a running cell: the main shell is busy whenever it answers.
-        self._page_requests = PageRequests(kernel, kernel.shell_stream, busy=lambda: True)
+        # One per kernel, shared by every view's poller: a page's control comm is opened through one
+        # and asked for the widgets' states through another. Only asked from inside a running cell:
+        # the main shell is busy whenever it answers.
+        self._page_requests = _page_requests.get(id(kernel)) or _page_requests.setdefault(
+            id(kernel), PageRequests(kernel, kernel.shell_stream, busy=lambda: True))
         self._busy = False  # a handler that steps a watched env must not deliver again from inside
 
     @classmethod
@@ -89,6 +92,10 @@ class Ipykernel6CommPoller:
                 handle()
             except Exception:  # as the kernel would: logged, and the user's loop goes on
                 kernel.log.error("Exception in a gymview view's message handler", exc_info=True)
+        if mine:
+            import zmq  # ipykernel's own dependency
+
+            kernel.shell_stream.flush(zmq.POLLOUT)  # replies go out now, not when the cell ends
         return len(mine)
 
     def _addressed_to(self, item: Any, handlers: Mapping[str, Handler]) -> Callable[[], None] | None:
@@ -113,13 +120,16 @@ class Ipykernel6CommPoller:
             if msg_type == "comm_msg" and comm_id in handlers and isinstance(data, dict) and data.get("method") == "custom":
                 message = session.deserialize(parts, content=True, copy=False)
                 content = message["content"]["data"].get("content")
-                return lambda: handlers[comm_id](content)
+                return lambda: (handlers[comm_id](content), self._page_requests.done(message))
             if not self._page_requests.wants(msg_type, peeked):
                 return None
             message = session.deserialize(parts, content=True, copy=False)
             return lambda: self._page_requests.answer(idents, message)
         except Exception:  # not a message this can read: the kernel reads it later, as it would have
             return None
+
+
+_page_requests: dict[int, PageRequests] = {}  # id(kernel) -> its answerer
 
 
 def _bytes(part: Any) -> bytes:

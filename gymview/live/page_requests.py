@@ -12,8 +12,8 @@ for its views' messages (:class:`gymview.live.ipykernel6_poller.Ipykernel6CommPo
 Answered here: ``kernel_info_request``, ``comm_info_request``, the opening, ``request_states`` and
 closing of a ``jupyter.widget.control`` comm, and a live view's own messages (its ``ready``, acks,
 clicks, ``request_state``). Every other message keeps its place and order on the main shell.
-Around each reply the page gets the ``busy``/``idle`` status its request waits for, then ``busy``
-again: the cell still runs.
+After each answer the page gets the ``idle`` status its message waits for (a page keeps each
+message it sent until then), then ``busy`` again: the cell still runs.
 """
 
 from __future__ import annotations
@@ -66,7 +66,15 @@ class PageRequests:
         # output (ipykernel sets it on the shell's streams and display hooks, for every thread). The
         # comm messages that answer carry the cell's parent; pages route them by comm id.
         self._answer(idents, message)
+        if message["header"]["msg_type"].startswith("comm_"):
+            self.done(message)
         self.answered += 1
+
+    def done(self, message: dict[str, Any]) -> None:
+        """Tell the page that ``message``, a comm message handled while the cell runs, is done: the
+        page keeps every message it sent until it sees the ``idle`` that names it as parent."""
+        self._status("idle", message)
+        self._status("busy", self.running_cell or message)
 
     def _answer(self, idents: list[Any], message: dict[str, Any]) -> None:
         msg_type = message["header"]["msg_type"]
@@ -93,8 +101,7 @@ class PageRequests:
     def _reply(self, idents: list[Any], parent: dict[str, Any], msg_type: str, content: dict[str, Any]) -> None:
         self._status("busy", parent)
         self.kernel.session.send(self.reply_stream, msg_type, content, parent, idents)
-        self._status("idle", parent)  # the page's request is done once it sees its idle
-        self._status("busy", self.running_cell or parent)
+        self.done(parent)
 
     def _status(self, state: str, parent: dict[str, Any]) -> None:
         kernel = self.kernel

@@ -29,7 +29,9 @@ from (``wandb``), so ``import gymview`` stays light and either library is option
 
 from __future__ import annotations
 
+import collections
 import io
+import math
 import os
 import sys
 import threading
@@ -79,7 +81,11 @@ class VideoLog:
         self.step_key = step_key
         self.max_size = max_size
         self._axis_defined = False
-        self._lock = threading.Lock()  # one video at a time, whichever recorder's thread hands it over
+        self._lock = threading.Lock()  # one video at a time, whichever thread hands it over
+        self._queued: collections.deque[tuple[Path, dict[str, Any]]] = collections.deque()
+        self._queue_changed = threading.Condition()
+        self._logging = False  # a thread is logging what was queued
+        self._failures: list[VideoLogError] = []  # from log_later, not raised yet
 
     def describe(self) -> str:
         """The target, in a few words, for messages.
@@ -112,6 +118,54 @@ class VideoLog:
                 f"The video itself is finished and kept there."
             ) from error
 
+    def log_later(self, path: str | os.PathLike[str], info: dict[str, Any]) -> None:
+        """Log ``path`` on a thread of its own, after the videos queued before it; returns at once.
+        A failure is kept for :meth:`raise_failure` and :meth:`finish`."""
+        with self._queue_changed:
+            self._queued.append((Path(path), dict(info)))
+            if not self._logging:
+                self._logging = True
+                threading.Thread(target=self._log_queued, name="gymview-video-log").start()
+
+    def raise_failure(self) -> None:
+        """Raise the first failure of a video queued with :meth:`log_later` that has not been raised
+        yet, naming any others; return at once if there is none.
+
+        Raises:
+            VideoLogError: The first failure not raised before.
+        """
+        with self._queue_changed:
+            failures, self._failures = self._failures, []
+        if len(failures) == 1:
+            raise failures[0]
+        if failures:
+            others = " ".join(f"Also: {other}" for other in failures[1:])
+            raise VideoLogError(f"{failures[0]} {others}") from failures[0].__cause__
+
+    def finish(self) -> None:
+        """Wait until every video queued with :meth:`log_later` is logged, then :meth:`raise_failure`.
+
+        Raises:
+            VideoLogError: When one of them failed to log.
+        """
+        with self._queue_changed:
+            self._queue_changed.wait_for(lambda: not self._logging)
+        self.raise_failure()
+
+    def _log_queued(self) -> None:
+        while True:
+            with self._queue_changed:
+                if not self._queued:
+                    self._logging = False
+                    self._queue_changed.notify_all()
+                    return
+                path, info = self._queued.popleft()
+            try:
+                self(path, info)
+            except VideoLogError as error:
+                with self._queue_changed:
+                    self._failures.append(error)
+
     def _log(self, path: Path, info: dict[str, Any]) -> None:
         if self.kind == "tensorboard":
             self._to_tensorboard(path, info)
@@ -141,7 +195,7 @@ class VideoLog:
             run.define_metric(self.step_key)
             run.define_metric(self.tag, step_metric=self.step_key)
             self._axis_defined = True
-        video = wandb.Video(str(path), fps=max(1, round(float(info["fps"]))), format="mp4")
+        video = wandb.Video(str(path), format="mp4")  # plays at the file's own fps
         run.log({self.tag: video, self.step_key: info["step"]})
 
 
@@ -217,11 +271,11 @@ def read_frames(path: str | os.PathLike[str], max_size: int) -> np.ndarray:
 
 
 def gif_bytes(frames: np.ndarray, fps: float) -> bytes:
-    """An endlessly looping GIF of ``frames`` (T, H, W, 3) at ``fps``, made with Pillow.
+    """An endlessly looping GIF of ``frames`` (T, H, W, 3) playing at ``fps``, made with Pillow.
 
     Args:
         frames: The frames, uint8 RGB.
-        fps: Frames per second (GIF delays are in hundredths of a second).
+        fps: Frames per second; above 50, every k-th frame is kept (see :func:`gif_timing`).
 
     Returns:
         The GIF file's bytes.
@@ -232,10 +286,38 @@ def gif_bytes(frames: np.ndarray, fps: float) -> bytes:
     """
     from PIL import Image
 
-    pictures = [Image.fromarray(frame) for frame in frames]
+    every, durations = gif_timing(len(frames), fps)
+    pictures = [Image.fromarray(frame) for frame in frames[::every]]
     out = io.BytesIO()
-    pictures[0].save(out, format="GIF", save_all=True, append_images=pictures[1:], duration=1000 / fps, loop=0)
+    pictures[0].save(out, format="GIF", save_all=True, append_images=pictures[1:], duration=durations, loop=0)
     return out.getvalue()
+
+
+def gif_timing(count: int, fps: float) -> tuple[int, list[int]]:
+    """Which frames a GIF of ``count`` frames at ``fps`` keeps (every k-th) and each one's delay in ms.
+
+    GIF delays are whole hundredths of a second, and browsers play a delay under 20 ms as 100 ms:
+    above 50 fps frames are dropped instead, and the delays alternate so the GIF keeps the video's
+    speed (30 fps: 30, 40, 30 ms...).
+
+    Args:
+        count: Frames in the video.
+        fps: The video's frames per second.
+
+    Returns:
+        (k, the delays of frames 0, k, 2k... in milliseconds, multiples of 10, each at least 20).
+
+    Examples:
+        >>> gif_timing(3, 30)
+        (1, [30, 40, 30])
+        >>> gif_timing(4, 60)
+        (2, [30, 40])
+        >>> gif_timing(6, 125)
+        (3, [20, 30])
+    """
+    every = max(1, math.ceil(fps / 50))
+    ends = [round(100 * every * (index + 1) / fps) for index in range(math.ceil(count / every))]
+    return every, [10 * (end - start) for start, end in zip([0, *ends], ends)]
 
 
 def _summary_maker(writer: object) -> Callable[[str, np.ndarray, bytes], Any] | None:

@@ -33,17 +33,9 @@ def tensorboard_videos(log_dir: str | Path) -> dict[str, list[dict]]:
 
 
 def gif_frames(video: dict, fps: float) -> int:
-    """The frames a GIF of ``tensorboard_videos`` shows at ``fps``: Pillow writes a run of equal
-    frames as one, showing it for their total time, so each delay is a multiple of one frame's."""
-    one = gif_delay_ms(fps)
-    assert all(delay % one == 0 for delay in video["delays_ms"]), (video["delays_ms"], one)
-    return sum(video["delays_ms"]) // one
-    return found
-
-
-def gif_delay_ms(fps: float) -> int:
-    """The frame delay a GIF at ``fps`` holds: GIF counts hundredths of a second."""
-    return round(100 / fps) * 10
+    """How many frames of a video at ``fps`` a GIF of ``tensorboard_videos`` plays for: its delays
+    summed (Pillow writes a run of equal frames as one, shown for their total time)."""
+    return round(sum(video["delays_ms"]) * fps / 1000)
 
 
 @pytest.fixture

@@ -116,16 +116,20 @@ def test_a_page_loading_during_a_blocking_loop_gets_its_answers_and_other_messag
                 comms = page.reply_to(page.send("comm_info_request", {"target_name": "jupyter.widget"}))
                 checks["comms"] = comms["content"]["comms"]
                 control = "control-comm-of-the-page"
-                page.send("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control", "data": {}},
-                          metadata={"version": "1.0.0"})
-                page.send("comm_msg", {"comm_id": control, "data": {"method": "request_states"}})
+                answered = [page.send("comm_open", {"comm_id": control, "target_name": "jupyter.widget.control",
+                                                    "data": {}}, metadata={"version": "1.0.0"}),
+                            page.send("comm_msg", {"comm_id": control, "data": {"method": "request_states"}})]
                 wait_until(lambda: page.comm_messages(control), "the widgets' states")
                 checks["states"] = page.comm_messages(control)[0]
-                page.send("comm_close", {"comm_id": control, "data": {}})
-                page.send("comm_msg", {"comm_id": view_comm, "data": {"method": "custom", "content": {
-                    "type": "ready", "v": 1, "client": "second-page"}}})
+                answered.append(page.send("comm_close", {"comm_id": control, "data": {}}))
+                answered.append(page.send("comm_msg", {"comm_id": view_comm, "data": {"method": "custom", "content": {
+                    "type": "ready", "v": 1, "client": "second-page"}}}))
                 wait_until(lambda: any(d.get("content", {}).get("type") == "state" for d in page.comm_messages(view_comm)),
                            "the view's answer to ready")
+                # A page keeps each message it sent until an idle names it (JupyterLab's kernel futures).
+                wait_until(lambda: all("idle" in page.statuses(msg_id) for msg_id in answered),
+                           "an idle for each comm message answered")
+                wait_until(lambda: page.latest_status() == "busy", "busy again: the cell still runs")
                 # Another widget's message, and a cell, wait for the running cell, in their order.
                 page.send("comm_msg", {"comm_id": slider_model, "data": {"method": "update", "state": {"value": 7},
                                                                          "buffer_paths": []}})
