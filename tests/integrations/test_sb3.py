@@ -223,3 +223,15 @@ def test_watch_callback_raises_a_failed_log_when_training_ends_and_keeps_the_vid
     callback.view.close()
     (path,) = tmp_path.glob("training-step-0.mp4")
     assert len(decode(path)) > 1
+
+
+def test_a_second_learn_counting_from_zero_keeps_the_first_ones_videos(tmp_path, venv):
+    logged = []
+    callback = gymview.integrations.sb3.WatchCallback(display=False, log_to=lambda path, info: logged.append(path.name),
+                                                      log_every=10_000, video_folder=tmp_path)
+    model = PPO("MlpPolicy", venv(2), n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    for _ in range(2):
+        model.learn(total_timesteps=64, callback=callback)  # reset_num_timesteps=True: both start at step 0
+    callback.view.close()
+    assert logged == ["training-step-0.mp4", "training-step-0-2.mp4"]
+    assert all(len(decode(tmp_path / name)) > 1 for name in logged)
