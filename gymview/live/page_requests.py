@@ -74,7 +74,8 @@ class PageRequests:
         """Tell the page that ``message``, a comm message handled while the cell runs, is done: the
         page keeps every message it sent until it sees the ``idle`` that names it as parent."""
         self._status("idle", message)
-        self._status("busy", self.running_cell or message)
+        if self.busy():  # the cell may have ended meanwhile: its own idle must stay the last status
+            self._status("busy", self.running_cell or message)
 
     def _answer(self, idents: list[Any], message: dict[str, Any]) -> None:
         msg_type = message["header"]["msg_type"]
