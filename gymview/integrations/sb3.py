@@ -335,8 +335,14 @@ class _TrainingVideos:
             name = next(f"{name}-{n}" for n in itertools.count(2) if not (self.folder / f"{name}-{n}.mp4").exists())
         self.info = {"episode": self.videos, "name": name, "fps": self.fps}
         info, log = self.info, self.log  # the hook holds neither this object nor the recorder
-        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps,
-                                      on_finished=lambda path: log.log_later(path, info))
+        after = getattr(self.finishing.newest, "finished", None)
+
+        def logged(path: Path) -> None:
+            if after is not None:
+                after.wait()  # queued, and so logged, in the order they were recorded
+            log.log_later(path, info)
+
+        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps, on_finished=logged)
         self.recorder.write(_first_frame(env))
         self.next_start = steps + self.every
         self.videos += 1
@@ -353,8 +359,10 @@ class _TrainingVideos:
             self.recorder, recorder = None, self.recorder
             self.info.update(step=steps, frames=recorder.frames_written)
             self.finishing.add(recorder)
-        self.finishing.close()
-        self.log.finish()
+        try:
+            self.finishing.close()
+        finally:
+            self.log.finish()
 
 
 def _first_frame(env: VecEnv) -> np.ndarray:

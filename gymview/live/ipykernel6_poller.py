@@ -98,6 +98,12 @@ class Ipykernel6CommPoller:
             kernel.shell_stream.flush(zmq.POLLOUT)  # replies go out now, not when the cell ends
         return len(mine)
 
+    def _handle(self, handler: Handler, content: Any, message: dict[str, Any]) -> None:
+        try:
+            handler(content)
+        finally:
+            self._page_requests.done(message)  # the page keeps the message until an idle names it
+
     def _addressed_to(self, item: Any, handlers: Mapping[str, Handler]) -> Callable[[], None] | None:
         """What handles ``item`` now, when it is a custom message to one of ``handlers`` or a request
         of a page that is loading (:mod:`gymview.live.page_requests`); None for every other message,
@@ -120,7 +126,7 @@ class Ipykernel6CommPoller:
             if msg_type == "comm_msg" and comm_id in handlers and isinstance(data, dict) and data.get("method") == "custom":
                 message = session.deserialize(parts, content=True, copy=False)
                 content = message["content"]["data"].get("content")
-                return lambda: (handlers[comm_id](content), self._page_requests.done(message))
+                return lambda: self._handle(handlers[comm_id], content, message)
             if not self._page_requests.wants(msg_type, peeked):
                 return None
             message = session.deserialize(parts, content=True, copy=False)

@@ -65,10 +65,12 @@ class PageRequests:
         # The kernel's parent stays the running cell's: setting it here would move the cell's own
         # output (ipykernel sets it on the shell's streams and display hooks, for every thread). The
         # comm messages that answer carry the cell's parent; pages route them by comm id.
-        self._answer(idents, message)
-        if message["header"]["msg_type"].startswith("comm_"):
-            self.done(message)
-        self.answered += 1
+        try:
+            self._answer(idents, message)
+        finally:
+            if message["header"]["msg_type"].startswith("comm_"):
+                self.done(message)
+            self.answered += 1
 
     def done(self, message: dict[str, Any]) -> None:
         """Tell the page that ``message``, a comm message handled while the cell runs, is done: the

@@ -120,12 +120,26 @@ class VideoLog:
 
     def log_later(self, path: str | os.PathLike[str], info: dict[str, Any]) -> None:
         """Log ``path`` on a thread of its own, after the videos queued before it; returns at once.
-        A failure is kept for :meth:`raise_failure` and :meth:`finish`."""
+        A failure is kept for :meth:`raise_failure` and :meth:`finish`. While the interpreter exits
+        (a video finished by its finalizer) the video is logged here, now: a thread started then
+        would never be waited for.
+
+        Raises:
+            VideoLogError: Only while the interpreter exits, when logging failed.
+        """
         with self._queue_changed:
             self._queued.append((Path(path), dict(info)))
-            if not self._logging:
-                self._logging = True
+            if self._logging:
+                return
+            self._logging = True
+        if threading.main_thread().is_alive():
+            try:
                 threading.Thread(target=self._log_queued, name="gymview-video-log").start()
+                return
+            except RuntimeError:  # the interpreter has begun to exit
+                pass
+        self._log_queued()
+        self.raise_failure()
 
     def raise_failure(self) -> None:
         """Raise the first failure of a video queued with :meth:`log_later` that has not been raised
@@ -142,14 +156,19 @@ class VideoLog:
             others = " ".join(f"Also: {other}" for other in failures[1:])
             raise VideoLogError(f"{failures[0]} {others}") from failures[0].__cause__
 
-    def finish(self) -> None:
+    def finish(self, timeout: float = 300.0) -> None:
         """Wait until every video queued with :meth:`log_later` is logged, then :meth:`raise_failure`.
 
+        Args:
+            timeout: Seconds to wait for the logging to end.
+
         Raises:
-            VideoLogError: When one of them failed to log.
+            VideoLogError: When one of them failed to log, or logging took longer than ``timeout``.
         """
         with self._queue_changed:
-            self._queue_changed.wait_for(lambda: not self._logging)
+            if not self._queue_changed.wait_for(lambda: not self._logging, timeout):
+                raise VideoLogError(f"logging videos to {self.describe()} still runs after {timeout:g} s; "
+                                    "the videos themselves are finished and kept")
         self.raise_failure()
 
     def _log_queued(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -277,7 +278,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
         self._recorder = VideoRecorder(
             os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options,
-            on_finished=_logger(self._log, self._log_info),
+            on_finished=_logger(self._log, self._log_info, getattr(self._finishing.newest, "finished", None)),
         )
         self.recording = True
         self._video_name = video_name
@@ -287,7 +288,13 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
         Raises:
             RuntimeError: When no recording runs.
+            gymview.errors.VideoLogError: When logging an earlier video (``log_to=``) failed.
         """
+        self._end_recording()
+        if self._log is not None:
+            self._log.raise_failure()
+
+    def _end_recording(self) -> None:
         if not self.recording or self._recorder is None:
             raise RuntimeError("stop_recording was called, but no recording was started")
         # One statement with no call inside, so a Ctrl-C cannot land between the three.
@@ -298,8 +305,6 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._finishing.add(recorder)
         if self.gc_trigger and self.gc_trigger(self.episode_id):
             gc.collect()
-        if self._log is not None:
-            self._log.raise_failure()
 
     def __del__(self) -> None:
         # The recorders' own finalizers finish every video; only say that close() was missed.
@@ -313,24 +318,37 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         Raises:
             gymview.errors.FFmpegError: When a video could not be finished (the first failure, raised
                 once the other videos are finished); ``OSError`` when writing its file failed.
+            gymview.errors.VideoLogError: When logging a video (``log_to=``) failed, once every
+                video is finished and logged.
         """
         try:
             super().close()
         finally:
-            if self.recording:
-                self.stop_recording()
-            self._names.release()
-            self._finishing.close()
-            if self._log is not None:
-                self._log.finish()
+            try:
+                if self.recording:
+                    self._end_recording()  # its log failure, with the others, comes from finish()
+            finally:
+                self._names.release()
+                try:
+                    self._finishing.close()
+                finally:
+                    if self._log is not None:
+                        self._log.finish()
 
 
-def _logger(log: VideoLog | None, info: dict[str, Any]) -> Callable[[Any], None] | None:
-    """The recorder's ``on_finished``: queue ``log(path, info)`` with ``info`` as ``stop_recording``
-    left it (the videos are logged in the order they finish recording, on the log's own thread).
+def _logger(log: VideoLog | None, info: dict[str, Any], after: threading.Event | None) -> Callable[[Any], None] | None:
+    """The recorder's ``on_finished``: queue ``log(path, info)``, with ``info`` as ``stop_recording``
+    left it, once the previous video's finishing (``after``) has ended: videos are queued, and so
+    logged, in the order they were recorded. The recorder's thread waits for that, never the loop.
 
     It holds neither the wrapper nor the recorder: the recorder's finalizer must be able to run.
     """
     if log is None:
         return None
-    return lambda path: log.log_later(path, info)
+
+    def logged(path: Any) -> None:
+        if after is not None:
+            after.wait()
+        log.log_later(path, info)
+
+    return logged

@@ -163,6 +163,31 @@ def test_a_failing_logger_keeps_the_videos_and_each_error_reaches_the_user(tmp_p
         assert len(decode(tmp_path / "v" / f"rl-video-episode-{episode}.mp4")) == length + 1
 
 
+def test_close_finishes_every_video_and_frees_its_names_before_raising_what_failed(tmp_path):
+    calls = []
+
+    def broken(path, info):
+        calls.append(path.name)
+        raise OSError("quota")
+
+    env = recorded(tmp_path / "v", broken)
+    lengths = run_episodes(env, 1)
+    env.reset(seed=1)  # episode 0 stops: its log fails in the background while episode 1 records
+    wait_until(lambda: calls, "episode 0's log")
+    for _ in range(3):
+        env.step(0)
+    with pytest.raises(VideoLogError) as raised:
+        env.close()
+    assert "rl-video-episode-0.mp4" in str(raised.value) and "rl-video-episode-1.mp4" in str(raised.value)
+    assert calls == ["rl-video-episode-0.mp4", "rl-video-episode-1.mp4"]
+    assert len(decode(tmp_path / "v" / "rl-video-episode-0.mp4")) == lengths[0] + 1
+    assert len(decode(tmp_path / "v" / "rl-video-episode-1.mp4")) == 4
+    again = recorded(tmp_path / "v", None, name_prefix="rl-video")
+    run_episodes(again, 1)
+    again.close()
+    assert not list((tmp_path / "v").glob("rl-video-1-*"))  # the first recorder's names were freed
+
+
 def test_tensorboard_gifs_keep_the_videos_speed_above_50_fps(tmp_path, summary_writer):
     """Browsers play GIF delays under 20 ms as 100 ms: a 60 fps video keeps every other frame."""
     env = recorded(tmp_path / "videos", summary_writer, fps=60)
@@ -254,3 +279,20 @@ def test_import_gymview_loads_neither_tensorboard_nor_wandb():
     code = ("import sys, gymview, gymview.video.log_sinks, gymview.video.record_video; "
             "print(sorted(m for m in ('tensorboard', 'tensorboardX', 'wandb', 'moviepy') if m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_a_video_finished_as_the_interpreter_exits_is_still_logged(tmp_path):
+    script = f"""
+import gymnasium as gym, gymview
+def log(path, info):
+    open({str(tmp_path / "logged.txt")!r}, "a").write(path.name + "\\n")
+env = gymview.RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), {str(tmp_path / "v")!r},
+                          episode_trigger=lambda episode: True, log_to=log)
+env.reset(seed=0)
+for _ in range(5):
+    env.step(0)
+"""  # no close(): the recorder's finalizer finishes the video at exit
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "gymview" not in done.stderr, done.stderr
+    assert (tmp_path / "logged.txt").read_text() == "rl-video-episode-0.mp4\n"
+    assert len(decode(tmp_path / "v" / "rl-video-episode-0.mp4")) == 6
