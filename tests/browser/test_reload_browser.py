@@ -23,8 +23,10 @@ while not os.path.exists("stop"):
     steps += 1
     if terminated or truncated:
         obs, info = env.reset()
-    if steps % 500 == 0:
-        open("steps", "w").write(str(steps))
+    if steps % 500 == 0:  # written whole: the test never reads a file just emptied for rewriting
+        with open("steps.tmp", "w") as out:
+            out.write(str(steps))
+        os.replace("steps.tmp", "steps")
 env.close()
 print("LOOP ENDED")
 """
@@ -56,7 +58,7 @@ def wait_for_state(page, state):
 
 def steps_written(root):
     path = root / "steps"
-    return int(path.read_text() or 0) if path.exists() else 0
+    return int(path.read_text()) if path.exists() else 0
 
 
 def save(page):
