@@ -355,14 +355,16 @@ class _TrainingVideos:
 
     def end(self, steps: int) -> None:
         """Training ended: the video in progress finished, every video waited for, the first failure raised."""
-        if self.recorder is not None:
-            self.recorder, recorder = None, self.recorder
-            self.info.update(step=steps, frames=recorder.frames_written)
-            self.finishing.add(recorder)
         try:
-            self.finishing.close()
+            if self.recorder is not None:
+                self.recorder, recorder = None, self.recorder
+                self.info.update(step=steps, frames=recorder.frames_written)
+                self.finishing.add(recorder)
         finally:
-            self.log.finish()
+            try:
+                self.finishing.close()
+            finally:
+                self.log.finish()
 
 
 def _first_frame(env: VecEnv) -> np.ndarray:

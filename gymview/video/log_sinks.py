@@ -127,14 +127,18 @@ class VideoLog:
         Raises:
             VideoLogError: Only while the interpreter exits, when logging failed.
         """
+        exiting = not threading.main_thread().is_alive()
         with self._queue_changed:
             self._queued.append((Path(path), dict(info)))
-            if self._logging:
-                return
-            self._logging = True
-        if threading.main_thread().is_alive():
+            started, self._logging = self._logging, True
+        if started:
+            if exiting:  # a logging thread still at work as the interpreter exits: see this video through too
+                self.finish()
+            return
+        if not exiting:
             try:
-                threading.Thread(target=self._log_queued, name="gymview-video-log").start()
+                # not a daemon (it may be started from one): an exit waits for the videos queued
+                threading.Thread(target=self._log_queued, name="gymview-video-log", daemon=False).start()
                 return
             except RuntimeError:  # the interpreter has begun to exit
                 pass

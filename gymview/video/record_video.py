@@ -319,7 +319,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             gymview.errors.FFmpegError: When a video could not be finished (the first failure, raised
                 once the other videos are finished); ``OSError`` when writing its file failed.
             gymview.errors.VideoLogError: When logging a video (``log_to=``) failed, once every
-                video is finished and logged.
+                video is finished and logged (with a video's ``FFmpegError``, if one failed too,
+                as its ``__context__``).
         """
         try:
             super().close()

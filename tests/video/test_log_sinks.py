@@ -296,3 +296,25 @@ for _ in range(5):
     assert done.returncode == 0 and "gymview" not in done.stderr, done.stderr
     assert (tmp_path / "logged.txt").read_text() == "rl-video-episode-0.mp4\n"
     assert len(decode(tmp_path / "v" / "rl-video-episode-0.mp4")) == 6
+
+
+def test_videos_queued_behind_a_slow_logger_are_logged_before_the_interpreter_exits(tmp_path):
+    script = f"""
+import threading, time, gymnasium as gym, gymview
+logging_started = threading.Event()
+def log(path, info):
+    if info["episode"] == 0:
+        logging_started.set()
+        time.sleep(1)  # still logging episode 0 when the script ends
+    open({str(tmp_path / "logged.txt")!r}, "a").write(path.name + "\\n")
+env = gymview.RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), {str(tmp_path / "v")!r},
+                          episode_trigger=lambda episode: True, log_to=log)
+for episode in range(2):
+    env.reset(seed=episode)
+    for _ in range(5):
+        env.step(0)
+assert logging_started.wait(60)
+"""  # no close(): episode 1 is finished by the recorder's finalizer at exit
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "gymview" not in done.stderr, done.stderr
+    assert (tmp_path / "logged.txt").read_text() == "rl-video-episode-0.mp4\nrl-video-episode-1.mp4\n"
