@@ -334,15 +334,8 @@ class _TrainingVideos:
         if (self.folder / f"{name}.mp4").exists():  # an earlier learn() counted from 0 too: keep its video
             name = next(f"{name}-{n}" for n in itertools.count(2) if not (self.folder / f"{name}-{n}.mp4").exists())
         self.info = {"episode": self.videos, "name": name, "fps": self.fps}
-        info, log = self.info, self.log  # the hook holds neither this object nor the recorder
-        after = getattr(self.finishing.newest, "finished", None)
-
-        def logged(path: Path) -> None:
-            if after is not None:
-                after.wait()  # queued, and so logged, in the order they were recorded
-            log.log_later(path, info)
-
-        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps, on_finished=logged)
+        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps, on_finished=self.log.on_finished(
+            self.info, getattr(self.finishing.newest, "finished", None)))
         self.recorder.write(_first_frame(env))
         self.next_start = steps + self.every
         self.videos += 1

@@ -145,6 +145,27 @@ class VideoLog:
         self._log_queued()
         self.raise_failure()
 
+    def on_finished(self, info: dict[str, Any], after: threading.Event | None) -> Callable[[Path], None]:
+        """A recorder's ``on_finished`` that queues its video with ``info`` (as it is once the file is
+        finished) after the previous video's finishing, ``after``, has ended: videos are queued, and
+        so logged, in the order they were recorded. The recorder's thread waits, never the loop.
+        It holds no recorder, so a recorder's finalizer can still run.
+
+        Args:
+            info: What :meth:`log_later` gets with the path; updated by the caller until the file is finished.
+            after: The previous recorder's ``finished`` event, or ``None``.
+
+        Returns:
+            The function to pass as ``VideoRecorder(on_finished=...)``.
+        """
+
+        def queue(path: Path) -> None:
+            if after is not None:
+                after.wait()
+            self.log_later(path, info)
+
+        return queue
+
     def raise_failure(self) -> None:
         """Raise the first failure of a video queued with :meth:`log_later` that has not been raised
         yet, naming any others; return at once if there is none.

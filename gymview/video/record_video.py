@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from gymnasium import logger
 from gymview._internal.checks import check_int
 from gymview.renderers import renderer_for
 from gymview.video.ffmpeg import find_ffmpeg
-from gymview.video.log_sinks import LogTarget, VideoLog, video_log
+from gymview.video.log_sinks import LogTarget, video_log
 from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 from gymview.video.shared_folder import NameSlot
 
@@ -278,7 +277,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
         self._recorder = VideoRecorder(
             os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options,
-            on_finished=_logger(self._log, self._log_info, getattr(self._finishing.newest, "finished", None)),
+            on_finished=None if self._log is None else self._log.on_finished(
+                self._log_info, getattr(self._finishing.newest, "finished", None)),
         )
         self.recording = True
         self._video_name = video_name
@@ -335,21 +335,3 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 finally:
                     if self._log is not None:
                         self._log.finish()
-
-
-def _logger(log: VideoLog | None, info: dict[str, Any], after: threading.Event | None) -> Callable[[Any], None] | None:
-    """The recorder's ``on_finished``: queue ``log(path, info)``, with ``info`` as ``stop_recording``
-    left it, once the previous video's finishing (``after``) has ended: videos are queued, and so
-    logged, in the order they were recorded. The recorder's thread waits for that, never the loop.
-
-    It holds neither the wrapper nor the recorder: the recorder's finalizer must be able to run.
-    """
-    if log is None:
-        return None
-
-    def logged(path: Any) -> None:
-        if after is not None:
-            after.wait()
-        log.log_later(path, info)
-
-    return logged
