@@ -37,8 +37,9 @@ class Ipykernel6CommPoller:
         # One per kernel, shared by every view's poller: a page's control comm is opened through one
         # and asked for the widgets' states through another. Only asked from inside a running cell:
         # the main shell is busy whenever it answers.
-        self._page_requests = _page_requests.get(id(kernel)) or _page_requests.setdefault(
-            id(kernel), PageRequests(kernel, kernel.shell_stream, busy=lambda: True))
+        if id(kernel) not in _page_requests:
+            _page_requests[id(kernel)] = PageRequests(kernel, kernel.shell_stream, busy=lambda: True)
+        self._page_requests = _page_requests[id(kernel)]
         self._busy = False  # a handler that steps a watched env must not deliver again from inside
 
     @classmethod

@@ -188,6 +188,16 @@ def test_close_finishes_every_video_and_frees_its_names_before_raising_what_fail
     assert not list((tmp_path / "v").glob("rl-video-1-*"))  # the first recorder's names were freed
 
 
+def test_a_logger_that_never_returns_is_given_up_on_with_a_clear_error(tmp_path):
+    release = threading.Event()
+    log = VideoLog(lambda path, info: release.wait(60), tag="videos/stuck")
+    log.log_later(tmp_path / "a.mp4", {"step": 1, "fps": 30})
+    with pytest.raises(VideoLogError, match=r"still runs after 0\.1 s; the videos themselves are finished and kept"):
+        log.finish(timeout=0.1)
+    release.set()
+    log.finish()  # and it ends once the logger returns
+
+
 def test_tensorboard_gifs_keep_the_videos_speed_above_50_fps(tmp_path, summary_writer):
     """Browsers play GIF delays under 20 ms as 100 ms: a 60 fps video keeps every other frame."""
     env = recorded(tmp_path / "videos", summary_writer, fps=60)
