@@ -311,7 +311,9 @@ class FinishingVideos:
         recorder.close(wait=False)
         self._recorders.append(recorder)
         while len(self._recorders) > 1:
-            self._recorders.pop(0).close()
+            # Dropped only once finished: a Ctrl-C during the wait leaves it for close() to wait for.
+            self._recorders[0].close()
+            del self._recorders[0]
 
     def close(self) -> None:
         """Wait until the video still finishing is finished.
@@ -319,9 +321,9 @@ class FinishingVideos:
         Raises:
             gymview.errors.FFmpegError: When that video could not be finished.
         """
-        recorders, self._recorders = self._recorders, []
-        for recorder in recorders:
-            recorder.close()
+        while self._recorders:
+            self._recorders[0].close()
+            del self._recorders[0]
 
 
 def check_writable_folder(folder: Path) -> None:

@@ -425,3 +425,26 @@ def test_videos_finishing_behind_report_a_failure_when_the_next_is_added_and_sti
     assert finishing.newest is kept
     finishing.close()
     assert finishing.newest is None and kept.closed and (tmp_path / "b.mp4").stat().st_size > 0
+
+
+def test_a_video_whose_wait_was_interrupted_is_still_waited_for_by_close():
+    """Ctrl-C lands most often where the loop waits: in add(), for the video finishing behind."""
+    from gymview.video.recorder import FinishingVideos
+
+    class Recorder:  # what FinishingVideos asks of a VideoRecorder
+        def __init__(self, interrupt=False):
+            self.interrupt, self.waited = interrupt, False
+
+        def close(self, wait=True):
+            if wait and self.interrupt:
+                self.interrupt = False
+                raise KeyboardInterrupt
+            self.waited = self.waited or wait
+
+    finishing = FinishingVideos()
+    behind, next_one = Recorder(interrupt=True), Recorder()
+    finishing.add(behind)
+    with pytest.raises(KeyboardInterrupt):
+        finishing.add(next_one)  # waiting for the video behind, when Ctrl-C comes
+    finishing.close()  # env.close() after the interrupt
+    assert behind.waited and next_one.waited and finishing.newest is None
