@@ -95,6 +95,7 @@ def watch(
     record: str | os.PathLike[str] | None = None,
     fast_render: bool = True,
     max_overhead: float | None = None,
+    codec: str | None = None,
 ) -> Any:
     """Wrap ``env`` so its frames stream into an inline ``LiveView`` while it steps.
 
@@ -115,8 +116,8 @@ def watch(
         title: Shown above the picture (the env id).
         display: Show the view now; False to show ``env.view`` yourself.
         view: An existing ``LiveView`` to show the frames in, with its own settings: then
-            ``fps``, ``max_size``, ``quality``, ``image_format``, ``title`` and ``max_overhead``
-            must be left out.
+            ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``, ``max_overhead`` and
+            ``codec`` must be left out.
         record: A folder: also record every episode at full resolution to
             ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
             shows the frames being recorded, so recording costs it no extra render. Single envs
@@ -129,6 +130,8 @@ def watch(
             encoder process, so the loop only copies the state. False always calls
             ``env.render()`` in the loop.
         max_overhead: The share of the loop's time frames may cost (0.1).
+        codec: ``"auto"`` (the default) streams H.264 to pages that decode it and images to others;
+            ``"h264"``, ``"jpeg"`` or ``"png"`` pick one (see ``LiveView``).
 
     Returns:
         The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,
@@ -151,11 +154,11 @@ def watch(
     """
     kind = _kind_of(env)
     settings = {"fps": fps, "max_size": max_size, "quality": quality, "image_format": image_format, "title": title,
-                "max_overhead": max_overhead}
+                "max_overhead": max_overhead, "codec": codec}
     settings = {name: value for name, value in settings.items() if value is not None}
     if view is not None and settings:
         raise ValueError("watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
-                         "image_format, title and max_overhead on the LiveView instead (LiveView(fps=15, ...))")
+                         "image_format, title, max_overhead and codec on the LiveView instead (LiveView(fps=15, ...))")
     spec, snapshot = getattr(env, "spec", None), None
     if kind in ("aec", "parallel"):
         from gymview.integrations import pettingzoo

@@ -18,7 +18,7 @@ from PIL import Image
 
 from gymview._internal.checks import check_int
 
-__all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size"]
+__all__ = ["to_rgb_uint8", "check_frame", "downsample", "even_sized", "fit_size"]
 
 _EXPECTED = (
     "expected an image array of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4) with dtype uint8, "
@@ -174,3 +174,15 @@ def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
         blocks = frame.reshape(new_height, fy, new_width, fx, 3)
         return (blocks.mean(axis=(1, 3), dtype=np.float32) + 0.5).astype(np.uint8)
     return np.asarray(Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX))
+
+
+def even_sized(frame: np.ndarray) -> np.ndarray:
+    """``frame`` cut to an even width and height (4:2:0 video needs both); at most one row and one column go.
+
+    >>> even_sized(np.zeros((341, 512, 3), np.uint8)).shape
+    (340, 512, 3)
+    """
+    height, width = frame.shape[:2]
+    if height % 2 or width % 2:
+        frame = frame[: height - height % 2, : width - width % 2]
+    return np.ascontiguousarray(frame)

@@ -65,7 +65,10 @@ class BrowserMessages:
                     f"{protocol.PROTOCOL_VERSION}: reload the browser page after upgrading gymview",
                     stacklevel=1,
                 )
+            self.streamer.page_ready(message.client, message.codecs)
             self._page_seen(message.client, True, True)
+        elif message.type == protocol.KEYFRAME:
+            self.streamer.want_key_frame()
         elif message.type == protocol.ACK and message.seq is not None:
             self.streamer.acknowledge(message.seq, message.client)
         elif message.type == protocol.VISIBILITY:

@@ -4,11 +4,13 @@ It imports only numpy, Pillow and gymview's image functions (a painter's own mod
 with its pickle), so a start costs tens of milliseconds, not the kernel's thousand modules.
 
 Parent → child, on the child's stdin: a 20-byte header of uint32 (kind, two sizes, max_size,
-quality | format << 16 with format 0 = JPEG, 1 = PNG) and a payload, by kind:
+value | format << 16 | KEY << 20) and a payload, by kind. Format 0 = JPEG and 1 = PNG take the JPEG
+quality as value; 2 = H.264 (:mod:`.h264`, one continuous stream) takes its quality level, and KEY
+asks for a key frame. Kinds:
 FRAME (height, width; the H*W*3 pixels), PAINTER (byte count; a pickled painter, kept for the
 STATE requests that follow, no reply), STATE (byte count; the float64 state to paint).
-Child → parent, on its stdout: a 16-byte header (out width, out height, byte count,
-microseconds spent) and the bytes.
+Child → parent, on its stdout: a 20-byte header (out width, out height, byte count,
+microseconds spent, flags: KEY for a key frame) and the bytes.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import time
 import numpy as np
 
 from gymview.image.codec import encode_frame
-from gymview.image.frames import downsample
+from gymview.image.frames import downsample, even_sized
 
 REQUEST = struct.Struct("<5I")
 FRAME, PAINTER, STATE = range(3)
-REPLY = struct.Struct("<4I")
-FORMATS = ("jpeg", "png")
+REPLY = struct.Struct("<5I")
+FORMATS = ("jpeg", "png", "h264")
+KEY = 1
 
 
 def write_all(fd: int, parts: list) -> None:
@@ -53,24 +56,24 @@ def read_exactly(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_reply(fd: int) -> tuple[bytes, int, int, int]:
+def read_reply(fd: int) -> tuple[bytes, int, int, int, int]:
     """Read one reply, usually in a single system call (each call is a GIL hand-over):
-    (bytes, width, height, microseconds the child spent)."""
+    (bytes, width, height, microseconds the child spent, flags)."""
     received = os.read(fd, 1 << 20)
     if len(received) < REPLY.size:
         received += read_exactly(fd, REPLY.size - len(received))
-    width, height, size, microseconds = REPLY.unpack_from(received)
+    width, height, size, microseconds, flags = REPLY.unpack_from(received)
     data = received[REPLY.size :]
     if len(data) < size:
         data += read_exactly(fd, size - len(data))
-    return data, width, height, microseconds
+    return data, width, height, microseconds, flags
 
 
 def serve(stdin: int | None = None, stdout: int | None = None) -> None:
     """The child's loop: answer requests until the parent closes the pipe."""
     stdin = sys.stdin.fileno() if stdin is None else stdin
     stdout = sys.stdout.fileno() if stdout is None else stdout
-    painter, canvas = None, None
+    painter, canvas, stream = None, None, None
     while True:
         try:
             kind, size, width, max_size, packed = REQUEST.unpack(read_exactly(stdin, REQUEST.size))
@@ -90,7 +93,17 @@ def serve(stdin: int | None = None, stdout: int | None = None) -> None:
             frame = canvas
         else:
             frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)
-        small = downsample(frame, max_size)
-        data = encode_frame(small, FORMATS[packed >> 16], packed & 0xFFFF)
+        small, value, image_format = downsample(frame, max_size), packed & 0xFFFF, FORMATS[(packed >> 16) & 0xF]
+        flags = 0
+        if image_format == "h264":
+            if stream is None:
+                from gymview.live.h264 import H264Encoder  # PyAV loads only for a view that streams video
+
+                stream = H264Encoder()
+            small = even_sized(small)
+            data, key = stream.encode(small, key=bool(packed >> 20 & KEY), level=value)
+            flags = KEY if key else 0
+        else:
+            data = encode_frame(small, image_format, value)
         microseconds = round((time.perf_counter() - started) * 1e6)
-        write_all(stdout, [REPLY.pack(small.shape[1], small.shape[0], len(data), microseconds), data])
+        write_all(stdout, [REPLY.pack(small.shape[1], small.shape[0], len(data), microseconds, flags), data])

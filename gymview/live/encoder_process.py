@@ -39,6 +39,7 @@ from gymview.live.deferred import DeferredFrame
 from gymview.live.encoder_child import (
     FORMATS,
     FRAME,
+    KEY,
     PAINTER,
     REQUEST,
     STATE,
@@ -83,6 +84,7 @@ class EncoderProcess:
         self._pending: tuple[bytes, memoryview, Any] | None = None
         self._child_painter: Any = None  # the painter the child holds
         self.last_encode_seconds = 0.0  # the child's time for the last frame
+        self.last_was_key = False  # the last frame received is an H.264 key frame
 
     @property
     def running(self) -> bool:
@@ -114,21 +116,25 @@ class EncoderProcess:
         _widen_pipe(process.stdin.fileno())
         return process
 
-    def encode(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int) -> tuple[bytes, int, int]:
+    def encode(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int,
+               key: bool = False) -> tuple[bytes, int, int]:
         """Downsample ``frame`` to ``max_size`` and compress it: :meth:`submit`, then :meth:`receive`."""
-        self.submit(frame, max_size, image_format, quality)
+        self.submit(frame, max_size, image_format, quality, key)
         return self.receive()
 
-    def submit(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int) -> None:
+    def submit(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int,
+               key: bool = False) -> None:
         """Hand ``frame`` to the child and return at once; :meth:`receive` collects the result.
 
-        With the child idle the pipe is empty and widened to hold a whole frame, so the write is
-        one system call that does not wait. The request is kept until received, so that a child
-        that died meanwhile can be replaced and asked again.
+        ``quality`` is the JPEG quality, or for ``"h264"`` the stream's quality level; ``key`` asks
+        the H.264 stream for a key frame. With the child idle the pipe is empty and widened to
+        hold a whole frame, so the write is one system call that does not wait. The request is
+        kept until received, so that a child that died meanwhile can be replaced and asked again
+        (a new child's stream starts with a key frame).
         """
         if self._pending is not None:
             raise RuntimeError("submit() while a frame is in the encoder: receive() it first")
-        options = (max_size, quality | (FORMATS.index(image_format) << 16))
+        options = (max_size, quality | (FORMATS.index(image_format) << 16) | (KEY << 20 if key else 0))
         if isinstance(frame, np.ndarray):
             height, width = frame.shape[:2]
             pixels = memoryview(np.ascontiguousarray(frame)).cast("B")
@@ -175,8 +181,9 @@ class EncoderProcess:
             return True
 
     def _read(self) -> tuple[bytes, int, int]:
-        data, width, height, microseconds = read_reply(self._process.stdout.fileno())
+        data, width, height, microseconds, flags = read_reply(self._process.stdout.fileno())
         self.last_encode_seconds = microseconds / 1e6
+        self.last_was_key = bool(flags & KEY)
         return data, width, height
 
     def _write(self, header: bytes, payload: memoryview, painter: Any) -> None:

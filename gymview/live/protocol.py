@@ -14,10 +14,19 @@ agent's running return (``{"player_0": 1.0, "player_1": -1.0}``), in place of ``
 has read: when an ack stays unread for a second, the kernel cannot read acks now (a blocking cell
 without comms over subshells) and the browser sends them rarely, so they do not pile up.
 
+With ``"format": "h264"`` the buffer is one H.264 access unit (Annex B) of a continuous stream, and the
+header adds ``"key": true`` for a key frame (which starts with its SPS and PPS: a decoder can start
+there) and ``"codec": "avc1.42c01e"``, the stream's WebCodecs codec string. Every such frame must be
+decoded, in order; a page that cannot (it has no key frame yet, or its decoder failed) asks for one.
+
 Browser → kernel (``client`` identifies one browser page; a kernel may have several)::
 
-    {"type": "ready", "v": 1, "client": "k3x9"}           a view was rendered; the kernel resends its latest frame
-                                                           and its state (the page sends it again until a state comes)
+    {"type": "ready", "v": 1, "client": "k3x9", "codecs": ["h264"]}
+        a view was rendered; the kernel resends its latest frame (as an image) and its state (the page sends it
+        again until a state comes); ``codecs``: the video codecs this page decodes (``codec="auto"`` streams
+        H.264 while every page decodes it)
+    {"type": "keyframe", "client": "k3x9"}               this page cannot decode the stream from here: the next
+                                                           H.264 frame is a key frame
     {"type": "ack", "seq": 17, "client": "k3x9"}         this page drew frames up to 17 (at most one ack per 250 ms)
     {"type": "visibility", "visible": false, "client": "k3x9"}   this page shows no view of the widget
     {"type": "control", "action": "pause", "id": "k3x9:4"}   a button: pause | play | step | stop | speed
@@ -57,6 +66,7 @@ PROTOCOL_VERSION = 1
 
 FRAME = "frame"
 READY = "ready"
+KEYFRAME = "keyframe"
 ACK = "ack"
 VISIBILITY = "visibility"
 CONTROL = "control"
@@ -136,6 +146,7 @@ class FromPage:
     key: str | None = None  # key
     down: bool = False  # key
     index: int | None = None  # replay
+    codecs: tuple[str, ...] | None = None  # ready: the video codecs the page decodes (None: an older page)
 
     @property
     def is_click(self) -> bool:
@@ -162,8 +173,14 @@ def read(content: Any) -> FromPage | None:
         type=content["type"], id=field("id", str), client=str(content.get("client", "")), version=content.get("v"),
         seq=field("seq", int), visible=bool(content.get("visible")), action=field("action", str),
         value=content.get("value"), of=field("of", str), key=field("key", str), down=bool(content.get("down")),
-        index=field("index", int),
+        index=field("index", int), codecs=_names(content.get("codecs")),
     )
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    if not isinstance(value, list):
+        return None
+    return tuple(name for name in value if isinstance(name, str))
 
 
 def is_job_stop(content: Any) -> bool:

@@ -1,5 +1,8 @@
 """FrameHistory: the frames a view sent lately, as sent (compressed), for instant replay.
 
+H.264 frames are kept as packets, from a key frame on (the oldest kept is always one), and decoded
+when asked for: a replayed frame goes to the page as an image.
+
 A view keeps the last ``seconds`` of its frames, and never more than ``max_bytes`` of them:
 at the default 30 s and 32 MB that is 30 s of 512-pixel JPEGs (about 20 KB each) at 30 fps, and
 fewer seconds of bigger frames. While the run is paused or stopped, the view's timeline slider
@@ -23,6 +26,9 @@ from typing import Any
 import numpy as np
 
 from gymview._internal.checks import check_int
+from gymview.image.codec import encode_frame
+from gymview.live.h264 import H264, decode_h264
+
 
 __all__ = ["FrameHistory", "DEFAULT_SECONDS", "DEFAULT_MAX_BYTES"]
 
@@ -43,24 +49,34 @@ class FrameHistory:
         self.total_bytes = 0
 
     def add(self, header: dict[str, Any], data: bytes, at: float) -> None:
-        """Keep one sent frame; forget those older than ``seconds`` before ``at`` or over the bound."""
+        """Keep one sent frame; forget those older than ``seconds`` before ``at`` or over the bound,
+        and H.264 frames that no longer follow a kept key frame."""
         with self._lock:
             if self.seconds > 0 and len(data) <= self.max_bytes:
                 self._frames.append((header, data, at))
                 self.total_bytes += len(data)
-            while self._frames and (
-                self.total_bytes > self.max_bytes or at - self._frames[0][2] > self.seconds
+            frames = self._frames
+            while frames and (
+                self.total_bytes > self.max_bytes or at - frames[0][2] > self.seconds or _undecodable(frames[0][0])
             ):
-                self.total_bytes -= len(self._frames.popleft()[1])
+                self.total_bytes -= len(frames.popleft()[1])
 
     def __len__(self) -> int:
         return len(self._frames)
 
     def get(self, index: int) -> tuple[dict[str, Any], bytes]:
-        """The ``index``-th kept frame, oldest first (negative counts from the newest)."""
+        """The ``index``-th kept frame, oldest first (negative counts from the newest), as an image:
+        an H.264 frame is decoded and sent as a JPEG."""
         with self._lock:
-            header, data, _ = self._frames[index]
-        return header, data
+            frames = list(self._frames)
+        header, data, _ = frames[index]
+        if header.get("format") != H264:
+            return header, data
+        index %= len(frames)
+        start = next(i for i in range(index, -1, -1) if frames[i][0].get("key"))
+        picture = decode_h264([packet for _, packet, _ in frames[start : index + 1]])[-1]
+        header = {**header, "format": "jpeg", "width": picture.shape[1], "height": picture.shape[0]}
+        return header, encode_frame(picture, "jpeg", quality=90)
 
     def snapshot(self) -> list[tuple[dict[str, Any], bytes, float]]:
         with self._lock:
@@ -86,7 +102,7 @@ class FrameHistory:
             fps = (len(frames) - 1) / span if len(frames) > 1 and span > 0 else 10.0
         if not fps > 0:
             raise ValueError(f"fps must be above 0; got {fps!r}")
-        pictures = _decoded([data for _, data, _ in frames])
+        pictures = _decoded([(header, data) for header, data, _ in frames])
         path.parent.mkdir(parents=True, exist_ok=True)
         if suffix == ".gif":
             _write_gif(path, pictures, fps)
@@ -95,19 +111,27 @@ class FrameHistory:
         return path
 
 
-def _decoded(images: list[bytes]) -> list[np.ndarray]:
+def _undecodable(header: dict[str, Any]) -> bool:
+    """An H.264 frame that is not a key frame: without the frames before it, it cannot be decoded."""
+    return header.get("format") == H264 and not header.get("key")
+
+
+def _decoded(frames: list[tuple[dict[str, Any], bytes]]) -> list[np.ndarray]:
     """RGB arrays of the same size as the first (a view's size may change mid-run)."""
     from PIL import Image
 
-    pictures: list[np.ndarray] = []
-    size = None
-    for data in images:
-        image = Image.open(io.BytesIO(data)).convert("RGB")
-        size = size or image.size
-        if image.size != size:
-            image = image.resize(size)
-        pictures.append(np.asarray(image))
-    return pictures
+    images: list[Image.Image] = []
+    stream: list[bytes] = []  # H.264 packets from a key frame on
+    for header, data in [*frames, ({"format": None}, b"")]:
+        if stream and (header.get("format") != H264 or header.get("key")):
+            images.extend(Image.fromarray(picture) for picture in decode_h264(stream))
+            stream = []
+        if header.get("format") == H264:
+            stream.append(data)
+        elif header.get("format") is not None:
+            images.append(Image.open(io.BytesIO(data)).convert("RGB"))
+    size = images[0].size
+    return [np.asarray(image if image.size == size else image.resize(size)) for image in images]
 
 
 def _write_gif(path: pathlib.Path, pictures: list[np.ndarray], fps: float) -> None:

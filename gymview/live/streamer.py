@@ -47,15 +47,16 @@ from gymview._internal.checks import check_int
 from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
-from gymview.image.frames import downsample
+from gymview.image.frames import downsample, even_sized
 from gymview.live.deferred import DeferredFrame
 from gymview.errors import EncoderProcessError
 from gymview.live.encoder_process import EncoderProcess
+from gymview.live.h264 import H264, H264Encoder, codec_string, decode_h264
 from gymview.live.protocol import frame_header
 from gymview.live.replay import FrameHistory
 from gymview.live.throttle import PROCESS_BUDGET, MessageBudget
 
-__all__ = ["FrameStreamer", "check_max_size"]
+__all__ = ["CODECS", "FrameStreamer", "check_codec", "check_max_size"]
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
 Frame = np.ndarray | DeferredFrame
@@ -80,6 +81,22 @@ PUMP_WAIT_SECONDS = 0.05
 IDLE_EXIT_SECONDS = 10.0
 
 
+CODECS = ("auto", "h264", "jpeg", "png")
+
+
+def check_codec(codec: str) -> str:
+    """Return the codec's name or raise ValueError listing the choices.
+
+    >>> check_codec("H264"), check_codec("jpg")
+    ('h264', 'jpeg')
+    """
+    name = str(codec).lower()
+    name = {"jpg": "jpeg", "h.264": "h264", "avc": "h264"}.get(name, name)
+    if name not in CODECS:
+        raise ValueError(f"codec must be one of {CODECS}; got {codec!r}")
+    return name
+
+
 def check_max_size(max_size: int) -> int:
     """Return ``max_size`` if it is an integer of at least 16 pixels, else raise ValueError."""
     return check_int("max_size", max_size, minimum=16, hint=" (pixels)")
@@ -99,11 +116,13 @@ class FrameStreamer:
         offload: bool = True,
         clock: Callable[[], float] = time.perf_counter,
         history: FrameHistory | None = None,
+        codec: str = "auto",
     ) -> None:
         if isinstance(max_lag, bool) or not isinstance(max_lag, (int, float)) or not max_lag > 0:
             raise ValueError(f"max_lag must be a positive number of seconds; got {max_lag!r}")
         self.max_size = check_max_size(max_size)
         self.image_format = check_format(image_format)
+        self.codec = check_codec(codec)
         self.quality = check_quality(quality)
         self.max_lag = float(max_lag)
         self._send = send
@@ -114,9 +133,16 @@ class FrameStreamer:
         self._encoder: EncoderProcess | None = EncoderProcess() if offload else None
         self._lock = threading.Lock()  # guards everything below and the encoder process
         self._waiting: tuple[Frame, dict[str, Any], float] | None = None  # offered, not yet submitted
-        self._in_encoder: tuple[Frame, dict[str, Any], float] | None = None  # submitted, not yet sent
-        self._encoded_here: tuple[bytes, int, int] | None = None  # the fallback's finished frame
+        self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
+        self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._latest: tuple[dict[str, Any], bytes] | None = None
+        self._still: tuple[dict[str, Any], bytes] | None = None  # the latest H.264 frame as an image
+        self._gop: list[bytes] = []  # the H.264 packets from the last key frame to the latest
+        self._page_codecs: dict[str, tuple[frozenset[str], float]] = {}  # page -> (codecs it decodes, last heard)
+        self._key_wanted = False  # the next H.264 frame is a key frame
+        self.level = 0  # the H.264 quality level (see gymview.live.h264.QUALITY_LEVELS)
+        self._codec_string: str | None = None  # the stream's, from its last key frame's SPS
+        self._video_here: H264Encoder | None = None  # the stream when frames are encoded in this process
         self._resend = False
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
         self._nudge = threading.Event()  # wakes the watcher for a posted message
@@ -259,6 +285,8 @@ class FrameStreamer:
                 # background): frames sent before are not held against it, it may never ack them all.
                 acks = self._pages[page] = _PageAcks(int(seq), now, now)
             acks.acked, acks.last = max(acks.acked, int(seq)), now
+            if page in self._page_codecs:
+                self._page_codecs[page] = (self._page_codecs[page][0], now)
             self._acked = max(self._acked, int(seq))
             for name in [name for name, other in self._pages.items() if now - other.last > PAGE_FORGOTTEN_SECONDS]:
                 del self._pages[name]
@@ -266,10 +294,42 @@ class FrameStreamer:
             while self._unacked and self._unacked[0][0] <= min(fresh):
                 self._unacked.popleft()
 
+    def page_ready(self, page: str, codecs: tuple[str, ...] | None) -> None:
+        """Browser page ``page`` rendered a view and decodes ``codecs`` (None: an older page, images only).
+
+        With ``codec="auto"`` frames go as H.264 while every page heard from lately decodes it; the
+        next H.264 frame is a key frame, from which the page starts.
+        """
+        with self._lock:
+            self._page_codecs[page] = (frozenset(codecs or ()), self._clock())
+            self._key_wanted = True
+
+    def want_key_frame(self) -> None:
+        """A page cannot decode the stream from here (it joined it, or its decoder failed): the next
+        H.264 frame is a key frame."""
+        self._key_wanted = True
+
+    @property
+    def stream_format(self) -> str:
+        """What the next frame is sent as: ``"h264"``, or the image format."""
+        if self.codec == H264:
+            return H264
+        if self.codec == "auto":
+            now = self._clock()
+            heard = [codecs for codecs, last in self._page_codecs.values() if now - last < PAGE_FORGOTTEN_SECONDS]
+            if heard and all(H264 in codecs for codecs in heard):
+                return H264
+            return self.image_format
+        return self.codec
+
     @property
     def latest(self) -> tuple[dict[str, Any], bytes] | None:
-        """The header and image bytes of the last frame sent, or None before the first."""
-        return self._latest
+        """The header and image bytes (``image_format``) of the last frame sent, or None before the first.
+
+        An H.264 frame is decoded from the packets since its key frame (and kept, for the next call).
+        """
+        with self._lock:
+            return self._latest_image()
 
     def resend_latest(self) -> None:
         """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
@@ -313,35 +373,47 @@ class FrameStreamer:
         if not self._budget.try_acquire():
             self.skipped += 1
             return
-        self._in_encoder = (frame, info, time.perf_counter())
+        image_format = self.stream_format
+        key, self._key_wanted = self._key_wanted, False
+        value = self.level if image_format == H264 else self.quality
+        self._in_encoder = (frame, info, time.perf_counter(), image_format)
         if self._encoder is not None:
             try:
-                self._encoder.submit(frame, self.max_size, self.image_format, self.quality)
+                self._encoder.submit(frame, self.max_size, image_format, value, key)
                 return
             except EncoderProcessError as error:
                 self._stop_offloading(error)
-        self._encoded_here = self._encode_here(frame)
+        self._encoded_here = self._encode_here(frame, image_format, key)
 
     def _collect(self, older_than: float = 0.0) -> bool:
         """Send the frame in the encoder if its reply is back (and it was submitted ``older_than`` s ago)."""
         if self._in_encoder is None or time.perf_counter() - self._in_encoder[2] < older_than:
             return False
-        frame, info, _ = self._in_encoder
+        frame, info, _, image_format = self._in_encoder
         if self._encoded_here is None and self._encoder is not None:
             if not self._encoder.reply_ready():
                 return False
             try:
-                self._encoded_here = self._encoder.receive()
+                data, width, height = self._encoder.receive()
+                self._encoded_here = (data, width, height, self._encoder.last_was_key)
                 self.last_encode_ms = self._encoder.last_encode_seconds * 1000.0
             except EncoderProcessError as error:
                 self._stop_offloading(error)
-                self._encoded_here = self._encode_here(frame)
-        (data, width, height), self._encoded_here, self._in_encoder = self._encoded_here, None, None
+                self._encoded_here = self._encode_here(frame, image_format, True)
+        (data, width, height, key), self._encoded_here, self._in_encoder = self._encoded_here, None, None
         self._seq += 1
         header = frame_header(
-            self._seq, self.image_format, width, height, info, self.replaced + self.skipped, self._acked
+            self._seq, image_format, width, height, info, self.replaced + self.skipped, self._acked
         )
-        self._latest = (header, data)
+        if image_format == H264:
+            if key:
+                self._gop.clear()
+                self._codec_string = codec_string(data) or self._codec_string
+            elif not self._gop:  # a stream that lost its key frame (a new helper process): start one
+                self._key_wanted = True
+            self._gop.append(data)
+            header.update(key=key, codec=self._codec_string)
+        self._latest, self._still = (header, data), None
         self.history.add(header, data, self._clock())
         self._send(header, [data])
         self.sent += 1
@@ -356,20 +428,36 @@ class FrameStreamer:
             self._resend = False
         elif self._can_send() and self._budget.try_acquire():
             self._resend = False
-            header, data = self._latest
+            header, data = self._latest_image()  # a page that just rendered has no decoder yet
             self._send(header, [data])
+
+    def _latest_image(self) -> tuple[dict[str, Any], bytes] | None:
+        if self._latest is None or self._latest[0]["format"] != H264:
+            return self._latest
+        if self._still is None:
+            picture = decode_h264(self._gop)[-1]
+            header = {**self._latest[0], "format": self.image_format, "key": None, "codec": None,
+                      "width": picture.shape[1], "height": picture.shape[0]}
+            self._still = (header, encode_frame(picture, self.image_format, self.quality))
+        return self._still
 
     def _stop_offloading(self, error: EncoderProcessError) -> None:
         warnings.warn(f"{error}; gymview encodes frames in the calling thread from now on", stacklevel=3)
         self._encoder.close()
         self._encoder = None
 
-    def _encode_here(self, frame: Frame) -> tuple[bytes, int, int]:
+    def _encode_here(self, frame: Frame, image_format: str, key: bool) -> tuple[bytes, int, int, bool]:
         started = time.perf_counter()
         small = downsample(frame if isinstance(frame, np.ndarray) else frame.draw(), self.max_size)
-        data = encode_frame(small, self.image_format, self.quality)
+        if image_format == H264:
+            if self._video_here is None:
+                self._video_here = H264Encoder()
+            small = even_sized(small)
+            data, key = self._video_here.encode(small, key, self.level)
+        else:
+            data, key = encode_frame(small, image_format, self.quality), False
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0
-        return data, small.shape[1], small.shape[0]
+        return data, small.shape[1], small.shape[0], key
 
     # -- the watcher thread ------------------------------------------------------------------
     def _watch(self, stop: threading.Event) -> None:

@@ -26,7 +26,7 @@ from comm import DummyComm
 
 from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
-from gymview.image.codec import check_format, check_quality
+from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import frontend, protocol, registry
 from gymview.live.browser_messages import BrowserMessages
@@ -38,7 +38,7 @@ from gymview.live.marimo_cell import show_in_cell
 from gymview.live.marimo_poller import MarimoCommPoller
 from gymview.live.page_requests import answer_on_shell_channel
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
-from gymview.live.streamer import FrameStreamer, Send, check_max_size
+from gymview.live.streamer import FrameStreamer, Send, check_codec, check_max_size
 from gymview.live.thread_switches import switch_interval_lease
 from gymview.live.throttle import FrameThrottle, check_fps
 
@@ -64,7 +64,8 @@ class LiveView(anywidget.AnyWidget):
         fps: Frames sent per second at most, above 0 and at most 120.
         max_size: Longest side, in pixels, of the frames sent (at least 16).
         quality: JPEG quality, 1..100.
-        image_format: ``"jpeg"``, or ``"png"`` for lossless frames.
+        image_format: ``"jpeg"``, or ``"png"`` for lossless images: the format of frames sent as
+            images, of replayed frames and of the last frame left on the page.
         title: Shown above the picture.
         max_lag: While the browser acknowledges frames, none goes out once the oldest it has not
             acknowledged is this many seconds old; the browser acks every 0.25 s, so under about
@@ -74,6 +75,9 @@ class LiveView(anywidget.AnyWidget):
         replay_seconds: Seconds of sent frames kept for the timeline slider and ``save_clip``
             (30 by default; 0 keeps none).
         replay_max_bytes: The most bytes those kept frames may take (32 MiB by default).
+        codec: ``"auto"`` sends an H.264 video stream while every page showing the view decodes
+            it (WebCodecs: a tenth of the bytes, for a notebook behind a slow link) and images
+            otherwise; ``"h264"`` always the stream; ``"jpeg"`` or ``"png"`` always images.
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
         in_kernel: In place of the check for a notebook kernel (None: check).
@@ -103,6 +107,7 @@ class LiveView(anywidget.AnyWidget):
     max_size = traitlets.Int(512, help="Longest side, in pixels, of the frames sent.").tag(sync=True)
     quality = traitlets.Int(80, help="JPEG quality, 1..100.").tag(sync=True)
     image_format = traitlets.Unicode("jpeg", help="'jpeg', or 'png' for lossless frames.").tag(sync=True)
+    codec = traitlets.Unicode("auto", help="'auto', 'h264', 'jpeg' or 'png'.").tag(sync=True)
     show_controls = traitlets.Bool(True, help="Show Pause / Step / Stop / Speed under the picture.").tag(sync=True)
     _keyboard = traitlets.Bool(False, help="Send key presses to the kernel (gymview.play(keys=...)).").tag(sync=True)
 
@@ -118,6 +123,7 @@ class LiveView(anywidget.AnyWidget):
         show_controls: bool = True,
         replay_seconds: float = DEFAULT_SECONDS,
         replay_max_bytes: int = DEFAULT_MAX_BYTES,
+        codec: str = "auto",
         *,
         send: Send | None = None,
         in_kernel: bool | None = None,
@@ -125,9 +131,11 @@ class LiveView(anywidget.AnyWidget):
     ) -> None:
         self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead)
+        codec = check_codec(codec)
         self._streamer = FrameStreamer(
-            send or self._send_frame, max_size=max_size, image_format=image_format,
-            quality=quality, max_lag=max_lag,
+            send or self._send_frame, max_size=max_size,
+            image_format=codec if codec in IMAGE_FORMATS else image_format,
+            quality=quality, max_lag=max_lag, codec=codec,
             history=FrameHistory(replay_seconds, replay_max_bytes),
         )
         self._controls = RunControls(on_change=self._post_state)
@@ -152,7 +160,7 @@ class LiveView(anywidget.AnyWidget):
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(
             fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
-            image_format=self._streamer.image_format, title=title, _stream_id=uuid.uuid4().hex,
+            image_format=self._streamer.image_format, codec=codec, title=title, _stream_id=uuid.uuid4().hex,
             show_controls=bool(show_controls), **kwargs,
         )
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
@@ -191,7 +199,11 @@ class LiveView(anywidget.AnyWidget):
     def _check_format(self, proposal: dict[str, Any]) -> str:
         return check_format(proposal["value"])
 
-    @traitlets.observe("fps", "max_size", "quality", "image_format")
+    @traitlets.validate("codec")
+    def _check_codec(self, proposal: dict[str, Any]) -> str:
+        return check_codec(proposal["value"])
+
+    @traitlets.observe("fps", "max_size", "quality", "image_format", "codec")
     def _apply_config(self, change: dict[str, Any]) -> None:
         if change["name"] == "fps":
             self._update_rate()

@@ -14,6 +14,13 @@ class Streamer:
 
     def __init__(self, kept=()):
         self.acked, self.pages, self.posted, self.history = [], [], [], History(kept)
+        self.ready, self.key_frames_wanted = [], 0
+
+    def page_ready(self, page, codecs):
+        self.ready.append((page, codecs))
+
+    def want_key_frame(self):
+        self.key_frames_wanted += 1
 
     def acknowledge(self, seq, page=""):
         self.acked.append(seq)
@@ -96,6 +103,15 @@ def test_ready_ack_and_visibility_reach_the_view_and_the_streamer():
     messages.receive({"type": protocol.ACK, "seq": 2})  # a page of an older front-end names none
     assert pages == [("A", True, True), ("A", False, False)]
     assert streamer.acked == [4, 2] and streamer.pages == ["A", ""]
+
+
+def test_a_page_names_the_video_codecs_it_decodes_and_asks_for_key_frames():
+    messages, _, streamer, _, _ = messages_for()
+    messages.receive({"type": protocol.READY, "v": protocol.PROTOCOL_VERSION, "client": "A", "codecs": ["h264", 7]})
+    messages.receive({"type": protocol.READY, "v": protocol.PROTOCOL_VERSION, "client": "B"})  # an older page
+    messages.receive({"type": protocol.KEYFRAME, "client": "A"})
+    assert streamer.ready == [("A", ("h264",)), ("B", None)]
+    assert streamer.key_frames_wanted == 1
 
 
 def test_a_page_of_another_protocol_version_is_told_to_reload():
