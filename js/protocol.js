@@ -2,16 +2,21 @@
 //
 // Protocol (mirrors gymview/live/protocol.py; bump PROTOCOL_VERSION in both places together):
 //   kernel → browser, custom message + one binary buffer holding the image:
-//     {type: "frame", v: 1, seq, format: "jpeg" | "png", width, height,
-//      step, episode, episode_return, dropped, acked, agent, returns}
+//     {type: "frame", v: 1, seq, format: "jpeg" | "png" | "h264", width, height,
+//      step, episode, episode_return, dropped, acked, agent, returns, key?, codec?}
+//     format "h264": the buffer is one access unit (Annex B) of a continuous stream; key: a key frame
+//     (with its SPS and PPS), codec: the stream's WebCodecs codec string. Every such frame is decoded,
+//     in order, from a key frame on (video.js).
 //     agent (the agent to move next) and returns ({agent: running return}) come from multi-agent
 //     envs (PettingZoo); null otherwise.
 //     seq counts frames sent by the view, from 0 and without gaps; acked is the newest ack the
 //     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
 //     them rarely).
 //   browser → kernel (client identifies this page; one kernel may serve several):
-//     {type: "ready", v: 1, client}               a view was rendered; the kernel resends its latest frame and
-//                                                 its state (sent again until a state message comes: READY_TRIES)
+//     {type: "ready", v: 1, client, codecs}       a view was rendered; the kernel resends its latest frame (an
+//                                                 image) and its state (sent again until a state message comes:
+//                                                 READY_TRIES); codecs: the video codecs this page decodes
+//     {type: "keyframe", client}                  this page cannot decode the stream from here: send a key frame
 //     {type: "ack", seq}                           frames up to seq were drawn (at most one per ACK_PERIOD_MS)
 //     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget
 //     {type: "control", action: "pause" | "play" | "step" | "stop" | "speed", value?, id}   a button
@@ -42,7 +47,8 @@ export const CLIENT_ID = Math.random().toString(36).slice(2, 10);
 
 // What the browser sends. Clicks, keys and replay requests carry an id (clickId: this page's nth),
 // so the kernel applies each once however many times it hears it.
-export const readyMessage = () => ({ type: "ready", v: PROTOCOL_VERSION, client: CLIENT_ID });
+export const readyMessage = (codecs = []) => ({ type: "ready", v: PROTOCOL_VERSION, client: CLIENT_ID, codecs });
+export const keyFrameMessage = () => ({ type: "keyframe", client: CLIENT_ID });
 export const ackMessage = (seq) => ({ type: "ack", seq, client: CLIENT_ID });
 export const visibilityMessage = (visible) => ({ type: "visibility", visible, client: CLIENT_ID });
 export const controlMessage = (action, value) =>
@@ -57,6 +63,7 @@ export const withId = (msg, id) => ({ ...msg, id });
 export const isState = (msg) => Boolean(msg) && msg.type === "state";
 export const isFrame = (msg, buffers) => Boolean(msg) && msg.type === "frame" && Boolean(buffers) && buffers.length >= 1;
 export const isReplay = (msg) => msg.replay !== undefined && msg.replay !== null;
+export const isVideo = (msg) => msg.format === "h264";
 
 /** The image of a frame message as a Blob of its format. */
 export function imageOf(msg, buffer) {

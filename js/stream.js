@@ -2,7 +2,8 @@
 // and tell the views. Frames are handled per model (not per view), so a frame that arrives before
 // any view exists is kept and drawn as soon as one renders.
 import { ControlChannel } from "./controls.js";
-import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isState, readyMessage, replayMessage, visibilityMessage } from "./protocol.js";
+import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isState, isVideo, keyFrameMessage, readyMessage, replayMessage, visibilityMessage } from "./protocol.js";
+import { KEY_ASK_MS, VideoFrames } from "./video.js";
 
 // Acks go at most this often, each for the newest frame drawn: every message to a busy kernel costs
 // its threads turns at the GIL that the cell's loop holds, and clicks wait behind them
@@ -25,10 +26,16 @@ export class FrameStream {
   /**
    * @param {Model} model
    * @param {(blob: Blob) => Promise<ImageBitmap>} decode
+   * @param {string[] | Promise<string[]>} codecs the video codecs this page decodes (video.js: videoCodecs)
+   * @param {(init: object) => VideoDecoder} makeDecoder
    */
-  constructor(model, decode = (blob) => createImageBitmap(blob)) {
+  constructor(model, decode = (blob) => createImageBitmap(blob), codecs = [], makeDecoder = undefined) {
     this.model = model;
     this.decode = decode;
+    this.codecs = codecs;
+    /** @type {VideoFrames} the H.264 stream's decoder */
+    this.video = new VideoFrames((header, frame) => this.show(header, frame), (error) => this.videoFailed(error), makeDecoder);
+    this.keyAskedAt = -Infinity;
     /** @type {DecodedFrame | null} */
     this.latest = null;
     /** @type {{header: FrameHeader, blob: Blob} | null} */
@@ -63,8 +70,15 @@ export class FrameStream {
 
   /** A view rendered: tell the kernel (it resends its latest frame and state), again until it answers. */
   announce(tries = READY_TRIES, setTimer = setTimeout) {
+    if (!Array.isArray(this.codecs)) {
+      Promise.resolve(this.codecs).then((codecs) => {
+        this.codecs = codecs;
+        this.announce(tries, setTimer);
+      });
+      return;
+    }
     this.answered = false;
-    this.model.send(readyMessage());
+    this.model.send(readyMessage(this.codecs));
     if (this.readyTimer !== null) clearTimeout(this.readyTimer);
     this.readyTimer = null;
     if (tries > 1) {
@@ -134,6 +148,10 @@ export class FrameStream {
       this.versionWarned = true;
       console.warn(`gymview: kernel speaks protocol ${msg.v}, this page ${PROTOCOL_VERSION}; reload the page`);
     }
+    if (isVideo(msg)) {
+      this.onVideo(msg, buffers[0]);
+      return;
+    }
     if (msg.seq <= this.lastSeq) {
       // A resend of a frame we already have (a new view asked for it): draw it if we lack one.
       if (this.latest !== null) return;
@@ -146,21 +164,51 @@ export class FrameStream {
     this.decodeNext();
   }
 
+  /** One frame of the H.264 stream: every one is decoded, in order; one that cannot be asks for a key frame. */
+  onVideo(msg, buffer) {
+    if (msg.seq <= this.lastSeq) return;
+    if (this.lastSeq >= 0) {
+      this.gaps += msg.seq - this.lastSeq - 1;
+      if (msg.seq !== this.lastSeq + 1) this.video.reset(); // a frame it refers to never came
+    }
+    this.lastSeq = msg.seq;
+    this.received += 1;
+    const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    if (!this.video.push(msg, bytes)) this.askKeyFrame();
+  }
+
+  /** A decoded picture (an ImageBitmap or a VideoFrame) becomes the latest, unless a newer one is. */
+  show(header, picture) {
+    if (this.latest !== null && this.latest.header.seq > header.seq) {
+      picture.close?.();
+      return;
+    }
+    this.latest?.bitmap.close?.();
+    this.latest = { header, bitmap: picture };
+    this.decoded += 1;
+    this.tell();
+  }
+
+  videoFailed(error) {
+    this.errors += 1;
+    console.error("gymview: could not decode the video stream", error);
+    this.askKeyFrame();
+  }
+
+  /** Ask the kernel for a key frame, at most once per KEY_ASK_MS. */
+  askKeyFrame(now = Date.now()) {
+    if (now - this.keyAskedAt < KEY_ASK_MS) return;
+    this.keyAskedAt = now;
+    this.model.send(keyFrameMessage());
+  }
+
   async decodeNext() {
     if (this.decoding || this.waiting === null) return;
     this.decoding = true;
     const { header, blob } = this.waiting;
     this.waiting = null;
     try {
-      const bitmap = await this.decode(blob);
-      if (this.latest !== null && this.latest.header.seq > header.seq) {
-        bitmap.close?.();
-      } else {
-        this.latest?.bitmap.close?.();
-        this.latest = { header, bitmap };
-        this.decoded += 1;
-        this.tell();
-      }
+      this.show(header, await this.decode(blob));
     } catch (error) {
       this.errors += 1;
       console.error("gymview: could not decode frame", header.seq, error);
@@ -222,6 +270,7 @@ export class FrameStream {
   /** Stop the ack timer and the click timers (the widget is going away). */
   close() {
     this.controls.close();
+    this.video.reset();
     if (this.ackTimer !== null) clearTimeout(this.ackTimer);
     if (this.readyTimer !== null) clearTimeout(this.readyTimer);
     this.ackTimer = this.readyTimer = null;

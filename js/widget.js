@@ -4,17 +4,21 @@ import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
 import { bindKeyboard } from "./keyboard.js";
+import { videoCodecs } from "./video.js";
 
 // anywidget hands initialize() and each render() a different proxy of the same model, so the
 // per-model state is found through the widget's "_stream_id" trait (a uuid set by the kernel).
 /** @type {Map<string, FrameStream>} */
 const streams = new Map();
+/** @type {Promise<string[]> | null} what this browser decodes, asked once per page */
+let codecs = null;
 
 function streamOf(model) {
   const key = model.get("_stream_id");
   let stream = streams.get(key);
   if (!stream) {
-    stream = new FrameStream(model);
+    codecs = codecs ?? videoCodecs();
+    stream = new FrameStream(model, undefined, codecs);
     streams.set(key, stream);
   }
   return stream;

@@ -260,5 +260,14 @@ test("a view's ready goes again until the kernel answers with its state, a few t
   stream.announce(3, fakeTimer); // a second view, a kernel that never answers
   for (let fired = 0; fired < timers.length; fired += 1) timers[fired]();
   assert.equal(readies(), 2 + 3);
-  assert.deepEqual(sent.at(-1), { type: "ready", v: 1, client: CLIENT_ID });
+  assert.deepEqual(sent.at(-1), { type: "ready", v: 1, client: CLIENT_ID, codecs: [] });
+});
+
+test("a page's ready names the video codecs it decodes, once the browser has said", async () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, Promise.resolve(["h264"]));
+  stream.announce(1);
+  assert.deepEqual(model.sent, []); // the browser has not answered yet
+  await settle();
+  assert.deepEqual(model.sent, [{ type: "ready", v: 1, client: CLIENT_ID, codecs: ["h264"] }]);
 });

@@ -1,0 +1,118 @@
+// The H.264 stream on the page (video.js, and FrameStream's side of it) with a stand-in VideoDecoder:
+// `node --test js/tests/`. Chromium's real decoder is exercised by tests/browser.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { FrameStream } from "../stream.js";
+import { VideoFrames, videoCodecs } from "../video.js";
+
+globalThis.EncodedVideoChunk = class {
+  constructor({ type, timestamp, data }) {
+    Object.assign(this, { type, timestamp, data });
+  }
+};
+
+/** A decoder that outputs each chunk at once, or fails on a chunk whose first byte is 0xee. */
+function fakeDecoders() {
+  const made = [];
+  const make = ({ output, error }) => {
+    const decoder = {
+      state: "unconfigured", configs: [], chunks: [],
+      configure(config) { this.configs.push(config); this.state = "configured"; },
+      decode(chunk) {
+        this.chunks.push(chunk);
+        if (chunk.data[0] === 0xee) {
+          this.state = "closed";
+          error(new Error("bad chunk"));
+        } else output({ timestamp: chunk.timestamp, closed: false, close() { this.closed = true; } });
+      },
+      close() { this.state = "closed"; },
+    };
+    made.push(decoder);
+    return decoder;
+  };
+  return { made, make };
+}
+
+const frame = (seq, extra = {}) => ({ type: "frame", v: 1, seq, format: "h264", width: 64, height: 32, key: false,
+  codec: "avc1.42c01f", step: seq, episode: 1, episode_return: 0, dropped: 0, ...extra });
+const buffer = (first = 0) => [new DataView(new Uint8Array([first, 0, 0, 1]).buffer)];
+const fakeModel = () => {
+  const sent = [];
+  return { sent, send: (msg) => sent.push(msg), on() {}, off() {}, get() {} };
+};
+
+test("no WebCodecs, no video codecs; a browser that decodes H.264 says so", async () => {
+  assert.deepEqual(await videoCodecs(undefined), []);
+  const supported = { isConfigSupported: async (config) => ({ supported: config.codec.startsWith("avc1.") }) };
+  assert.deepEqual(await videoCodecs(Object.assign(function VideoDecoder() {}, supported)), ["h264"]);
+  const refusing = { isConfigSupported: async () => { throw new TypeError("no"); } };
+  assert.deepEqual(await videoCodecs(Object.assign(function VideoDecoder() {}, refusing)), []);
+});
+
+test("frames are decoded in order from a key frame; the decoder is configured from the key frame's header", () => {
+  const { made, make } = fakeDecoders();
+  const shown = [];
+  const video = new VideoFrames((header, picture) => shown.push(header.seq), () => {}, make);
+  assert.equal(video.push(frame(0), new Uint8Array([1])), false); // a delta frame first: nothing to start from
+  assert.equal(made.length, 0);
+  assert.equal(video.push(frame(1, { key: true }), new Uint8Array([1])), true);
+  assert.equal(video.push(frame(2), new Uint8Array([1])), true);
+  assert.deepEqual(shown, [1, 2]);
+  assert.deepEqual(made[0].configs, [{ codec: "avc1.42c01f", codedWidth: 64, codedHeight: 32, optimizeForLatency: true }]);
+  assert.deepEqual(made[0].chunks.map((chunk) => chunk.type), ["key", "delta"]);
+  video.push(frame(3, { key: true, width: 128 }), new Uint8Array([1])); // a new size: a new decoder
+  assert.equal(made.length, 2);
+  assert.equal(made[0].state, "closed");
+});
+
+test("a page that joins mid-stream asks for a key frame once, and draws from the key frame on", async () => {
+  const { make } = fakeDecoders();
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, ["h264"], make);
+  stream.onMessage(frame(5), buffer());
+  stream.onMessage(frame(6), buffer());
+  assert.deepEqual(model.sent.filter((msg) => msg.type === "keyframe").length, 1);
+  assert.equal(stream.latest, null);
+  stream.onMessage(frame(7, { key: true }), buffer());
+  stream.onMessage(frame(8), buffer());
+  assert.equal(stream.latest.header.seq, 8);
+  assert.equal(stream.decoded, 2);
+});
+
+test("a decoder error or a missing frame asks for a key frame and waits for it", () => {
+  const { made, make } = fakeDecoders();
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, ["h264"], make);
+  const keyAsks = () => model.sent.filter((msg) => msg.type === "keyframe").length;
+  const errors = console.error;
+  console.error = () => {};
+  try {
+    stream.onMessage(frame(0, { key: true }), buffer());
+    stream.onMessage(frame(1), buffer(0xee)); // the decoder fails
+  } finally {
+    console.error = errors;
+  }
+  assert.equal(stream.errors, 1);
+  assert.equal(keyAsks(), 1);
+  stream.keyAskedAt = -Infinity; // later on
+  stream.onMessage(frame(2), buffer());
+  assert.equal(stream.latest.header.seq, 0); // frame 2 refers to frames the page lost
+  stream.onMessage(frame(3, { key: true }), buffer());
+  stream.keyAskedAt = -Infinity;
+  stream.onMessage(frame(5), buffer()); // frame 4 never came
+  assert.equal(stream.gaps, 1);
+  assert.equal(stream.latest.header.seq, 3);
+  assert.equal(keyAsks(), 3);
+  assert.equal(made.length, 2); // one decoder per key frame after a failure
+});
+
+test("a newer picture closes the one it replaces", () => {
+  const { make } = fakeDecoders();
+  const stream = new FrameStream(fakeModel(), undefined, ["h264"], make);
+  stream.onMessage(frame(0, { key: true }), buffer());
+  const first = stream.latest.bitmap;
+  stream.onMessage(frame(1), buffer());
+  assert.equal(first.closed, true);
+  assert.equal(stream.latest.bitmap.closed, false);
+});
