@@ -74,6 +74,7 @@ export function drawLoop(dom, stream) {
     el.dataset.framesReceived = String(stream.received);
     el.dataset.framesDrawn = String(drawn);
     el.dataset.lastSeq = String(header.seq);
+    el.dataset.format = header.format;
     el.dataset.gaps = String(stream.gaps);
     el.dataset.decodeErrors = String(stream.errors);
     stream.acknowledge(header.seq, header.acked ?? -1);

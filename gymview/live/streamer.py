@@ -323,6 +323,12 @@ class FrameStreamer:
         return self.codec
 
     @property
+    def sent_as(self) -> str | None:
+        """The format of the last frame sent, None before the first."""
+        latest = self._latest
+        return None if latest is None else latest[0]["format"]
+
+    @property
     def latest(self) -> tuple[dict[str, Any], bytes] | None:
         """The header and image bytes (``image_format``) of the last frame sent, or None before the first.
 

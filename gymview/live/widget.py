@@ -319,6 +319,7 @@ class LiveView(anywidget.AnyWidget):
         were replaced by newer ones or skipped by flow control before they went out, and
         ``frames_throttled`` were offered when none was due (``watch`` never renders those);
         ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet);
+        ``sent_as`` the format of the last frame sent (``"h264"``, ``"jpeg"``, ``"png"``; None before the first);
         ``replay_frames`` the sent frames kept for the timeline slider and ``save_clip``;
         ``active``: pushed frames can reach a notebook front-end (in a kernel, not closed);
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
@@ -336,6 +337,7 @@ class LiveView(anywidget.AnyWidget):
             "frames_throttled": throttle.throttled,
             "last_acked_seq": streamer.acked,
             "bytes_sent": streamer.bytes_sent,
+            "sent_as": streamer.sent_as,
             "messages_per_second": round(streamer.messages_per_second(), 2),
             "last_encode_ms": round(streamer.last_encode_ms, 3),
             "fps_limit": round(1.0 / throttle.interval, 2),

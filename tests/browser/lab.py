@@ -168,6 +168,7 @@ def widget_counters(page, index: int = 0) -> dict:
                 lastSeq: Number(el.dataset.lastSeq ?? -1),
                 gaps: Number(el.dataset.gaps || 0),
                 decodeErrors: Number(el.dataset.decodeErrors || 0),
+                format: el.dataset.format || "",
                 status: el.querySelector(".gymview-status").textContent,
                 width: canvas.width, height: canvas.height,
             };
@@ -193,6 +194,7 @@ def record_widget_counters(page) -> None:
                         received: Number(el.dataset.framesReceived || 0),
                         gaps: Number(el.dataset.gaps || 0),
                         decodeErrors: Number(el.dataset.decodeErrors || 0),
+                format: el.dataset.format || "",
                     };
                 }
             }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ["data-frames-received"]});

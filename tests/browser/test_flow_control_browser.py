@@ -51,6 +51,8 @@ def test_acks_and_visibility_reach_the_kernel(tmp_path):
         assert words[words.index("VISIBLE") + 1] == "True"
         counters = widget_counters(page)
         assert counters["gaps"] == 0 and counters["received"] >= acked
+        # codec="auto": Chromium decodes H.264 through WebCodecs, so the frames drawn are the video stream's
+        assert counters["format"] == "h264" and counters["decodeErrors"] == 0, counters
 
         # Scroll the view out of sight: the kernel hears it and drops to the hidden rate.
         page.evaluate("() => { document.querySelector('.gymview').style.display = 'none'; }")
