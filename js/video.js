@@ -44,8 +44,8 @@ export class VideoFrames {
         output: (frame) => this.output(frame),
         error: (error) => this.fail(error),
       });
-      this.decoder.configure({ codec: header.codec, codedWidth: header.width, codedHeight: header.height,
-        optimizeForLatency: true });
+      // no coded size: a picture of odd size is coded one row or column larger (the canvas clips it)
+      this.decoder.configure({ codec: header.codec, optimizeForLatency: true });
       this.config = config;
     }
     this.headers.set(header.seq, header);

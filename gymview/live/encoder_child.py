@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from gymview.image.codec import encode_frame
-from gymview.image.frames import downsample, even_sized
+from gymview.image.frames import downsample, padded_to_even
 
 REQUEST = struct.Struct("<5I")
 FRAME, PAINTER, STATE = range(3)
@@ -100,8 +100,7 @@ def serve(stdin: int | None = None, stdout: int | None = None) -> None:
                 from gymview.live.h264 import H264Encoder  # PyAV loads only for a view that streams video
 
                 stream = H264Encoder()
-            small = even_sized(small)
-            data, key = stream.encode(small, key=bool(packed >> 20 & KEY), level=value)
+            data, key = stream.encode(padded_to_even(small), key=bool(packed >> 20 & KEY), level=value)
             flags = KEY if key else 0
         else:
             data = encode_frame(small, image_format, value)

@@ -6,7 +6,9 @@ look-ahead, one thread, so the helper never takes a second core). Key frames com
 page, a decoder error), when the size or the quality level changes, and every ``KEY_INTERVAL`` frames,
 so that any kept frame decodes from a key frame at most that many packets before it. Packets are
 Annex B with the SPS and PPS before every key frame: a page configures its decoder from the key
-frame alone.
+frame alone. A picture of odd height or width goes padded by a row or column
+(:func:`gymview.image.frames.padded_to_even`), which the page does not draw: the frame message gives
+the picture's own size.
 
 >>> import numpy as np
 >>> encoder = H264Encoder()
@@ -58,10 +60,10 @@ class H264Encoder:
         self._count = 0  # frames since the stream's last key frame
 
     def encode(self, frame: np.ndarray, key: bool = False, level: int = 0) -> tuple[bytes, bool]:
-        """The packet of one (H, W, 3) uint8 RGB frame of even size, and whether it is a key frame.
+        """The packet of one (H, W, 3) uint8 RGB frame of even height and width, and whether it is a key frame.
 
         Args:
-            frame: The picture (see :func:`gymview.image.frames.even_sized`).
+            frame: The picture (see :func:`gymview.image.frames.padded_to_even`).
             key: Make it a key frame (a page that joins or lost the stream needs one).
             level: Index into ``QUALITY_LEVELS``; a change starts a new stream.
         """

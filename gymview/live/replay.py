@@ -75,8 +75,8 @@ class FrameHistory:
         index %= len(frames)
         start = next(i for i in range(index, -1, -1) if frames[i][0].get("key"))
         picture = decode_h264([packet for _, packet, _ in frames[start : index + 1]])[-1]
-        header = {**header, "format": "jpeg", "width": picture.shape[1], "height": picture.shape[0]}
-        return header, encode_frame(picture, "jpeg", quality=90)
+        picture = np.ascontiguousarray(picture[: header["height"], : header["width"]])
+        return {**header, "format": "jpeg"}, encode_frame(picture, "jpeg", quality=90)
 
     def snapshot(self) -> list[tuple[dict[str, Any], bytes, float]]:
         with self._lock:
@@ -121,13 +121,15 @@ def _decoded(frames: list[tuple[dict[str, Any], bytes]]) -> list[np.ndarray]:
     from PIL import Image
 
     images: list[Image.Image] = []
-    stream: list[bytes] = []  # H.264 packets from a key frame on
+    stream: list[tuple[dict[str, Any], bytes]] = []  # H.264 frames from a key frame on
     for header, data in [*frames, ({"format": None}, b"")]:
         if stream and (header.get("format") != H264 or header.get("key")):
-            images.extend(Image.fromarray(picture) for picture in decode_h264(stream))
+            pictures = decode_h264([packet for _, packet in stream])
+            images.extend(Image.fromarray(picture[: kept["height"], : kept["width"]])
+                          for (kept, _), picture in zip(stream, pictures))
             stream = []
         if header.get("format") == H264:
-            stream.append(data)
+            stream.append((header, data))
         elif header.get("format") is not None:
             images.append(Image.open(io.BytesIO(data)).convert("RGB"))
     size = images[0].size

@@ -47,7 +47,7 @@ from gymview._internal.checks import check_int
 from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
-from gymview.image.frames import downsample, even_sized
+from gymview.image.frames import downsample, padded_to_even
 from gymview.live.deferred import DeferredFrame
 from gymview.errors import EncoderProcessError
 from gymview.live.encoder_process import EncoderProcess
@@ -140,6 +140,7 @@ class FrameStreamer:
         self._gop: list[bytes] = []  # the H.264 packets from the last key frame to the latest
         self._page_codecs: dict[str, tuple[frozenset[str], float]] = {}  # page -> (codecs it decodes, last heard)
         self._key_wanted = False  # the next H.264 frame is a key frame
+        self._submitted_as: str | None = None  # the format of the last frame handed to the encoder
         self.level = 0  # the H.264 quality level (see gymview.live.h264.QUALITY_LEVELS)
         self._codec_string: str | None = None  # the stream's, from its last key frame's SPS
         self._video_here: H264Encoder | None = None  # the stream when frames are encoded in this process
@@ -380,7 +381,9 @@ class FrameStreamer:
             self.skipped += 1
             return
         image_format = self.stream_format
-        key, self._key_wanted = self._key_wanted, False
+        # a stream that starts again after images starts from a key frame: pages may have joined meanwhile
+        key = self._key_wanted or self._submitted_as != image_format
+        self._key_wanted, self._submitted_as = False, image_format
         value = self.level if image_format == H264 else self.quality
         self._in_encoder = (frame, info, time.perf_counter(), image_format)
         if self._encoder is not None:
@@ -441,10 +444,9 @@ class FrameStreamer:
         if self._latest is None or self._latest[0]["format"] != H264:
             return self._latest
         if self._still is None:
-            picture = decode_h264(self._gop)[-1]
-            header = {**self._latest[0], "format": self.image_format, "key": None, "codec": None,
-                      "width": picture.shape[1], "height": picture.shape[0]}
-            self._still = (header, encode_frame(picture, self.image_format, self.quality))
+            header = {**self._latest[0], "format": self.image_format, "key": None, "codec": None}
+            picture = decode_h264(self._gop)[-1][: header["height"], : header["width"]]
+            self._still = (header, encode_frame(np.ascontiguousarray(picture), self.image_format, self.quality))
         return self._still
 
     def _stop_offloading(self, error: EncoderProcessError) -> None:
@@ -458,8 +460,7 @@ class FrameStreamer:
         if image_format == H264:
             if self._video_here is None:
                 self._video_here = H264Encoder()
-            small = even_sized(small)
-            data, key = self._video_here.encode(small, key, self.level)
+            data, key = self._video_here.encode(padded_to_even(small), key, self.level)
         else:
             data, key = encode_frame(small, image_format, self.quality), False
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0

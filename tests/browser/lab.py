@@ -135,9 +135,11 @@ def chromium_page():
             browser.close()
 
 
-def open_notebook(page, server: JupyterServer, name: str, timeout_ms: int = 90_000) -> None:
-    """Open ``name`` and wait until its kernel is idle and ready to run cells."""
-    page.goto(server.notebook_url(name))
+def open_notebook(page, server: JupyterServer, name: str, timeout_ms: int = 90_000, port: int | None = None) -> None:
+    """Open ``name`` and wait until its kernel is idle and ready to run cells; ``port``: through a
+    proxy on that port (slow_link.SlowLink) rather than straight to the server."""
+    url = server.notebook_url(name)
+    page.goto(url if port is None else url.replace(server.url, f"http://127.0.0.1:{port}"))
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=timeout_ms)
     page.wait_for_function(
         """() => {

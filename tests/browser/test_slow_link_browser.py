@@ -1,0 +1,54 @@
+"""A notebook far from its kernel: JupyterLab in Chromium through a 1 Mbit/s link with 40 ms of latency
+each way (slow_link.SlowLink). The live view streams H.264 (codec="auto": Chromium decodes it with
+WebCodecs) and the page draws it, every frame decoded, while the cell's loop runs."""
+
+import json
+
+import pytest
+from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output, widget_counters
+from slow_link import SlowLink
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CELLS = [
+    """
+import time, gymnasium as gym, gymview
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=30)
+env.reset(seed=0)
+started = time.monotonic()
+while time.monotonic() - started < 6:
+    _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+    if terminated or truncated:
+        env.reset()
+stats = env.view.stats
+print("SENT", stats["frames_sent"], "BYTES", stats["bytes_sent"], "AS", stats["sent_as"], "ACKED", stats["last_acked_seq"])
+""",
+    "env.close(); print('CLOSED')",
+]
+
+
+def test_a_view_behind_a_slow_link_streams_h264_that_the_page_decodes(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "remote.ipynb").write_text(json.dumps(notebook_of(CELLS)))
+    with running_server(root, "lab") as server, SlowLink(server.port, rate=1_000_000, latency=0.040) as link, \
+            chromium_page() as page:
+        open_notebook(page, server, "remote.ipynb", port=link.port)
+        start_cell(page, 0)
+        words = wait_for_output(page, 0, "SENT", timeout_ms=120_000).split()
+        sent, sent_bytes = int(words[words.index("SENT") + 1]), int(words[words.index("BYTES") + 1])
+        assert words[words.index("AS") + 1] == "h264"
+        page.wait_for_function(
+            "(seq) => Number(document.querySelector('.gymview')?.dataset.lastSeq ?? -1) >= seq", arg=sent - 1,
+            timeout=30_000,
+        )
+        counters = widget_counters(page)
+        assert counters["format"] == "h264" and counters["decodeErrors"] == 0 and counters["gaps"] == 0, counters
+        assert counters["received"] == sent and counters["drawn"] >= 10, counters
+        # the acks came back over the link while the cell ran, and a CartPole frame is a few hundred bytes
+        assert int(words[words.index("ACKED") + 1]) >= 0
+        assert sent_bytes / sent < 1500, (sent_bytes, sent)
+        assert link.down.carried > sent_bytes
+        start_cell(page, 1)
+        wait_for_output(page, 1, "CLOSED")
+        assert page.errors == []

@@ -1,0 +1,171 @@
+"""The live view's H.264 stream, kernel side: which frames go as video, key frames, kept frames, still images."""
+
+import io
+
+import numpy as np
+import psutil
+import pytest
+from PIL import Image
+
+from gymview.image.codec import encode_frame
+from gymview.live import streamer as stream
+from gymview.live.h264 import KEY_INTERVAL, decode_h264
+from gymview.live.replay import FrameHistory
+from gymview.live.streamer import FrameStreamer
+from gymview.live.throttle import MessageBudget
+
+STARTED = []
+
+
+@pytest.fixture(autouse=True)
+def stop_streamers():
+    yield
+    while STARTED:
+        STARTED.pop().stop()
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def make(**kwargs):
+    sent = []
+    kwargs.setdefault("budget", MessageBudget(10_000, 100))
+    kwargs.setdefault("clock", Clock())
+    streamer = FrameStreamer(lambda header, buffers: sent.append((header, buffers[0])), **kwargs)
+    STARTED.append(streamer)
+    return streamer, sent
+
+
+def scene(i, h=240, w=360):
+    """A still background and a moving block, as in CartPole."""
+    picture = np.full((h, w, 3), 255, np.uint8)
+    picture[h // 2 :, :, 1] = 200
+    x = 20 + (7 * i) % (w - 60)
+    picture[100:140, x : x + 40] = (40, 40, 160)
+    return picture
+
+
+def send(streamer, frames, start=0):
+    for i, picture in enumerate(frames, start):
+        streamer.offer(picture, {"step": i})
+        assert streamer.flush()
+
+
+def test_an_h264_view_sends_a_stream_every_frame_of_which_decodes_close_to_the_picture():
+    streamer, sent = make(codec="h264", max_size=512)
+    pictures = [scene(i) for i in range(12)]
+    send(streamer, pictures)
+    headers = [header for header, _ in sent]
+    assert [h["format"] for h in headers] == ["h264"] * 12
+    assert [h["key"] for h in headers] == [True] + [False] * 11
+    assert len({h["codec"] for h in headers}) == 1 and headers[0]["codec"].startswith("avc1.42") and (headers[0]["width"], headers[0]["height"]) == (360, 240)
+    decoded = decode_h264([data for _, data in sent])
+    assert len(decoded) == 12
+    for picture, out in zip(pictures, decoded):
+        assert np.abs(picture.astype(int) - out).mean() < 3
+    jpeg = np.mean([len(encode_frame(p, "jpeg", 80)) for p in pictures[1:]])
+    assert np.mean([len(data) for _, data in sent[1:]]) < jpeg / 5
+
+
+def test_auto_sends_images_until_every_page_decodes_h264_then_the_stream_from_a_key_frame():
+    clock = Clock()
+    streamer, sent = make(clock=clock)
+    send(streamer, [scene(0)])
+    streamer.page_ready("A", ("h264",))
+    send(streamer, [scene(1), scene(2)], start=1)
+    streamer.page_ready("B", None)  # a page of an older front-end: images only
+    send(streamer, [scene(3)], start=3)
+    clock.now += stream.PAGE_FORGOTTEN_SECONDS  # B went away; A still acks
+    streamer.acknowledge(3, "A")
+    send(streamer, [scene(4), scene(5)], start=4)
+    assert [(h["format"], h.get("key")) for h, _ in sent] == [
+        ("jpeg", None), ("h264", True), ("h264", False), ("jpeg", None), ("h264", True), ("h264", False),
+    ]
+
+
+def test_a_page_that_asks_gets_a_key_frame_and_key_frames_come_every_key_interval():
+    streamer, sent = make(codec="h264")
+    send(streamer, [scene(i) for i in range(3)])
+    streamer.want_key_frame()
+    send(streamer, [scene(i) for i in range(3, KEY_INTERVAL + 2)], start=3)
+    keys = [h["seq"] for h, _ in sent if h["key"]]
+    assert keys == [0, 3, KEY_INTERVAL]
+
+
+def test_a_new_frame_size_starts_a_new_stream():
+    streamer, sent = make(codec="h264")
+    send(streamer, [scene(0), scene(1), scene(2, h=120, w=180), scene(3, h=120, w=180)])
+    assert [(h["key"], h["width"]) for h, _ in sent] == [(True, 360), (False, 360), (True, 180), (False, 180)]
+    assert decode_h264([data for _, data in sent[2:]])[1].shape == (120, 180, 3)
+
+
+def test_odd_sizes_keep_their_size_padded_by_a_row_and_a_column_the_page_does_not_draw():
+    streamer, sent = make(codec="h264", max_size=301)
+    send(streamer, [scene(0, h=201, w=301)])
+    header, data = sent[0]
+    assert (header["width"], header["height"]) == (301, 201)
+    assert decode_h264([data])[0].shape == (202, 302, 3)
+    header, data = streamer.latest
+    assert Image.open(io.BytesIO(data)).size == (301, 201)
+
+
+def test_the_stream_is_the_same_encoded_in_the_calling_thread():
+    streamer, sent = make(codec="h264", offload=False)
+    send(streamer, [scene(i) for i in range(3)])
+    assert [h["key"] for h, _ in sent] == [True, False, False]
+    assert len(decode_h264([data for _, data in sent])) == 3
+
+
+def test_a_killed_helper_process_restarts_the_stream_with_a_key_frame():
+    streamer, sent = make(codec="h264")
+    send(streamer, [scene(0), scene(1)])
+    (child,) = [p for p in psutil.Process().children() if "encoder_child" in " ".join(p.cmdline())]
+    child.kill()
+    child.wait()
+    send(streamer, [scene(2), scene(3)], start=2)
+    assert [h["key"] for h, _ in sent] == [True, False, True, False]
+
+
+def test_the_latest_frame_and_a_page_that_just_rendered_get_an_image():
+    streamer, sent = make(codec="h264")
+    pictures = [scene(i) for i in range(5)]
+    send(streamer, pictures)
+    header, data = streamer.latest
+    still = np.asarray(Image.open(io.BytesIO(data)))
+    assert header["format"] == "jpeg" and header["seq"] == 4 and still.shape == (240, 360, 3)
+    assert np.abs(still.astype(int) - pictures[4]).mean() < 4
+    streamer.resend_latest()
+    streamer.flush()
+    from waiting import wait_until
+
+    wait_until(lambda: len(sent) == 6)
+    assert sent[5][0]["format"] == "jpeg" and sent[5][0]["seq"] == 4 and sent[5][1] == data
+
+
+def test_kept_h264_frames_replay_as_images_and_save_as_a_clip(tmp_path):
+    history = FrameHistory(seconds=30)
+    streamer, sent = make(codec="h264", history=history)
+    pictures = [scene(i) for i in range(KEY_INTERVAL + 5)]
+    send(streamer, pictures)
+    header, data = history.get(KEY_INTERVAL - 3)  # three frames before the second key frame
+    replayed = np.asarray(Image.open(io.BytesIO(data)))
+    assert header["format"] == "jpeg" and header["seq"] == KEY_INTERVAL - 3
+    assert np.abs(replayed.astype(int) - pictures[KEY_INTERVAL - 3]).mean() < 4
+    import imageio.v3 as iio
+
+    clip = history.save(tmp_path / "clip.mp4", fps=30)
+    assert iio.improps(clip, plugin="pyav").shape[0] == len(pictures)
+
+
+def test_kept_frames_always_start_at_a_key_frame():
+    history = FrameHistory(seconds=1.0)
+    for seq in range(10):
+        history.add({"seq": seq, "format": "h264", "key": seq in (0, 6)}, b"x", at=seq * 0.25)
+    assert [history.get(i)[0]["seq"] for i in range(0, 0)] == []
+    kept = [header["seq"] for header, _, _ in history.snapshot()]
+    assert kept == [6, 7, 8, 9]  # 5 is young enough, but nothing before it is kept to decode it from
