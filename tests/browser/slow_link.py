@@ -2,8 +2,9 @@
 ``rate`` bits a second each way, shared by all connections, and delays every byte by ``latency``
 seconds, as a remote notebook behind a thin line sees it.
 
-    with SlowLink(server_port, rate=1_000_000, latency=0.040) as link:
-        page.goto(f"http://127.0.0.1:{link.port}/lab/...")
+    with SlowLink(server_port) as link:
+        page.goto(f"http://127.0.0.1:{link.port}/lab/...")  # at full speed: the app's megabytes
+        link.limit(rate=1_000_000, latency=0.040)              # as if cached, then the thin line
 
 Bytes wait in the proxy's queue while the link is busy (a deep buffer, like most real uplinks),
 so a sender that outruns the link sees its lag grow, not bytes lost.
@@ -22,16 +23,18 @@ CHUNK = 16 * 1024
 class _Direction:
     """One direction of the link: when its next byte can leave, shared by every connection."""
 
-    def __init__(self, rate: float) -> None:
-        self.bytes_per_second = rate / 8
+    def __init__(self) -> None:
+        self.bytes_per_second: float | None = None  # None: as fast as the sockets go
         self.free_at = 0.0
         self.lock = threading.Lock()
         self.carried = 0
 
     def departure(self, size: int) -> float:
         with self.lock:
-            self.free_at = max(time.monotonic(), self.free_at) + size / self.bytes_per_second
             self.carried += size
+            if self.bytes_per_second is None:
+                return time.monotonic()
+            self.free_at = max(time.monotonic(), self.free_at) + size / self.bytes_per_second
             return self.free_at
 
 
@@ -39,15 +42,22 @@ class SlowLink:
     """The proxy: :attr:`port` forwards to ``target_port``; :meth:`close` (or the ``with`` block's end)
     stops it and every connection through it."""
 
-    def __init__(self, target_port: int, rate: float = 1_000_000, latency: float = 0.040) -> None:
-        self.target_port, self.latency = target_port, latency
-        self.down, self.up = _Direction(rate), _Direction(rate)  # server → browser, browser → server
+    def __init__(self, target_port: int) -> None:
+        self.target_port, self.latency = target_port, 0.0
+        self.down, self.up = _Direction(), _Direction()  # server → browser, browser → server
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._stop = threading.Event()
         self._sockets: list[socket.socket] = [self._listener]
         self._threads: list[threading.Thread] = []
         self._start(self._accept)
+
+    def limit(self, rate: float, latency: float) -> None:
+        """From now on carry ``rate`` bits a second each way, each byte ``latency`` seconds late."""
+        for direction in (self.down, self.up):
+            with direction.lock:
+                direction.bytes_per_second = rate / 8
+        self.latency = latency
 
     def __enter__(self) -> SlowLink:
         return self
