@@ -54,6 +54,7 @@ from gymview.live.encoder_process import EncoderProcess
 from gymview.live.h264 import H264, H264Encoder, codec_string, decode_h264
 from gymview.live.protocol import frame_header
 from gymview.live.replay import FrameHistory
+from gymview.live.video_quality import VideoQuality
 from gymview.live.throttle import PROCESS_BUDGET, MessageBudget
 
 __all__ = ["CODECS", "FrameStreamer", "check_codec", "check_max_size"]
@@ -141,7 +142,7 @@ class FrameStreamer:
         self._page_codecs: dict[str, tuple[frozenset[str], float]] = {}  # page -> (codecs it decodes, last heard)
         self._key_wanted = False  # the next H.264 frame is a key frame
         self._submitted_as: str | None = None  # the format of the last frame handed to the encoder
-        self.level = 0  # the H.264 quality level (see gymview.live.h264.QUALITY_LEVELS)
+        self._quality = VideoQuality(self.max_lag)  # the H.264 stream's level, from the acks' lag
         self._codec_string: str | None = None  # the stream's, from its last key frame's SPS
         self._video_here: H264Encoder | None = None  # the stream when frames are encoded in this process
         self._resend = False
@@ -281,6 +282,9 @@ class FrameStreamer:
         with self._lock:
             now = self._clock()
             acks = self._pages.get(page)
+            sent_at = next((at for number, at in self._unacked if number == seq), None)
+            if sent_at is not None and (acks is None or seq > acks.acked):  # how late this page drew it
+                self._quality.heard(now - sent_at, now)
             if acks is None or now - acks.last >= ACK_FRESH_SECONDS:
                 # A new page, or acks resuming after a silence (a blocking cell, a tab in the
                 # background): frames sent before are not held against it, it may never ack them all.
@@ -322,6 +326,11 @@ class FrameStreamer:
                 return H264
             return self.image_format
         return self.codec
+
+    @property
+    def video_level(self) -> int:
+        """The H.264 stream's quality level now: 0 is the best; a slow link raises it."""
+        return self._quality.level
 
     @property
     def sent_as(self) -> str | None:
@@ -384,7 +393,7 @@ class FrameStreamer:
         # a stream that starts again after images starts from a key frame: pages may have joined meanwhile
         key = self._key_wanted or self._submitted_as != image_format
         self._key_wanted, self._submitted_as = False, image_format
-        value = self.level if image_format == H264 else self.quality
+        value = self._quality.level if image_format == H264 else self.quality
         self._in_encoder = (frame, info, time.perf_counter(), image_format)
         if self._encoder is not None:
             try:
@@ -460,7 +469,7 @@ class FrameStreamer:
         if image_format == H264:
             if self._video_here is None:
                 self._video_here = H264Encoder()
-            data, key = self._video_here.encode(padded_to_even(small), key, self.level)
+            data, key = self._video_here.encode(padded_to_even(small), key, self._quality.level)
         else:
             data, key = encode_frame(small, image_format, self.quality), False
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0

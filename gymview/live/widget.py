@@ -320,6 +320,7 @@ class LiveView(anywidget.AnyWidget):
         ``frames_throttled`` were offered when none was due (``watch`` never renders those);
         ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet);
         ``sent_as`` the format of the last frame sent (``"h264"``, ``"jpeg"``, ``"png"``; None before the first);
+        ``video_level`` the H.264 stream's quality level (0 is the best; a link too slow for it raises it);
         ``replay_frames`` the sent frames kept for the timeline slider and ``save_clip``;
         ``active``: pushed frames can reach a notebook front-end (in a kernel, not closed);
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
@@ -338,6 +339,7 @@ class LiveView(anywidget.AnyWidget):
             "last_acked_seq": streamer.acked,
             "bytes_sent": streamer.bytes_sent,
             "sent_as": streamer.sent_as,
+            "video_level": streamer.video_level,
             "messages_per_second": round(streamer.messages_per_second(), 2),
             "last_encode_ms": round(streamer.last_encode_ms, 3),
             "fps_limit": round(1.0 / throttle.interval, 2),

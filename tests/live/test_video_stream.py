@@ -169,3 +169,33 @@ def test_kept_frames_always_start_at_a_key_frame():
     assert [history.get(i)[0]["seq"] for i in range(0, 0)] == []
     kept = [header["seq"] for header, _, _ in history.snapshot()]
     assert kept == [6, 7, 8, 9]  # 5 is young enough, but nothing before it is kept to decode it from
+
+
+def test_late_acks_lower_the_stream_s_quality_level_with_a_key_frame_and_calm_raises_it_again():
+    clock = Clock()
+    streamer, sent = make(codec="h264", clock=clock, max_lag=0.5)
+    send(streamer, [scene(0), scene(1)])
+    clock.now += 0.4  # frame 1 drawn 0.4 s after it was sent: the link queues frames
+    streamer.acknowledge(1, "A")
+    send(streamer, [scene(2), scene(3)], start=2)
+    assert streamer.video_level == 1
+    for seq in range(4, 4 + 8):
+        clock.now += 1.0
+        send(streamer, [scene(seq)], start=seq)
+        streamer.acknowledge(seq, "A")  # drawn at once
+    assert streamer.video_level == 0
+    keys = [h["seq"] for h, _ in sent if h["key"]]
+    levels_changed_at = [2, keys[-1]]
+    assert keys == [0, *levels_changed_at] and 2 < keys[-1] < 12
+
+
+def test_each_quality_level_costs_fewer_bytes_than_the_one_before():
+    from gymview.live.h264 import QUALITY_LEVELS, H264Encoder
+
+    noise = np.random.default_rng(0).integers(0, 60, (8, 240, 360, 3), dtype=np.uint8)
+    pictures = [scene(i) - noise[i] for i in range(8)]
+    sizes = []
+    for level in range(len(QUALITY_LEVELS)):
+        encoder = H264Encoder()
+        sizes.append(sum(len(encoder.encode(p, level=level)[0]) for p in pictures))
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0] / 3, sizes

@@ -1,0 +1,53 @@
+"""VideoQuality: the H.264 stream's quality level, from how late the pages' acks say frames arrive.
+
+Each ack names the newest frame a page drew; the time since that frame was sent is what the link
+and the page add (a page acks within a frame of drawing). On a link too slow for the stream, frames
+queue and that lag grows: past half of ``max_lag`` the level goes up (each level roughly halves the
+bytes a frame; see :data:`gymview.live.h264.QUALITY_LEVELS`), at most once a ``STEP_SECONDS``, before
+flow control has to hold frames back; after ``CALM_SECONDS`` under a quarter of ``max_lag`` it comes
+down one level. Flow control by acks still bounds the lag; the level keeps the frame rate up.
+
+>>> quality = VideoQuality(max_lag=0.5)
+>>> quality.heard(lag=0.4, now=10.0), quality.heard(lag=0.4, now=10.5), quality.heard(lag=0.4, now=11.0)
+(1, 1, 2)
+>>> [quality.heard(lag=0.05, now=t) for t in (12.0, 16.0, 17.0, 22.0)]
+[2, 2, 1, 0]
+"""
+
+from __future__ import annotations
+
+from gymview.live.h264 import QUALITY_LEVELS
+
+__all__ = ["VideoQuality"]
+
+# A level up waits this long after the last change: the frames already queued on the link arrive
+# late whatever the new level does.
+STEP_SECONDS = 1.0
+# A level down needs this long without a late frame: a key frame of the new stream and the bigger
+# frames that follow must not push the lag straight back up.
+CALM_SECONDS = 5.0
+
+
+class VideoQuality:
+    """The quality level for the next frames, from each ack's lag."""
+
+    def __init__(self, max_lag: float) -> None:
+        self.max_lag = max_lag
+        self.level = 0
+        self._changed_at = float("-inf")
+        self._calm_since: float | None = None
+
+    def heard(self, lag: float, now: float) -> int:
+        """A page drew a frame ``lag`` seconds after it was sent; the level from now on."""
+        if lag > self.max_lag / 2:
+            self._calm_since = None
+            if self.level < len(QUALITY_LEVELS) - 1 and now - self._changed_at >= STEP_SECONDS:
+                self.level, self._changed_at = self.level + 1, now
+        elif lag < self.max_lag / 4:
+            if self._calm_since is None:
+                self._calm_since = now
+            elif self.level > 0 and now - max(self._calm_since, self._changed_at) >= CALM_SECONDS:
+                self.level, self._changed_at = self.level - 1, now
+        else:
+            self._calm_since = None
+        return self.level
