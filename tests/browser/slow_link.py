@@ -52,11 +52,12 @@ class SlowLink:
         self._threads: list[threading.Thread] = []
         self._start(self._accept)
 
-    def limit(self, rate: float, latency: float) -> None:
-        """From now on carry ``rate`` bits a second each way, each byte ``latency`` seconds late."""
+    def limit(self, rate: float | None, latency: float) -> None:
+        """From now on carry ``rate`` bits a second each way (None: as fast as the sockets go), each
+        byte ``latency`` seconds late."""
         for direction in (self.down, self.up):
             with direction.lock:
-                direction.bytes_per_second = rate / 8
+                direction.bytes_per_second = None if rate is None else rate / 8
         self.latency = latency
 
     def __enter__(self) -> SlowLink:
