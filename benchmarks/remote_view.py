@@ -70,7 +70,10 @@ def same_frames(count: int = 300) -> None:
     from gymview.image.frames import downsample, padded_to_even
     from gymview.live.h264 import H264Encoder
 
+    import gymview
+
     gym.register_envs(ale_py)
+    gymview.setup(quiet=True, human=False)  # MuJoCo's OpenGL backend
     print(f"\nThe same frames both ways ({count} frames, 512 pixels, helper's ms/frame in brackets):\n")
     print("| env | frames taken | JPEG q80 bytes/frame | H.264 bytes/frame | H.264 / JPEG |\n|---|---|---:|---:|---:|")
     for name, make in ENVS.items():
