@@ -49,10 +49,12 @@ export function drawLoop(dom, stream) {
     }
   };
 
-  const draw = () => {
+  const draw = (refresh) => {
     scheduled = 0;
     showState();
-    const frame = stream.replayed ?? stream.latest;
+    const { frame: live, more } = stream.advance(refresh);
+    if (more) schedule(); // the next queued frame at the next refresh
+    const frame = stream.replayed ?? live;
     if (frame === null || frame === drawnFrame) return;
     const { header, bitmap } = frame;
     if (canvas.width !== header.width || canvas.height !== header.height) {

@@ -20,6 +20,10 @@ export const ACK_BACKOFF_MS = 5000;
 // click, so "ready" goes again, a few times.
 export const READY_ANSWER_MS = 1000;
 export const READY_TRIES = 5;
+// Decoded frames wait here for their turn on screen, one per display refresh: frames that arrive
+// together (a link or a busy kernel delivers them in bursts) are all drawn, not all but the last.
+// Past this many waiting, the oldest is dropped: the picture never runs more than this behind.
+export const MAX_QUEUED = 3;
 
 /** Frames of one widget model, with its control channel. */
 export class FrameStream {
@@ -36,8 +40,11 @@ export class FrameStream {
     /** @type {VideoFrames} the H.264 stream's decoder */
     this.video = new VideoFrames((header, frame) => this.show(header, frame), (error) => this.videoFailed(error), makeDecoder);
     this.keyAskedAt = -Infinity;
-    /** @type {DecodedFrame | null} */
+    /** @type {DecodedFrame | null} the frame on screen now */
     this.latest = null;
+    /** @type {DecodedFrame[]} decoded, oldest first, to be shown one per refresh */
+    this.queued = [];
+    this.advancedAt = -1; // the display refresh that last took a queued frame
     /** @type {{header: FrameHeader, blob: Blob} | null} */
     this.waiting = null;
     this.decoding = false;
@@ -154,7 +161,7 @@ export class FrameStream {
     }
     if (msg.seq <= this.lastSeq) {
       // A resend of a frame we already have (a new view asked for it): draw it if we lack one.
-      if (this.latest !== null) return;
+      if (this.latest !== null || this.queued.length > 0) return;
     } else {
       if (this.lastSeq >= 0) this.gaps += msg.seq - this.lastSeq - 1;
       this.lastSeq = msg.seq;
@@ -177,16 +184,36 @@ export class FrameStream {
     if (!this.video.push(msg, bytes)) this.askKeyFrame();
   }
 
-  /** A decoded picture (an ImageBitmap or a VideoFrame) becomes the latest, unless a newer one is. */
+  /** A decoded picture (an ImageBitmap or a VideoFrame) waits for its turn on screen, unless a newer one is there. */
   show(header, picture) {
-    if (this.latest !== null && this.latest.header.seq > header.seq) {
+    const newest = this.newest;
+    if (newest !== null && newest.header.seq > header.seq) {
       picture.close?.();
       return;
     }
-    this.latest?.bitmap.close?.();
-    this.latest = { header, bitmap: picture };
+    this.queued.push({ header, bitmap: picture });
+    while (this.queued.length > MAX_QUEUED) this.queued.shift().bitmap.close?.();
     this.decoded += 1;
     this.tell();
+  }
+
+  /** The newest decoded frame, on screen or waiting for its turn; null before the first. */
+  get newest() {
+    return this.queued.at(-1) ?? this.latest;
+  }
+
+  /**
+   * The frame to draw at display refresh `refresh` (requestAnimationFrame's time): the next queued
+   * one, once per refresh, whichever view asks first. `more` is true while frames still wait.
+   * @param {number} refresh
+   */
+  advance(refresh) {
+    if (refresh !== this.advancedAt && this.queued.length > 0) {
+      this.advancedAt = refresh;
+      this.latest?.bitmap.close?.();
+      this.latest = this.queued.shift();
+    }
+    return { frame: this.latest, more: this.queued.length > 0 };
   }
 
   videoFailed(error) {
@@ -271,6 +298,7 @@ export class FrameStream {
   close() {
     this.controls.close();
     this.video.reset();
+    for (const frame of this.queued.splice(0)) frame.bitmap.close?.();
     if (this.ackTimer !== null) clearTimeout(this.ackTimer);
     if (this.readyTimer !== null) clearTimeout(this.readyTimer);
     this.ackTimer = this.readyTimer = null;

@@ -40,7 +40,7 @@ test("frames are decoded and listeners told; gaps counted from the first frame s
   await settle();
   assert.equal(stream.received, 3);
   assert.equal(stream.gaps, 2);
-  assert.equal(stream.latest.header.seq, 14);
+  assert.equal(stream.newest.header.seq, 14);
   assert.equal(told, 3);
   assert.equal(blobs[0].type, "image/jpeg");
 });
@@ -52,7 +52,7 @@ test("while one frame decodes, newer arrivals replace the waiting one (latest wi
   await settle();
   await settle();
   assert.equal(blobs.length, 2); // frame 0, then only the newest waiting one (4)
-  assert.equal(stream.latest.header.seq, 4);
+  assert.equal(stream.newest.header.seq, 4);
   assert.equal(blobs[1].type, "image/png");
   assert.equal(stream.gaps, 0);
 });
@@ -82,7 +82,7 @@ test("decode errors are counted, not thrown, and the stream goes on", async () =
   stream.onMessage(header(1), bytes());
   await settle();
   assert.equal(stream.errors, 1);
-  assert.equal(stream.latest.header.seq, 1);
+  assert.equal(stream.newest.header.seq, 1);
 });
 
 test("messages that are not frames are ignored", () => {
@@ -216,7 +216,7 @@ test("replayed frames are kept apart from live ones and dropped when the run goe
   stream.onMessage(header(3, { replay: 1 }), bytes());
   await settle();
   assert.equal(stream.replayed.header.replay, 1);
-  assert.equal(stream.latest, null); // not a new frame
+  assert.equal(stream.newest, null); // not a new frame
   const bitmap = stream.replayed.bitmap;
   stream.onMessage({ type: "state", state: "running", heard: [] });
   assert.equal(stream.replayed, null);

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FrameStream } from "../stream.js";
+import { FrameStream, MAX_QUEUED } from "../stream.js";
 import { VideoFrames, videoCodecs } from "../video.js";
 
 globalThis.EncodedVideoChunk = class {
@@ -73,10 +73,10 @@ test("a page that joins mid-stream asks for a key frame once, and draws from the
   stream.onMessage(frame(5), buffer());
   stream.onMessage(frame(6), buffer());
   assert.deepEqual(model.sent.filter((msg) => msg.type === "keyframe").length, 1);
-  assert.equal(stream.latest, null);
+  assert.equal(stream.newest, null);
   stream.onMessage(frame(7, { key: true }), buffer());
   stream.onMessage(frame(8), buffer());
-  assert.equal(stream.latest.header.seq, 8);
+  assert.equal(stream.newest.header.seq, 8);
   assert.equal(stream.decoded, 2);
 });
 
@@ -97,22 +97,41 @@ test("a decoder error or a missing frame asks for a key frame and waits for it",
   assert.equal(keyAsks(), 1);
   stream.keyAskedAt = -Infinity; // later on
   stream.onMessage(frame(2), buffer());
-  assert.equal(stream.latest.header.seq, 0); // frame 2 refers to frames the page lost
+  assert.equal(stream.newest.header.seq, 0); // frame 2 refers to frames the page lost
   stream.onMessage(frame(3, { key: true }), buffer());
   stream.keyAskedAt = -Infinity;
   stream.onMessage(frame(5), buffer()); // frame 4 never came
   assert.equal(stream.gaps, 1);
-  assert.equal(stream.latest.header.seq, 3);
+  assert.equal(stream.newest.header.seq, 3);
   assert.equal(keyAsks(), 3);
   assert.equal(made.length, 2); // one decoder per key frame after a failure
 });
 
-test("a newer picture closes the one it replaces", () => {
+test("frames that arrive together are shown one per display refresh, and closed once replaced", () => {
   const { make } = fakeDecoders();
   const stream = new FrameStream(fakeModel(), undefined, ["h264"], make);
   stream.onMessage(frame(0, { key: true }), buffer());
-  const first = stream.latest.bitmap;
   stream.onMessage(frame(1), buffer());
-  assert.equal(first.closed, true);
-  assert.equal(stream.latest.bitmap.closed, false);
+  stream.onMessage(frame(2), buffer());
+  const first = stream.advance(16);
+  assert.equal(first.frame.header.seq, 0);
+  assert.equal(first.more, true);
+  assert.equal(stream.advance(16).frame.header.seq, 0); // a second view, the same refresh: the same frame
+  assert.equal(stream.advance(33).frame.header.seq, 1);
+  assert.equal(first.frame.bitmap.closed, true);
+  const last = stream.advance(50);
+  assert.deepEqual([last.frame.header.seq, last.more, last.frame.bitmap.closed], [2, false, false]);
+});
+
+test("a page that falls behind drops the oldest waiting frames: the picture never runs far behind", () => {
+  const { make } = fakeDecoders();
+  const stream = new FrameStream(fakeModel(), undefined, ["h264"], make);
+  stream.onMessage(frame(0, { key: true }), buffer());
+  for (let seq = 1; seq < 6; seq += 1) stream.onMessage(frame(seq), buffer());
+  const dropped = stream.queued[0].bitmap;
+  stream.onMessage(frame(6), buffer());
+  assert.deepEqual(stream.queued.map((f) => f.header.seq), [4, 5, 6].slice(-MAX_QUEUED));
+  assert.equal(dropped.closed, true);
+  stream.close();
+  assert.equal(stream.queued.length, 0);
 });
