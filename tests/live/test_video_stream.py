@@ -174,15 +174,19 @@ def test_kept_frames_always_start_at_a_key_frame():
 def test_late_acks_lower_the_stream_s_quality_level_with_a_key_frame_and_calm_raises_it_again():
     clock = Clock()
     streamer, sent = make(codec="h264", clock=clock, max_lag=0.5)
-    send(streamer, [scene(0), scene(1)])
+    send(streamer, [scene(0)])
+    clock.now += 0.08
+    streamer.acknowledge(0, "A")  # the link's own delay: 80 ms
+    send(streamer, [scene(1)], start=1)
     clock.now += 0.4  # frame 1 drawn 0.4 s after it was sent: the link queues frames
     streamer.acknowledge(1, "A")
     send(streamer, [scene(2), scene(3)], start=2)
     assert streamer.video_level == 1
     for seq in range(4, 4 + 8):
-        clock.now += 1.0
         send(streamer, [scene(seq)], start=seq)
-        streamer.acknowledge(seq, "A")  # drawn at once
+        clock.now += 0.1
+        streamer.acknowledge(seq, "A")  # drawn as soon as the link allows
+        clock.now += 0.9
     assert streamer.video_level == 0
     keys = [h["seq"] for h, _ in sent if h["key"]]
     levels_changed_at = [2, keys[-1]]
