@@ -47,6 +47,13 @@ def wait_for_moving_frames(page, more_than=3, timeout_ms=60_000):
                            arg=more_than, timeout=timeout_ms)
 
 
+def wait_for_video(page, timeout_ms=30_000):
+    """Wait until this page draws the H.264 stream (codec="auto"; it joined it from a key frame) with no decode error."""
+    page.wait_for_function("() => { const el = document.querySelector('.gymview');"
+                           " return el?.dataset.format === 'h264' && el.dataset.decodeErrors === '0'; }",
+                           timeout=timeout_ms)
+
+
 def state_of(page):
     return page.evaluate("() => document.querySelector('.gymview')?.dataset.state")
 
@@ -112,6 +119,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         second.goto(server.notebook_url(NOTEBOOK))
         wait_for_moving_frames(second)
         print(f"{app}: second tab, moving frames {time.monotonic() - opened:.1f} s after it opened")
+        wait_for_video(second)
         second.locator(".gymview").get_by_role("button", name="Pause").click()
         wait_for_state(page, "paused")
         page.locator(".gymview").get_by_role("button", name="Play").click()
@@ -119,6 +127,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         first_tab = received(page)
         wait_for_moving_frames(page, first_tab + 3)
         wait_for_moving_frames(second, received(second) + 3)
+        wait_for_video(page)  # the first tab went on decoding through the second's key frame
         assert not widget_errors(second), second.errors
         second.close()
 
@@ -127,6 +136,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         reloaded = save_and_reload(page)
         wait_for_moving_frames(page)
         print(f"{app}: reload, moving frames {time.monotonic() - reloaded:.1f} s after it began")
+        wait_for_video(page)
         assert steps_written(root) > steps_before  # the loop never stopped
         assert not (root / "stop").exists()
 
@@ -134,6 +144,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         before = received(page)
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
         wait_for_moving_frames(page, before + 5)
+        wait_for_video(page)
         assert canvas_luminance_spread(page) > 0
         assert not widget_errors(page), page.errors
 
@@ -151,6 +162,7 @@ def test_on_ipykernel6_a_reload_gets_moving_frames_while_the_cell_runs(tmp_path,
         reloaded = save_and_reload(page)
         wait_for_moving_frames(page)
         print(f"ipykernel 6: reload, moving frames {time.monotonic() - reloaded:.1f} s after it began")
+        wait_for_video(page)
         assert steps_written(root) > steps_before
         page.locator(".gymview").get_by_role("button", name="Pause").click()
         wait_for_state(page, "paused")
