@@ -50,7 +50,7 @@ def run_checks(names: Collection[str] | None = None) -> list[Check]:
     """Run every check, or those named; none raises (a check that crashes reports FAIL with the error).
 
     Args:
-        names: The checks to run, of ``display``, ``xvfb``, ``ffmpeg``, ``gymnasium``, ``pygame``,
+        names: The checks to run, of ``display``, ``xvfb``, ``ffmpeg``, ``h264``, ``gymnasium``, ``pygame``,
             ``widgets``, ``ipykernel``, ``jupyterlab``, ``gpu``, ``opengl`` and ``torch``; None: all.
 
     Returns:
@@ -63,7 +63,7 @@ def run_checks(names: Collection[str] | None = None) -> list[Check]:
         True
     """
     checks = []
-    for check in (_display, _xvfb, _ffmpeg, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _opengl, _torch):
+    for check in (_display, _xvfb, _ffmpeg, _h264, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _opengl, _torch):
         name = check.__name__.lstrip("_")
         if names is not None and name not in names:
             continue
@@ -156,6 +156,16 @@ def _ffmpeg() -> Check:
         return Check("ffmpeg", FAIL, f"{path} does not run: {(done.stderr if done else 'timed out').strip()[-200:]}", fix)
     version = done.stdout.splitlines()[0] if done.stdout else "version unknown"
     return Check("ffmpeg", OK, f"{path} ({version})")
+
+
+def _h264() -> Check:
+    """Whether live views can stream H.264 to pages that decode it (PyAV with libx264)."""
+    from gymview.live.h264 import h264_unavailable
+
+    why = h264_unavailable()
+    if why is not None:
+        return Check("h264", WARN, f"live views send JPEG frames only: {why}", "pip install -U av")
+    return Check("h264", OK, f"libx264 through PyAV {_version('av')}: live views stream H.264 to pages that decode it")
 
 
 def _gymnasium() -> Check:

@@ -22,8 +22,9 @@ def doctor(**env: str) -> subprocess.CompletedProcess:
 def test_doctor_passes_on_this_machine_and_checks_everything(capsys):
     assert main(["doctor"]) == 0
     printed = capsys.readouterr().out
-    for name in ("display", "xvfb", "ffmpeg", "gymnasium", "widgets", "ipykernel", "jupyterlab", "gpu", "torch"):
+    for name in ("display", "xvfb", "ffmpeg", "h264", "gymnasium", "widgets", "ipykernel", "jupyterlab", "gpu", "torch"):
         assert f" {name} " in printed
+    assert "libx264 through PyAV" in printed
     assert printed.rstrip().endswith("everything essential works")
 
 
@@ -40,6 +41,15 @@ def test_python_m_gymview_doctor_names_problems_and_fails_only_for_essential_one
     assert "warn  xvfb" in done.stdout and "fix: apt-get install -y xvfb" in done.stdout
     assert "warn  display      DISPLAY=:4242 but no X server answers there" in done.stdout
     assert done.stdout.rstrip().endswith("broken: ffmpeg")
+
+
+def test_the_doctor_says_when_live_views_cannot_stream_h264(monkeypatch):
+    from gymview.doctor import run_checks
+    from gymview.live import h264
+
+    monkeypatch.setattr(h264, "h264_unavailable", lambda: "H.264 live frames need PyAV: pip install av")
+    (check,) = run_checks(["h264"])
+    assert check.status == "warn" and check.detail == "live views send JPEG frames only: H.264 live frames need PyAV: pip install av"
 
 
 def test_checks_report_fixes_only_for_problems():

@@ -20,11 +20,12 @@ the picture's own size.
 from __future__ import annotations
 
 import fractions
+import functools
 from typing import Any
 
 import numpy as np
 
-__all__ = ["H264", "H264Encoder", "KEY_INTERVAL", "QUALITY_LEVELS", "codec_string", "decode_h264"]
+__all__ = ["H264", "H264Encoder", "h264_unavailable", "KEY_INTERVAL", "QUALITY_LEVELS", "codec_string", "decode_h264"]
 
 H264 = "h264"  # the format name in frame messages
 
@@ -33,6 +34,22 @@ KEY_INTERVAL = 60
 # x264's constant rate factor for each quality level: level 0 looks like JPEG quality 80 at a tenth of
 # its bytes; each next level roughly halves the bytes (for a slow link).
 QUALITY_LEVELS = (23, 28, 33, 38)
+
+
+@functools.lru_cache(maxsize=1)
+def h264_unavailable() -> str | None:
+    """Why this Python cannot encode H.264 (PyAV missing, or its FFmpeg built without libx264), or None.
+
+    >>> h264_unavailable() is None
+    True
+    """
+    try:
+        _av().CodecContext.create("libx264", "w")
+    except ImportError as error:
+        return str(error)
+    except Exception as error:  # PyAV's FFmpeg lacks the encoder: av.codec.codec.UnknownCodecError
+        return f"PyAV's FFmpeg has no libx264 encoder ({error}); reinstall PyAV from PyPI: pip install -U av"
+    return None
 
 
 def _av() -> Any:

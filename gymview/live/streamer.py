@@ -51,6 +51,7 @@ from gymview.image.frames import downsample, padded_to_even
 from gymview.live.deferred import DeferredFrame
 from gymview.errors import EncoderProcessError
 from gymview.live.encoder_process import EncoderProcess
+from gymview.live import h264
 from gymview.live.h264 import H264, H264Encoder, codec_string, decode_h264
 from gymview.live.protocol import frame_header
 from gymview.live.replay import FrameHistory
@@ -322,7 +323,7 @@ class FrameStreamer:
         if self.codec == "auto":
             now = self._clock()
             heard = [codecs for codecs, last in self._page_codecs.values() if now - last < PAGE_FORGOTTEN_SECONDS]
-            if heard and all(H264 in codecs for codecs in heard):
+            if heard and all(H264 in codecs for codecs in heard) and h264.h264_unavailable() is None:
                 return H264
             return self.image_format
         return self.codec

@@ -28,7 +28,7 @@ from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
-from gymview.live import frontend, protocol, registry
+from gymview.live import frontend, h264, protocol, registry
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
@@ -131,7 +131,7 @@ class LiveView(anywidget.AnyWidget):
     ) -> None:
         self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead)
-        codec = check_codec(codec)
+        codec = _usable(check_codec(codec))
         self._streamer = FrameStreamer(
             send or self._send_frame, max_size=max_size,
             image_format=codec if codec in IMAGE_FORMATS else image_format,
@@ -201,7 +201,7 @@ class LiveView(anywidget.AnyWidget):
 
     @traitlets.validate("codec")
     def _check_codec(self, proposal: dict[str, Any]) -> str:
-        return check_codec(proposal["value"])
+        return _usable(check_codec(proposal["value"]))
 
     @traitlets.observe("fps", "max_size", "quality", "image_format", "codec")
     def _apply_config(self, change: dict[str, Any]) -> None:
@@ -440,6 +440,13 @@ class LiveView(anywidget.AnyWidget):
             controls.state, controls.speed, self._link.env_fps, list(SPEEDS), len(self._streamer.history),
             self._messages.heard, message,
         ))
+
+
+def _usable(codec: str) -> str:
+    """``codec``, or RuntimeError when it is ``"h264"`` and this Python cannot encode H.264."""
+    if codec == "h264" and (why := h264.h264_unavailable()) is not None:
+        raise RuntimeError(f"codec='h264' cannot stream here: {why}; codec='auto' falls back to JPEG")
+    return codec
 
 
 def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommPoller | None:

@@ -1,6 +1,7 @@
 """A notebook far from its kernel: JupyterLab in Chromium through a 1 Mbit/s link with 40 ms of latency
 each way (slow_link.SlowLink). The live view streams H.264 (codec="auto": Chromium decodes it with
-WebCodecs) and the page draws it, every frame decoded, while the cell's loop runs."""
+WebCodecs) and the page draws it, every frame decoded, while the cell's loop runs. A page without
+WebCodecs gets JPEG frames."""
 
 import json
 
@@ -50,6 +51,23 @@ def test_a_view_behind_a_slow_link_streams_h264_that_the_page_decodes(tmp_path):
         assert int(words[words.index("ACKED") + 1]) >= 0
         assert sent_bytes / sent < 1500, (sent_bytes, sent)
         assert link.down.carried > sent_bytes
+        start_cell(page, 1)
+        wait_for_output(page, 1, "CLOSED")
+        assert page.errors == []
+
+
+def test_a_page_without_webcodecs_gets_jpeg_frames(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "remote.ipynb").write_text(json.dumps(notebook_of(CELLS)))
+    with running_server(root, "lab") as server, chromium_page() as page:
+        page.add_init_script("delete window.VideoDecoder")  # an older browser, a VS Code webview
+        open_notebook(page, server, "remote.ipynb")
+        start_cell(page, 0)
+        words = wait_for_output(page, 0, "SENT", timeout_ms=120_000).split()
+        assert words[words.index("AS") + 1] == "jpeg"
+        counters = widget_counters(page)
+        assert counters["format"] == "jpeg" and counters["drawn"] >= 10 and counters["decodeErrors"] == 0, counters
         start_cell(page, 1)
         wait_for_output(page, 1, "CLOSED")
         assert page.errors == []

@@ -203,3 +203,26 @@ def test_each_quality_level_costs_fewer_bytes_than_the_one_before():
         encoder = H264Encoder()
         sizes.append(sum(len(encoder.encode(p, level=level)[0]) for p in pictures))
     assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0] / 3, sizes
+
+
+def test_without_an_h264_encoder_auto_sends_images_and_h264_says_why(monkeypatch):
+    from gymview.live import LiveView, h264
+
+    monkeypatch.setattr(h264, "h264_unavailable", lambda: "H.264 live frames need PyAV: pip install av")
+    streamer, sent = make()
+    streamer.page_ready("A", ("h264",))
+    send(streamer, [scene(0)])
+    assert sent[0][0]["format"] == "jpeg"
+    with pytest.raises(RuntimeError, match="codec='h264' cannot stream here: H.264 live frames need PyAV"):
+        LiveView(codec="h264", in_kernel=False)
+    view = LiveView(in_kernel=False)
+    with pytest.raises(RuntimeError, match="pip install av"):
+        view.codec = "h264"
+    view.close()
+
+
+def test_unknown_codecs_are_refused_with_the_choices():
+    from gymview.live import LiveView
+
+    with pytest.raises(ValueError, match=r"codec must be one of \('auto', 'h264', 'jpeg', 'png'\); got 'vp9'"):
+        LiveView(codec="vp9", in_kernel=False)
