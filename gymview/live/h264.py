@@ -105,10 +105,11 @@ class H264Encoder:
         context.width, context.height, context.pix_fmt = width, height, "yuv420p"
         context.time_base = fractions.Fraction(1, 30)
         context.thread_count = 1
-        # forced-idr: a requested key frame is an IDR (a decoder can start there); repeat-headers: SPS
-        # and PPS before each of them
+        # ultrafast codes in the constrained baseline profile (no B-frames, no CABAC), which every
+        # WebCodecs decoder takes; forced-idr: a requested key frame is an IDR (a decoder can start
+        # there); repeat-headers: SPS and PPS before each of them
         context.options = {
-            "preset": "ultrafast", "tune": "zerolatency", "crf": str(crf), "profile": "baseline",
+            "preset": "ultrafast", "tune": "zerolatency", "crf": str(crf),
             "x264-params": "forced-idr=1:repeat-headers=1:keyint=infinite",
         }
         context.open()
