@@ -3,9 +3,9 @@
     python benchmarks/remote_view.py [--seconds 6] [--links 0,4,1] [--only same,browser,loop]
 
 same     The same frames both ways: 300 frames of each env (CartPole-v1, Acrobot-v1, HalfCheetah-v5,
-         Breakout), downsampled to 512 pixels as the view does, taken every step and every 10th step,
-         compressed as JPEG quality 80 and as the view's H.264 stream (level 0, a key frame every 60):
-         bytes per frame, the ratio, and the helper's milliseconds per frame for each.
+         Breakout), taken every step and every 10th step, shrunk to 512 pixels and compressed as the
+         helper does it: downsample + JPEG quality 80, and the view's H.264 stream (scale + encode,
+         level 0, a key frame every 60): bytes per frame, the ratio, and milliseconds per frame.
 browser  JupyterLab in Chromium through tests/browser/slow_link.py: each link (0: localhost, no
          proxy limit; 4 and 1: Mbit/s each way with 40 ms latency) carries each env watched at fps=30,
          once with codec="jpeg" and once with codec="auto" (H.264: Chromium decodes it), the loop
@@ -67,14 +67,14 @@ def same_frames(count: int = 300) -> None:
     import numpy as np
 
     from gymview.image.codec import encode_frame
-    from gymview.image.frames import downsample, padded_to_even
+    from gymview.image.frames import downsample, fit_size
     from gymview.live.h264 import H264Encoder
 
     import gymview
 
     gym.register_envs(ale_py)
     gymview.setup(quiet=True, human=False)  # MuJoCo's OpenGL backend
-    print(f"\nThe same frames both ways ({count} frames, 512 pixels, helper's ms/frame in brackets):\n")
+    print(f"\nThe same frames both ways ({count} frames shrunk to 512 pixels; ms/frame to shrink and compress in brackets):\n")
     print("| env | frames taken | JPEG q80 bytes/frame | H.264 bytes/frame | H.264 / JPEG |\n|---|---|---:|---:|---:|")
     for name, make in ENVS.items():
         env = eval(make)  # noqa: S307 - the benchmark's own table
@@ -87,12 +87,13 @@ def same_frames(count: int = 300) -> None:
                     _, _, terminated, truncated, _ = env.step(env.action_space.sample())
                     if terminated or truncated:
                         env.reset()
-                frames.append(downsample(env.render(), 512))
+                frames.append(env.render())
             started = time.perf_counter()
-            jpeg = [len(encode_frame(frame, "jpeg", 80)) for frame in frames]
+            jpeg = [len(encode_frame(downsample(frame, 512), "jpeg", 80)) for frame in frames]
             jpeg_ms = (time.perf_counter() - started) / count * 1e3
+            height, width = fit_size(*frames[0].shape[:2], 512)
             encoder, started = H264Encoder(), time.perf_counter()
-            video = [len(encoder.encode(padded_to_even(frame))[0]) for frame in frames]
+            video = [len(encoder.encode(frame, (width, height))[0]) for frame in frames]
             video_ms = (time.perf_counter() - started) / count * 1e3
             print(f"| {name} | every {stride} step(s) | {np.mean(jpeg):,.0f} ({jpeg_ms:.2f} ms) | "
                   f"{np.mean(video):,.0f} ({video_ms:.2f} ms) | {np.mean(video) / np.mean(jpeg):.3f} |", flush=True)

@@ -18,7 +18,7 @@ from PIL import Image
 
 from gymview._internal.checks import check_int
 
-__all__ = ["to_rgb_uint8", "check_frame", "downsample", "padded_to_even", "fit_size"]
+__all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size"]
 
 _EXPECTED = (
     "expected an image array of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4) with dtype uint8, "
@@ -175,15 +175,3 @@ def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
         return (blocks.mean(axis=(1, 3), dtype=np.float32) + 0.5).astype(np.uint8)
     return np.asarray(Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX))
 
-
-def padded_to_even(frame: np.ndarray) -> np.ndarray:
-    """``frame`` with its last row and column repeated where its height or width is odd (4:2:0 video
-    needs both even; the picture keeps its size by drawing only its own rows and columns).
-
-    >>> padded_to_even(np.zeros((341, 512, 3), np.uint8)).shape
-    (342, 512, 3)
-    """
-    height, width = frame.shape[:2]
-    if height % 2 or width % 2:
-        frame = np.pad(frame, ((0, height % 2), (0, width % 2), (0, 0)), mode="edge")
-    return np.ascontiguousarray(frame)

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from gymview.image.codec import encode_frame
-from gymview.image.frames import downsample, padded_to_even
+from gymview.image.frames import downsample, fit_size
 
 REQUEST = struct.Struct("<5I")
 FRAME, PAINTER, STATE = range(3)
@@ -93,16 +93,18 @@ def serve(stdin: int | None = None, stdout: int | None = None) -> None:
             frame = canvas
         else:
             frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)
-        small, value, image_format = downsample(frame, max_size), packed & 0xFFFF, FORMATS[(packed >> 16) & 0xF]
+        value, image_format = packed & 0xFFFF, FORMATS[(packed >> 16) & 0xF]
         flags = 0
         if image_format == "h264":
             if stream is None:
                 from gymview.live.h264 import H264Encoder  # PyAV loads only for a view that streams video
 
                 stream = H264Encoder()
-            data, key = stream.encode(padded_to_even(small), key=bool(packed >> 20 & KEY), level=value)
+            height, width = fit_size(*frame.shape[:2], max_size)
+            data, key = stream.encode(np.ascontiguousarray(frame), (width, height), bool(packed >> 20 & KEY), value)
             flags = KEY if key else 0
         else:
-            data = encode_frame(small, image_format, value)
+            small = downsample(frame, max_size)
+            data, (height, width) = encode_frame(small, image_format, value), small.shape[:2]
         microseconds = round((time.perf_counter() - started) * 1e6)
-        write_all(stdout, [REPLY.pack(small.shape[1], small.shape[0], len(data), microseconds, flags), data])
+        write_all(stdout, [REPLY.pack(width, height, len(data), microseconds, flags), data])

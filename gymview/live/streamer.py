@@ -47,7 +47,7 @@ from gymview._internal.checks import check_int
 from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
-from gymview.image.frames import downsample, padded_to_even
+from gymview.image.frames import downsample, fit_size
 from gymview.live.deferred import DeferredFrame
 from gymview.errors import EncoderProcessError
 from gymview.live.encoder_process import EncoderProcess
@@ -466,15 +466,17 @@ class FrameStreamer:
 
     def _encode_here(self, frame: Frame, image_format: str, key: bool) -> tuple[bytes, int, int, bool]:
         started = time.perf_counter()
-        small = downsample(frame if isinstance(frame, np.ndarray) else frame.draw(), self.max_size)
+        picture = frame if isinstance(frame, np.ndarray) else frame.draw()
         if image_format == H264:
             if self._video_here is None:
                 self._video_here = H264Encoder()
-            data, key = self._video_here.encode(padded_to_even(small), key, self._quality.level)
+            height, width = fit_size(*picture.shape[:2], self.max_size)
+            data, key = self._video_here.encode(np.ascontiguousarray(picture), (width, height), key, self._quality.level)
         else:
-            data, key = encode_frame(small, image_format, self.quality), False
+            small = downsample(picture, self.max_size)
+            data, key, (height, width) = encode_frame(small, image_format, self.quality), False, small.shape[:2]
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0
-        return data, small.shape[1], small.shape[0], key
+        return data, width, height, key
 
     # -- the watcher thread ------------------------------------------------------------------
     def _watch(self, stop: threading.Event) -> None:

@@ -201,7 +201,7 @@ def test_each_quality_level_costs_fewer_bytes_than_the_one_before():
     sizes = []
     for level in range(len(QUALITY_LEVELS)):
         encoder = H264Encoder()
-        sizes.append(sum(len(encoder.encode(p, level=level)[0]) for p in pictures))
+        sizes.append(sum(len(encoder.encode(p, (360, 240), level=level)[0]) for p in pictures))
     assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0] / 3, sizes
 
 
@@ -226,3 +226,15 @@ def test_unknown_codecs_are_refused_with_the_choices():
 
     with pytest.raises(ValueError, match=r"codec must be one of \('auto', 'h264', 'jpeg', 'png'\); got 'vp9'"):
         LiveView(codec="vp9", in_kernel=False)
+
+
+def test_h264_frames_are_shrunk_to_the_size_images_get_and_look_the_same():
+    from gymview.image.frames import downsample
+
+    streamer, sent = make(codec="h264", max_size=512)
+    picture = scene(3, h=400, w=600)
+    send(streamer, [picture])
+    header, data = sent[0]
+    assert (header["width"], header["height"]) == (512, 341)
+    decoded = decode_h264([data])[0][:341].astype(int)
+    assert np.abs(decoded - downsample(picture, 512)).mean() < 3
