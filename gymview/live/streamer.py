@@ -17,8 +17,12 @@ ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
 Flow control: while acks arrive from a browser page (at most four a second, each for the newest
 frame it drew), frames go out as long as the oldest one that page has not acknowledged left less
-than ``max_lag`` seconds ago; each page counts until its acks stop for ``ACK_FRESH_SECONDS``; when acks do not arrive (a blocking cell on a kernel without comms over
-subshells), the producer's time throttle alone bounds the rate. Every message, resends included,
+than ``max_lag`` seconds ago and its last ack said it drew its frame less than ``max_lag`` after it
+was sent (on a slow link frames queue: new ones wait until they drain); each page counts until its
+acks stop for ``ACK_FRESH_SECONDS`` (or twice its lag, for a page behind a slow link); when acks do
+not arrive (a blocking cell on a kernel without comms over subshells), the producer's time
+throttle alone bounds the rate. An H.264 stream also steps its quality level down when frames
+queue (:class:`~gymview.live.video_quality.VideoQuality`). Every message, resends included,
 takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
 
 >>> import numpy as np
@@ -268,11 +272,13 @@ class FrameStreamer:
     def _can_send(self) -> bool:
         now = self._clock()
         for page in self._pages.values():
-            if now - page.last >= ACK_FRESH_SECONDS:
+            if page.silent(now):
                 continue  # gone, hidden or unable to answer during the cell: it holds nothing back
             for seq, sent_at in self._unacked:
                 if seq > page.acked and sent_at >= page.since:  # its oldest frame not acknowledged
-                    if now - sent_at >= self.max_lag:
+                    # late: that frame left max_lag ago, or the page's last ack said it drew its
+                    # frame that late (frames queue on a slow link: let them drain first)
+                    if now - sent_at >= self.max_lag or page.lag >= self.max_lag:
                         return False
                     break
         return True
@@ -284,19 +290,21 @@ class FrameStreamer:
             now = self._clock()
             acks = self._pages.get(page)
             sent_at = next((at for number, at in self._unacked if number == seq), None)
-            if sent_at is not None and (acks is None or seq > acks.acked):  # how late this page drew it
-                self._quality.heard(now - sent_at, now)
-            if acks is None or now - acks.last >= ACK_FRESH_SECONDS:
+            newer = acks is None or seq > acks.acked
+            if acks is None or acks.silent(now):
                 # A new page, or acks resuming after a silence (a blocking cell, a tab in the
                 # background): frames sent before are not held against it, it may never ack them all.
                 acks = self._pages[page] = _PageAcks(int(seq), now, now)
+            if sent_at is not None and newer:  # how late this page drew it
+                acks.lag = now - sent_at
+                self._quality.heard(acks.lag, now)
             acks.acked, acks.last = max(acks.acked, int(seq)), now
             if page in self._page_codecs:
                 self._page_codecs[page] = (self._page_codecs[page][0], now)
             self._acked = max(self._acked, int(seq))
             for name in [name for name, other in self._pages.items() if now - other.last > PAGE_FORGOTTEN_SECONDS]:
                 del self._pages[name]
-            fresh = [other.acked for other in self._pages.values() if now - other.last < ACK_FRESH_SECONDS]
+            fresh = [other.acked for other in self._pages.values() if not other.silent(now)]
             while self._unacked and self._unacked[0][0] <= min(fresh):
                 self._unacked.popleft()
 
@@ -509,9 +517,15 @@ class FrameStreamer:
 
 @dataclasses.dataclass
 class _PageAcks:
-    """One browser page's acks: the newest frame it drew, when it last said so, and since when its
-    acks arrive without a silence."""
+    """One browser page's acks: the newest frame it drew, when it last said so, since when its acks
+    arrive without a silence, and how late it drew the frame its last ack named."""
 
     acked: int
     last: float
     since: float
+    lag: float = 0.0
+
+    def silent(self, now: float) -> bool:
+        """Its acks stopped: longer than ``ACK_FRESH_SECONDS`` without one, or than twice its lag (on a
+        slow link a page that draws frames late acks late)."""
+        return now - self.last >= max(ACK_FRESH_SECONDS, 2 * self.lag)

@@ -80,8 +80,8 @@ def test_auto_sends_images_until_every_page_decodes_h264_then_the_stream_from_a_
     send(streamer, [scene(1), scene(2)], start=1)
     streamer.page_ready("B", None)  # a page of an older front-end: images only
     send(streamer, [scene(3)], start=3)
-    clock.now += stream.PAGE_FORGOTTEN_SECONDS  # B went away; A still acks
-    streamer.acknowledge(3, "A")
+    clock.now += stream.PAGE_FORGOTTEN_SECONDS  # B went away; A is still there (a view rendered again)
+    streamer.page_ready("A", ("h264",))
     send(streamer, [scene(4), scene(5)], start=4)
     assert [(h["format"], h.get("key")) for h, _ in sent] == [
         ("jpeg", None), ("h264", True), ("h264", False), ("jpeg", None), ("h264", True), ("h264", False),
@@ -238,3 +238,24 @@ def test_h264_frames_are_shrunk_to_the_size_images_get_and_look_the_same():
     assert (header["width"], header["height"]) == (512, 341)
     decoded = decode_h264([data])[0][:341].astype(int)
     assert np.abs(decoded - downsample(picture, 512)).mean() < 3
+
+
+def test_a_page_behind_a_slow_link_holds_frames_until_the_queue_drains_and_is_not_taken_for_gone():
+    clock = Clock()
+    streamer, sent = make(clock=clock, max_lag=0.5)
+    streamer.acknowledge(-1, "far")
+    send(streamer, [scene(0), scene(1), scene(2)])
+    clock.now += 0.3
+    assert streamer.can_send()  # frame 0 left 0.3 s ago: within max_lag
+    clock.now += 0.4
+    streamer.acknowledge(0, "far")  # frame 0 drawn 0.7 s after it left: frames queue on the link
+    assert not streamer.can_send()  # frames 1 and 2 are still on their way: new ones wait
+    clock.now += 1.2  # no ack for longer than ACK_FRESH_SECONDS, but a page 0.7 s behind acks late
+    assert not streamer.can_send()
+    streamer.acknowledge(2, "far")  # the queue drained (1.9 s late): everything sent is drawn
+    assert streamer.can_send()
+    send(streamer, [scene(3)], start=3)
+    clock.now += 3.0
+    assert not streamer.can_send()  # frame 3 is late, and the page still counts: 1.9 s behind, it acks late
+    clock.now += 1.0  # silent for more than twice its lag: gone
+    assert streamer.can_send()
