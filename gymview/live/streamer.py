@@ -296,8 +296,8 @@ class FrameStreamer:
                 # background): frames sent before are not held against it, it may never ack them all.
                 acks = self._pages[page] = _PageAcks(int(seq), now, now)
             if sent_at is not None and newer:  # how late this page drew it
-                acks.lag = now - sent_at
-                self._quality.heard(acks.lag, now)
+                acks.heard_lag(now - sent_at)
+                self._quality.heard(now - sent_at, now)
             acks.acked, acks.last = max(acks.acked, int(seq)), now
             if page in self._page_codecs:
                 self._page_codecs[page] = (self._page_codecs[page][0], now)
@@ -523,7 +523,11 @@ class _PageAcks:
     acked: int
     last: float
     since: float
-    lag: float = 0.0
+    lag: float = 0.0  # the lesser of its last two acks' lags: one slow draw (a page starting up) is no queue
+    _previous: float = 0.0
+
+    def heard_lag(self, lag: float) -> None:
+        self.lag, self._previous = min(lag, self._previous), lag
 
     def silent(self, now: float) -> bool:
         """Its acks stopped: longer than ``ACK_FRESH_SECONDS`` without one, or than twice its lag (on a
