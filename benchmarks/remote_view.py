@@ -10,7 +10,9 @@ browser  JupyterLab in Chromium through tests/browser/slow_link.py: each link (0
          proxy limit; 4 and 1: Mbit/s each way with 40 ms latency) carries each env watched at fps=30,
          once with codec="jpeg" and once with codec="auto" (H.264: Chromium decodes it), the loop
          running free for ``--seconds``. Per run: frames/s the page drew over the run's last seconds,
-         frames/s sent, bytes per frame sent, the loop's steps/s and the stream's final quality level.
+         frames/s sent, the frame rate the overhead budget allowed at the end (``max_overhead``
+         counts the helper's and the server's time per frame where no core is idle), bytes per frame
+         sent, the loop's steps/s and the stream's final quality level.
 loop     The loop's speed with each codec in one kernel, no page: slices of a CartPole watched with
          codec="h264", one watched with codec="jpeg" and the plain env, alternating; medians of
          h264 / jpeg (and of a second plain slice / plain, the noise floor).
@@ -55,7 +57,7 @@ def remote(name, env, codec, seconds):
     after = env.view.stats
     frames = after["frames_sent"] - before["frames_sent"]
     per_frame = (after["bytes_sent"] - before["bytes_sent"]) / max(frames, 1)
-    print("REMOTE", steps, frames / seconds, per_frame, after["sent_as"], after["video_level"], flush=True)
+    print("REMOTE", steps, frames / seconds, per_frame, after["sent_as"], after["video_level"], after["fps_limit"], flush=True)
     env.close()
 print("READY")
 """
@@ -114,8 +116,8 @@ def through_links(links: list[float], seconds: float) -> None:
     runs = [(link, name, codec) for link in links for name in ENVS for codec in ("jpeg", "auto")]
     cells = [SETUP] + [f"remote({name!r}, {ENVS[name]}, {codec!r}, {seconds})" for _, name, codec in runs]
     print(f"\nJupyterLab + Chromium through a link of each rate (40 ms each way), fps=30, {seconds:g} s a run:\n")
-    print("| link | env | codec | frames/s drawn | frames/s sent | bytes/frame | loop steps/s | sent as (level) |")
-    print("|---|---|---|---:|---:|---:|---:|---|")
+    print("| link | env | codec | frames/s drawn | frames/s sent | fps limit at the end | bytes/frame | loop steps/s | sent as (level) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp) / "root"
         root.mkdir()
@@ -138,10 +140,10 @@ def through_links(links: list[float], seconds: float) -> None:
                 text = wait_for_output(page, index, "REMOTE", timeout_ms=int(seconds * 1000) + 180_000)
                 last, elapsed = drawn_in(page, index), time.monotonic() - started
                 line = next(line for line in text.splitlines() if line.startswith("REMOTE"))
-                _, steps, sent_fps, per_frame, sent_as, level = line.split()
+                _, steps, sent_fps, per_frame, sent_as, level, fps_limit = line.split()
                 drawn = (last - first) / elapsed
                 print(f"| {rate or 'localhost'}{' Mbit/s' if rate else ''} | {name} | {codec} | {drawn:.1f} | "
-                      f"{float(sent_fps):.1f} | {float(per_frame):,.0f} | {float(steps):,.0f} | {sent_as} ({level}) |",
+                      f"{float(sent_fps):.1f} | {float(fps_limit):.1f} | {float(per_frame):,.0f} | {float(steps):,.0f} | {sent_as} ({level}) |",
                       flush=True)
                 link.limit(None, 0.0)
 
