@@ -9,7 +9,8 @@ same     The same frames both ways: 300 frames of each env (CartPole-v1, Acrobot
 browser  JupyterLab in Chromium through tests/browser/slow_link.py: each link (0: localhost, no
          proxy limit; 4 and 1: Mbit/s each way with 40 ms latency) carries each env watched at fps=30,
          once with codec="jpeg" and once with codec="auto" (H.264: Chromium decodes it), the loop
-         running free for ``--seconds``. Per run: frames/s the page drew over the run's last seconds,
+         running free for ``--seconds`` after 3 s of warm-up (the helper process starts, the page
+         builds its decoder and the first frames reach it late). Per run: frames/s the page drew over the run's last seconds,
          frames/s sent, the frame rate the overhead budget allowed at the end (``max_overhead``
          counts the helper's and the server's time per frame where no core is idle), bytes per frame
          sent, the loop's steps/s and the stream's final quality level.
@@ -50,7 +51,7 @@ def remote(name, env, codec, seconds):
     env = gymview.watch(env, fps=30, codec=codec, title=f"{name} {codec}")
     env.reset(seed=0)
     env.action_space.seed(0)
-    run_slice(env, 1.5)  # the helper process, the first frames, the page's decoder
+    run_slice(env, 3.0)  # the helper process, the first frames, the page's decoder: the first second stutters
     before = env.view.stats
     print("WARM", flush=True)
     steps = run_slice(env, seconds)
@@ -109,11 +110,11 @@ def drawn_in(page, cell: int) -> int:
         ".querySelector('.gymview')?.dataset.framesDrawn || 0)", cell)
 
 
-def through_links(links: list[float], seconds: float) -> None:
+def through_links(links: list[float], seconds: float, envs: list[str]) -> None:
     from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
     from slow_link import SlowLink
 
-    runs = [(link, name, codec) for link in links for name in ENVS for codec in ("jpeg", "auto")]
+    runs = [(link, name, codec) for link in links for name in envs for codec in ("jpeg", "auto")]
     cells = [SETUP] + [f"remote({name!r}, {ENVS[name]}, {codec!r}, {seconds})" for _, name, codec in runs]
     print(f"\nJupyterLab + Chromium through a link of each rate (40 ms each way), fps=30, {seconds:g} s a run:\n")
     print("| link | env | codec | frames/s drawn | frames/s sent | fps limit at the end | bytes/frame | loop steps/s | sent as (level) |")
@@ -179,7 +180,8 @@ print("LOOP", ratio, jpeg_ratio, floor, video.view.stats["sent_as"], video.view.
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=6.0, help="each browser run's measured seconds")
+    parser.add_argument("--seconds", type=float, default=8.0, help="each browser run's measured seconds")
+    parser.add_argument("--envs", default=",".join(ENVS), help="which envs the browser part runs, comma-separated")
     parser.add_argument("--links", default="0,4,1", help="Mbit/s each way, 0 for localhost")
     parser.add_argument("--only", default="same,browser,loop", help="which parts, comma-separated")
     parser.add_argument("--rounds", type=int, default=40, help="alternating slices for the loop part")
@@ -188,7 +190,7 @@ def main() -> None:
     if "same" in parts:
         same_frames()
     if "browser" in parts:
-        through_links([float(x) for x in args.links.split(",")], args.seconds)
+        through_links([float(x) for x in args.links.split(",")], args.seconds, args.envs.split(","))
     if "loop" in parts:
         loop_speed(args.rounds)
 
