@@ -115,9 +115,8 @@ def watch(
         image_format: ``"jpeg"`` (the default), or ``"png"`` for lossless frames.
         title: Shown above the picture (the env id).
         display: Show the view now; False to show ``env.view`` yourself.
-        view: An existing ``LiveView`` to show the frames in, with its own settings: then
-            ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``, ``max_overhead`` and
-            ``codec`` must be left out.
+        view: An existing ``LiveView`` to show the frames in, with its own settings (leave out the view's
+            settings here: ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``, ``max_overhead``, ``codec``).
         record: A folder: also record every episode at full resolution to
             ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
             shows the frames being recorded, so recording costs it no extra render. Single envs
@@ -130,8 +129,7 @@ def watch(
             encoder process, so the loop only copies the state. False always calls
             ``env.render()`` in the loop.
         max_overhead: The share of the loop's time frames may cost (0.1).
-        codec: ``"auto"`` (the default) streams H.264 to pages that decode it and images to others;
-            ``"h264"``, ``"jpeg"`` or ``"png"`` pick one (see ``LiveView``).
+        codec: ``"auto"`` (H.264 to pages that decode it), ``"h264"``, ``"jpeg"`` or ``"png"`` (``LiveView``).
 
     Returns:
         The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,

@@ -15,14 +15,9 @@ those wake-ups slow the loop (docs/performance.md). One watcher thread looks in 
 ``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
 ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
-Flow control: while acks arrive from a browser page (at most four a second, each for the newest
-frame it drew), frames go out as long as the oldest one that page has not acknowledged left less
-than ``max_lag`` seconds ago and its last ack said it drew its frame less than ``max_lag`` after it
-was sent (on a slow link frames queue: new ones wait until they drain); each page counts until its
-acks stop for ``ACK_FRESH_SECONDS`` (or twice its lag, for a page behind a slow link); when acks do
-not arrive (a blocking cell on a kernel without comms over subshells), the producer's time
-throttle alone bounds the rate. An H.264 stream also steps its quality level down when frames
-queue (:class:`~gymview.live.video_quality.VideoQuality`). Every message, resends included,
+Flow control: :class:`~gymview.live.page_acks.PageAcks` holds frames back while a page whose acks
+arrive lags by ``max_lag``; an H.264 stream also steps its quality level down when frames queue on
+the link (:class:`~gymview.live.video_quality.VideoQuality`). Every message, resends included,
 takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
 
 >>> import numpy as np
@@ -38,7 +33,6 @@ takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import threading
 import time
 import warnings
@@ -55,23 +49,18 @@ from gymview.image.frames import downsample, fit_size
 from gymview.live.deferred import DeferredFrame
 from gymview.errors import EncoderProcessError
 from gymview.live.encoder_process import EncoderProcess
-from gymview.live import h264
-from gymview.live.h264 import H264, H264Encoder, codec_string, decode_h264
+from gymview.live.h264 import H264
 from gymview.live.protocol import frame_header
 from gymview.live.replay import FrameHistory
-from gymview.live.video_quality import VideoQuality
+from gymview.live.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
+from gymview.live.video_stream import VideoStream, check_codec
 from gymview.live.throttle import PROCESS_BUDGET, MessageBudget
 
-__all__ = ["CODECS", "FrameStreamer", "check_codec", "check_max_size"]
+__all__ = ["FrameStreamer", "check_max_size"]
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
 Frame = np.ndarray | DeferredFrame
 
-# Acknowledgements count as "arriving" while the last one is younger than this; after that the
-# browser is either gone, hidden or unable to answer during the cell, and the time throttle rules.
-ACK_FRESH_SECONDS = 1.0
-# A page silent this long is gone (closed, reloaded): it is forgotten.
-PAGE_FORGOTTEN_SECONDS = 60.0
 # While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
 # (the next one will be newer anyway): longer than the browser's 250 ms between acks, so that the
 # last frame of a run is not lost to the wait for the next one.
@@ -85,22 +74,6 @@ PUMP_WAIT_SECONDS = 0.05
 # A watcher with nothing to do for this long ends, and closes the encoder process; the next frame
 # starts both again, so views whose env was never closed (a re-run cell) leave nothing behind.
 IDLE_EXIT_SECONDS = 10.0
-
-
-CODECS = ("auto", "h264", "jpeg", "png")
-
-
-def check_codec(codec: str) -> str:
-    """Return the codec's name or raise ValueError listing the choices.
-
-    >>> check_codec("H264"), check_codec("jpg")
-    ('h264', 'jpeg')
-    """
-    name = str(codec).lower()
-    name = {"jpg": "jpeg", "h.264": "h264", "avc": "h264"}.get(name, name)
-    if name not in CODECS:
-        raise ValueError(f"codec must be one of {CODECS}; got {codec!r}")
-    return name
 
 
 def check_max_size(max_size: int) -> int:
@@ -128,7 +101,6 @@ class FrameStreamer:
             raise ValueError(f"max_lag must be a positive number of seconds; got {max_lag!r}")
         self.max_size = check_max_size(max_size)
         self.image_format = check_format(image_format)
-        self.codec = check_codec(codec)
         self.quality = check_quality(quality)
         self.max_lag = float(max_lag)
         self._send = send
@@ -142,24 +114,14 @@ class FrameStreamer:
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._latest: tuple[dict[str, Any], bytes] | None = None
-        self._still: tuple[dict[str, Any], bytes] | None = None  # the latest H.264 frame as an image
-        self._gop: list[bytes] = []  # the H.264 packets from the last key frame to the latest
-        self._page_codecs: dict[str, tuple[frozenset[str], float]] = {}  # page -> (codecs it decodes, last heard)
-        self._key_wanted = False  # the next H.264 frame is a key frame
-        self._submitted_as: str | None = None  # the format of the last frame handed to the encoder
-        self._quality = VideoQuality(self.max_lag)  # the H.264 stream's level, from the acks' lag
-        self._codec_string: str | None = None  # the stream's, from its last key frame's SPS
-        self._video_here: H264Encoder | None = None  # the stream when frames are encoded in this process
+        self._video = VideoStream(codec, self.max_lag, PAGE_FORGOTTEN_SECONDS)
         self._resend = False
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
         self._nudge = threading.Event()  # wakes the watcher for a posted message
         self._retired = False  # the watcher ended after idling: the next frame starts a new one
         self._seq = -1
-        self._acked = -1
-        self._pages: dict[str, _PageAcks] = {}  # each browser page's acks: pages come and go
+        self._acks = PageAcks(self.max_lag)  # each browser page's acks: pages come and go
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
-        # (seq, send time) of frames the browser has not acknowledged; bounded for a browser that never acks
-        self._unacked: collections.deque[tuple[int, float]] = collections.deque(maxlen=512)
         self._watcher = Worker("stream", self._watch, wake=self._nudge.set)
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
@@ -261,7 +223,7 @@ class FrameStreamer:
     @property
     def acked(self) -> int:
         """The newest frame number the browser acknowledged, -1 before the first ack."""
-        return self._acked
+        return self._acks.acked
 
     def can_send(self) -> bool:
         """False while the browser acknowledges frames and lags: the oldest frame it has not
@@ -270,43 +232,17 @@ class FrameStreamer:
             return self._can_send()
 
     def _can_send(self) -> bool:
-        now = self._clock()
-        for page in self._pages.values():
-            if page.silent(now):
-                continue  # gone, hidden or unable to answer during the cell: it holds nothing back
-            for seq, sent_at in self._unacked:
-                if seq > page.acked and sent_at >= page.since:  # its oldest frame not acknowledged
-                    # late: that frame left max_lag ago, or the page's last ack said it drew its
-                    # frame that late (frames queue on a slow link: let them drain first)
-                    if now - sent_at >= self.max_lag or page.lag >= self.max_lag:
-                        return False
-                    break
-        return True
+        return self._acks.can_send(self._clock())
 
     def acknowledge(self, seq: int, page: str = "") -> None:
         """Record that browser page ``page`` drew the frames up to ``seq`` (from any thread). Each
         page is held to ``max_lag`` while its acks arrive."""
         with self._lock:
             now = self._clock()
-            acks = self._pages.get(page)
-            sent_at = next((at for number, at in self._unacked if number == seq), None)
-            newer = acks is None or seq > acks.acked
-            if acks is None or acks.silent(now):
-                # A new page, or acks resuming after a silence (a blocking cell, a tab in the
-                # background): frames sent before are not held against it, it may never ack them all.
-                acks = self._pages[page] = _PageAcks(int(seq), now, now)
-            if sent_at is not None and newer:  # how late this page drew it
-                acks.heard_lag(now - sent_at)
-                self._quality.heard(now - sent_at, now)
-            acks.acked, acks.last = max(acks.acked, int(seq)), now
-            if page in self._page_codecs:
-                self._page_codecs[page] = (self._page_codecs[page][0], now)
-            self._acked = max(self._acked, int(seq))
-            for name in [name for name, other in self._pages.items() if now - other.last > PAGE_FORGOTTEN_SECONDS]:
-                del self._pages[name]
-            fresh = [other.acked for other in self._pages.values() if not other.silent(now)]
-            while self._unacked and self._unacked[0][0] <= min(fresh):
-                self._unacked.popleft()
+            lag = self._acks.acknowledge(int(seq), page, now)
+            if lag is not None:
+                self._video.quality.heard(lag, now)
+            self._video.heard_from(page, now)
 
     def page_ready(self, page: str, codecs: tuple[str, ...] | None) -> None:
         """Browser page ``page`` rendered a view and decodes ``codecs`` (None: an older page, images only).
@@ -315,31 +251,28 @@ class FrameStreamer:
         next H.264 frame is a key frame, from which the page starts.
         """
         with self._lock:
-            self._page_codecs[page] = (frozenset(codecs or ()), self._clock())
-            self._key_wanted = True
+            self._video.page_ready(page, codecs, self._clock())
 
     def want_key_frame(self) -> None:
         """A page cannot decode the stream from here (it joined it, or its decoder failed): the next
         H.264 frame is a key frame."""
-        self._key_wanted = True
+        with self._lock:
+            self._video.want_key_frame()
 
     @property
-    def stream_format(self) -> str:
-        """What the next frame is sent as: ``"h264"``, or the image format."""
-        if self.codec == H264:
-            return H264
-        if self.codec == "auto":
-            now = self._clock()
-            heard = [codecs for codecs, last in self._page_codecs.values() if now - last < PAGE_FORGOTTEN_SECONDS]
-            if heard and all(H264 in codecs for codecs in heard) and h264.h264_unavailable() is None:
-                return H264
-            return self.image_format
-        return self.codec
+    def codec(self) -> str:
+        """``"auto"``, ``"h264"``, ``"jpeg"`` or ``"png"``: see ``LiveView``."""
+        return self._video.codec
+
+    @codec.setter
+    def codec(self, codec: str) -> None:
+        with self._lock:
+            self._video.codec = check_codec(codec)
 
     @property
     def video_level(self) -> int:
         """The H.264 stream's quality level now: 0 is the best; a slow link raises it."""
-        return self._quality.level
+        return self._video.quality.level
 
     @property
     def sent_as(self) -> str | None:
@@ -398,11 +331,9 @@ class FrameStreamer:
         if not self._budget.try_acquire():
             self.skipped += 1
             return
-        image_format = self.stream_format
-        # a stream that starts again after images starts from a key frame: pages may have joined meanwhile
-        key = self._key_wanted or self._submitted_as != image_format
-        self._key_wanted, self._submitted_as = False, image_format
-        value = self._quality.level if image_format == H264 else self.quality
+        image_format = self._video.format_for(self.image_format, self._clock())
+        key = self._video.next_is_key(image_format)
+        value = self._video.quality.level if image_format == H264 else self.quality
         self._in_encoder = (frame, info, time.perf_counter(), image_format)
         if self._encoder is not None:
             try:
@@ -430,24 +361,17 @@ class FrameStreamer:
         (data, width, height, key), self._encoded_here, self._in_encoder = self._encoded_here, None, None
         self._seq += 1
         header = frame_header(
-            self._seq, image_format, width, height, info, self.replaced + self.skipped, self._acked
+            self._seq, image_format, width, height, info, self.replaced + self.skipped, self._acks.acked
         )
-        if image_format == H264:
-            if key:
-                self._gop.clear()
-                self._codec_string = codec_string(data) or self._codec_string
-            elif not self._gop:  # a stream that lost its key frame (a new helper process): start one
-                self._key_wanted = True
-            self._gop.append(data)
-            header.update(key=key, codec=self._codec_string)
-        self._latest, self._still = (header, data), None
+        self._video.sent(header, data, key)
+        self._latest = (header, data)
         self.history.add(header, data, self._clock())
         self._send(header, [data])
         self.sent += 1
         self.bytes_sent += len(data)
         sent_at = self._clock()
         self._send_times.append(sent_at)
-        self._unacked.append((self._seq, sent_at))
+        self._acks.sent(self._seq, sent_at)
         return True
 
     def _resend_latest(self) -> None:
@@ -459,13 +383,9 @@ class FrameStreamer:
             self._send(header, [data])
 
     def _latest_image(self) -> tuple[dict[str, Any], bytes] | None:
-        if self._latest is None or self._latest[0]["format"] != H264:
-            return self._latest
-        if self._still is None:
-            header = {**self._latest[0], "format": self.image_format, "key": None, "codec": None}
-            picture = decode_h264(self._gop)[-1][: header["height"], : header["width"]]
-            self._still = (header, encode_frame(np.ascontiguousarray(picture), self.image_format, self.quality))
-        return self._still
+        if self._latest is None:
+            return None
+        return self._video.image_of(self._latest, self.image_format, self.quality)
 
     def _stop_offloading(self, error: EncoderProcessError) -> None:
         warnings.warn(f"{error}; gymview encodes frames in the calling thread from now on", stacklevel=3)
@@ -476,10 +396,8 @@ class FrameStreamer:
         started = time.perf_counter()
         picture = frame if isinstance(frame, np.ndarray) else frame.draw()
         if image_format == H264:
-            if self._video_here is None:
-                self._video_here = H264Encoder()
             height, width = fit_size(*picture.shape[:2], self.max_size)
-            data, key = self._video_here.encode(np.ascontiguousarray(picture), (width, height), key, self._quality.level)
+            data, key = self._video.encode_here(picture, (width, height), key)
         else:
             small = downsample(picture, self.max_size)
             data, key, (height, width) = encode_frame(small, image_format, self.quality), False, small.shape[:2]
@@ -514,22 +432,3 @@ class FrameStreamer:
             if active:
                 give_back_free_memory()  # outside the lock: the loop's push and pump never wait for a trim
 
-
-@dataclasses.dataclass
-class _PageAcks:
-    """One browser page's acks: the newest frame it drew, when it last said so, since when its acks
-    arrive without a silence, and how late it drew the frame its last ack named."""
-
-    acked: int
-    last: float
-    since: float
-    lag: float = 0.0  # the lesser of its last two acks' lags: one slow draw (a page starting up) is no queue
-    _previous: float = 0.0
-
-    def heard_lag(self, lag: float) -> None:
-        self.lag, self._previous = min(lag, self._previous), lag
-
-    def silent(self, now: float) -> bool:
-        """Its acks stopped: longer than ``ACK_FRESH_SECONDS`` without one, or than twice its lag (on a
-        slow link a page that draws frames late acks late)."""
-        return now - self.last >= max(ACK_FRESH_SECONDS, 2 * self.lag)

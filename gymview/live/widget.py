@@ -28,7 +28,7 @@ from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
-from gymview.live import frontend, h264, protocol, registry
+from gymview.live import frontend, protocol, registry
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.deferred import DeferredFrame
@@ -38,7 +38,8 @@ from gymview.live.marimo_cell import show_in_cell
 from gymview.live.marimo_poller import MarimoCommPoller
 from gymview.live.page_requests import answer_on_shell_channel
 from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
-from gymview.live.streamer import FrameStreamer, Send, check_codec, check_max_size
+from gymview.live.streamer import FrameStreamer, Send, check_max_size
+from gymview.live.video_stream import check_codec
 from gymview.live.thread_switches import switch_interval_lease
 from gymview.live.throttle import FrameThrottle, check_fps
 
@@ -64,20 +65,17 @@ class LiveView(anywidget.AnyWidget):
         fps: Frames sent per second at most, above 0 and at most 120.
         max_size: Longest side, in pixels, of the frames sent (at least 16).
         quality: JPEG quality, 1..100.
-        image_format: ``"jpeg"``, or ``"png"`` for lossless images: the format of frames sent as
-            images, of replayed frames and of the last frame left on the page.
+        image_format: ``"jpeg"``, or ``"png"`` (lossless): frames sent as images, replays, the last frame.
         title: Shown above the picture.
-        max_lag: While the browser acknowledges frames, none goes out once the oldest it has not
-            acknowledged is this many seconds old; the browser acks every 0.25 s, so under about
-            0.4 s the stream stalls between acks.
+        max_lag: Seconds a page may lag: while it acks (every 0.25 s), no frame goes out once the oldest it
+            has not acked, or the frames its acks name, are this late (page_acks.PageAcks).
         max_overhead: The share of the loop's time its frames may cost, in ``(0, 1]``.
         show_controls: Show Pause / Step / Stop / Speed under the picture.
         replay_seconds: Seconds of sent frames kept for the timeline slider and ``save_clip``
             (30 by default; 0 keeps none).
         replay_max_bytes: The most bytes those kept frames may take (32 MiB by default).
-        codec: ``"auto"`` sends an H.264 video stream while every page showing the view decodes
-            it (WebCodecs: a tenth of the bytes, for a notebook behind a slow link) and images
-            otherwise; ``"h264"`` always the stream; ``"jpeg"`` or ``"png"`` always images.
+        codec: ``"auto"``: an H.264 stream while every page showing the view decodes it (a tenth of
+            the bytes, for a slow link), else images; ``"h264"``, ``"jpeg"`` or ``"png"``: only that.
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
         in_kernel: In place of the check for a notebook kernel (None: check).
@@ -85,6 +83,7 @@ class LiveView(anywidget.AnyWidget):
 
     Raises:
         ValueError: When a setting is out of the ranges above.
+        RuntimeError: ``codec="h264"`` where PyAV cannot encode H.264 (``gymview doctor`` says why).
 
     Examples:
         >>> import numpy as np
@@ -131,7 +130,7 @@ class LiveView(anywidget.AnyWidget):
     ) -> None:
         self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead)
-        codec = _usable(check_codec(codec))
+        codec = check_codec(codec)
         self._streamer = FrameStreamer(
             send or self._send_frame, max_size=max_size,
             image_format=codec if codec in IMAGE_FORMATS else image_format,
@@ -183,25 +182,12 @@ class LiveView(anywidget.AnyWidget):
         self.comm = DummyComm(target_name="jupyter.widget")
 
     # -- configuration changes from Python or the browser ---------------------------------------
-    @traitlets.validate("fps")
-    def _check_fps(self, proposal: dict[str, Any]) -> float:
-        return check_fps(proposal["value"])
+    _CHECKS = {"fps": check_fps, "max_size": check_max_size, "quality": check_quality, "image_format": check_format,
+               "codec": check_codec}
 
-    @traitlets.validate("max_size")
-    def _check_max_size(self, proposal: dict[str, Any]) -> int:
-        return check_max_size(proposal["value"])
-
-    @traitlets.validate("quality")
-    def _check_quality(self, proposal: dict[str, Any]) -> int:
-        return check_quality(proposal["value"])
-
-    @traitlets.validate("image_format")
-    def _check_format(self, proposal: dict[str, Any]) -> str:
-        return check_format(proposal["value"])
-
-    @traitlets.validate("codec")
-    def _check_codec(self, proposal: dict[str, Any]) -> str:
-        return _usable(check_codec(proposal["value"]))
+    @traitlets.validate(*_CHECKS)
+    def _check_setting(self, proposal: dict[str, Any]) -> Any:
+        return self._CHECKS[proposal["trait"].name](proposal["value"])
 
     @traitlets.observe("fps", "max_size", "quality", "image_format", "codec")
     def _apply_config(self, change: dict[str, Any]) -> None:
@@ -319,8 +305,7 @@ class LiveView(anywidget.AnyWidget):
         were replaced by newer ones or skipped by flow control before they went out, and
         ``frames_throttled`` were offered when none was due (``watch`` never renders those);
         ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet);
-        ``sent_as`` the format of the last frame sent (``"h264"``, ``"jpeg"``, ``"png"``; None before the first);
-        ``video_level`` the H.264 stream's quality level (0 is the best; a link too slow for it raises it);
+        ``sent_as`` the last frame's format (None before it) and ``video_level`` the H.264 quality level (0: best);
         ``replay_frames`` the sent frames kept for the timeline slider and ``save_clip``;
         ``active``: pushed frames can reach a notebook front-end (in a kernel, not closed);
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
@@ -440,13 +425,6 @@ class LiveView(anywidget.AnyWidget):
             controls.state, controls.speed, self._link.env_fps, list(SPEEDS), len(self._streamer.history),
             self._messages.heard, message,
         ))
-
-
-def _usable(codec: str) -> str:
-    """``codec``, or RuntimeError when it is ``"h264"`` and this Python cannot encode H.264."""
-    if codec == "h264" and (why := h264.h264_unavailable()) is not None:
-        raise RuntimeError(f"codec='h264' cannot stream here: {why}; codec='auto' falls back to JPEG")
-    return codec
 
 
 def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommPoller | None:

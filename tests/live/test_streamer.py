@@ -14,6 +14,7 @@ from waiting import wait_until
 from gymview.errors import WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
+from gymview.live import page_acks
 from gymview.live import streamer as stream
 from gymview.live.encoder_process import EncoderProcess, encoder_command
 from gymview.live.streamer import FrameStreamer
@@ -142,7 +143,7 @@ def test_acks_bound_how_far_the_browser_lags_only_while_they_arrive(patient_watc
     streamer.acknowledge(2)
     wait_until(streamer.pump)
     assert sent.steps() == [0, 1, 2, 3] and streamer.skipped == 0
-    clock.now += stream.ACK_FRESH_SECONDS
+    clock.now += page_acks.ACK_FRESH_SECONDS
     assert streamer.can_send()  # acks stopped arriving (blocked cell, closed tab): go on
     send_through(streamer, 4)
     clock.now += 1.0
@@ -170,7 +171,7 @@ def test_each_page_is_held_to_max_lag_until_its_acks_stop(patient_watcher):
     clock.now += 0.6
     streamer.acknowledge(2, "fast")  # the slow page went away (a reload): its acks stopped
     assert not streamer.can_send()  # for less than ACK_FRESH_SECONDS it still counts
-    clock.now += stream.ACK_FRESH_SECONDS - 0.6
+    clock.now += page_acks.ACK_FRESH_SECONDS - 0.6
     streamer.acknowledge(2, "fast")
     assert streamer.can_send()  # after that only the page still acking counts
     streamer.acknowledge(2, "new")  # a page that appears holds nothing sent before it came against it

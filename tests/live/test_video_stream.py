@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from gymview.image.codec import encode_frame
-from gymview.live import streamer as stream
+from gymview.live import page_acks
 from gymview.live.h264 import KEY_INTERVAL, decode_h264
 from gymview.live.replay import FrameHistory
 from gymview.live.streamer import FrameStreamer
@@ -80,7 +80,7 @@ def test_auto_sends_images_until_every_page_decodes_h264_then_the_stream_from_a_
     send(streamer, [scene(1), scene(2)], start=1)
     streamer.page_ready("B", None)  # a page of an older front-end: images only
     send(streamer, [scene(3)], start=3)
-    clock.now += stream.PAGE_FORGOTTEN_SECONDS  # B went away; A is still there (a view rendered again)
+    clock.now += page_acks.PAGE_FORGOTTEN_SECONDS  # B went away; A is still there (a view rendered again)
     streamer.page_ready("A", ("h264",))
     send(streamer, [scene(4), scene(5)], start=4)
     assert [(h["format"], h.get("key")) for h, _ in sent] == [
