@@ -142,8 +142,9 @@ def through_links(links: list[float], seconds: float, envs: list[str]) -> None:
                 last, elapsed = drawn_in(page, index), time.monotonic() - started
                 line = next(line for line in text.splitlines() if line.startswith("REMOTE"))
                 _, steps, sent_fps, per_frame, sent_as, level, fps_limit = line.split()
-                drawn = (last - first) / elapsed
-                print(f"| {rate or 'localhost'}{' Mbit/s' if rate else ''} | {name} | {codec} | {drawn:.1f} | "
+                # a view rendered again (an output added above it) counts from 0: no figure then
+                drawn = f"{(last - first) / elapsed:.1f}" if last >= first else "n/a"
+                print(f"| {rate or 'localhost'}{' Mbit/s' if rate else ''} | {name} | {codec} | {drawn} | "
                       f"{float(sent_fps):.1f} | {float(fps_limit):.1f} | {float(per_frame):,.0f} | {float(steps):,.0f} | {sent_as} ({level}) |",
                       flush=True)
                 link.limit(None, 0.0)
