@@ -97,7 +97,7 @@ class H264Encoder:
             self._size, self._level, self._count, key = (width, height), level, 0, True
         picture = self._scaler.reformat(
             av.VideoFrame.from_ndarray(frame, format="rgb24"), width=width, height=height, format="yuv420p",
-            interpolation=av.video.reformatter.Interpolation.AREA,
+            interpolation="AREA",
         )
         picture.pts = self._count
         key = key or self._count % KEY_INTERVAL == 0

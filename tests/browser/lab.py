@@ -231,11 +231,12 @@ def still_images(page) -> list[dict]:
     )
 
 
-def canvas_luminance_spread(page, index: int = 0) -> float:
-    """Max minus min luminance over the view's canvas: 0 for a blank picture."""
+def canvas_luminance_spread(page, index: int = 0) -> float | None:
+    """Max minus min luminance over the view's canvas: 0 for a blank picture; None when the view is gone."""
     return page.evaluate(
         """(index) => {
-            const canvas = document.querySelectorAll(".gymview")[index].querySelector("canvas");
+            const canvas = document.querySelectorAll(".gymview")[index]?.querySelector("canvas");
+            if (!canvas) return null;
             const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
             let low = 255, high = 0;
             for (let i = 0; i < data.length; i += 4) {

@@ -48,8 +48,9 @@ def test_human_mode_renders_inline(tmp_path):
         while not page.evaluate("() => document.body.innerText.includes('HUMAN human LiveView')"):
             assert time.monotonic() < deadline, "the human-mode cell did not finish in 120 s"
             now = widget_counters(page)
-            if now is not None:
-                counters, spread = now, canvas_luminance_spread(page)
+            shown = canvas_luminance_spread(page) if now is not None else None
+            if shown is not None:  # None: the view closed between the two reads
+                counters, spread = now, shown
             page.wait_for_timeout(100)
         page.wait_for_timeout(500)
         assert counters is not None and counters["drawn"] >= 5 and counters["gaps"] == 0, counters

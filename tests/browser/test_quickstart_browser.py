@@ -47,7 +47,8 @@ def run_quickstart(tmp_path, repo_root, app, artifacts):
             if counters is not None:  # index 0 is CartPole's: the vector view comes later and closes first
                 samples.append((time.monotonic(), counters["received"], counters["drawn"]))
                 statuses.add(counters["status"])
-                last.update(cartpole=counters, spread=canvas_luminance_spread(page, 0))
+                spread = canvas_luminance_spread(page, 0)
+                last.update(cartpole=counters, spread=last["spread"] if spread is None else spread)  # None: closed just now
                 # a picture once frames show, again once the status line has the loop's state too
                 if last["spread"] > 50 and "step" in counters["status"] and last["shot_status"] != "running":
                     shot = picture_of_the_view(page, artifacts / f"live-view-{app}.png", app)
