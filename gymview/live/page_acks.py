@@ -1,20 +1,22 @@
 """PageAcks: flow control by the browser pages' acks, for a FrameStreamer (which holds its lock
 around every call).
 
-Each page acks the newest frame it drew, at most four times a second. While a page's acks arrive,
-frames go out as long as the oldest one it has not acknowledged left less than ``max_lag`` seconds
-ago, and its last acks said it drew its frames less than ``max_lag`` after they were sent (on a
-slow link frames queue: new ones wait until they drain). A page counts until its acks stop for
-``ACK_FRESH_SECONDS``, or for twice its lag (a page behind a slow link acks late): then it is gone,
-hidden or unable to answer during the cell, and the time throttle alone rules.
+Each page acks the newest frame it drew, at most four times a second. How late it drew that frame,
+above its least lag of the last ``BASE_SECONDS`` (its link's own delay: latency, drawing, the ack's
+way back), is the time the frame queued on the way. While a page's acks arrive, frames go out as
+long as the oldest one it has not acknowledged left less than ``max_lag`` seconds ago, and its last
+two acks did not both say frames queued ``max_lag`` or more (on a slow link frames queue: new ones
+wait until they drain). A page counts until its acks stop for ``ACK_FRESH_SECONDS``, or for twice
+its lag (a page behind a slow link acks late): then it is gone, hidden or unable to answer during
+the cell, and the time throttle alone rules.
 
 >>> acks = PageAcks(max_lag=0.5)
 >>> acks.acknowledge(-1, "k3x9", now=10.0)  # a page that acks
 >>> acks.sent(0, at=10.0)
 >>> acks.can_send(now=10.25), acks.can_send(now=10.5)  # frame 0 unacknowledged for max_lag
 (True, False)
->>> acks.acknowledge(0, "k3x9", now=10.5), acks.can_send(now=10.5)  # drawn 0.5 s after it left
-(0.5, True)
+>>> acks.acknowledge(0, "k3x9", now=10.5), acks.can_send(now=10.5)  # its first lag: nothing queued yet
+(0.0, True)
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ __all__ = ["ACK_FRESH_SECONDS", "PAGE_FORGOTTEN_SECONDS", "PageAcks"]
 ACK_FRESH_SECONDS = 1.0
 # A page silent this long is gone (closed, reloaded): it is forgotten.
 PAGE_FORGOTTEN_SECONDS = 60.0
+# A page's own delay is its least lag over this long: longer than a queue lasts, short enough to
+# follow a link that changes (a laptop that moves to another network).
+BASE_SECONDS = 10.0
 
 
 class PageAcks:
@@ -52,14 +57,14 @@ class PageAcks:
                 continue  # it holds nothing back
             for seq, sent_at in self._unacked:
                 if seq > page.acked and sent_at >= page.since:  # its oldest frame not acknowledged
-                    if now - sent_at >= self.max_lag or page.lag >= self.max_lag:
+                    if now - sent_at >= self.max_lag or page.queued >= self.max_lag:
                         return False
                     break
         return True
 
     def acknowledge(self, seq: int, page: str, now: float) -> float | None:
-        """Page ``page`` drew the frames up to ``seq``; returns how late it drew frame ``seq`` (None
-        when that is not known: an ack of a frame acked before, or forgotten)."""
+        """Page ``page`` drew the frames up to ``seq``; returns how long frame ``seq`` queued on its
+        way (None when that is not known: an ack of a frame acked before, or forgotten)."""
         acks = self._pages.get(page)
         sent_at = next((at for number, at in self._unacked if number == seq), None)
         lag = None if sent_at is None or (acks is not None and seq <= acks.acked) else now - sent_at
@@ -67,8 +72,7 @@ class PageAcks:
             # A new page, or acks resuming after a silence (a blocking cell, a tab in the
             # background): frames sent before are not held against it, it may never ack them all.
             acks = self._pages[page] = _Page(int(seq), now, now)
-        if lag is not None:
-            acks.heard_lag(lag)
+        queued = None if lag is None else acks.heard_lag(lag, now)
         acks.acked, acks.last = max(acks.acked, int(seq)), now
         self.acked = max(self.acked, int(seq))
         for name in [name for name, other in self._pages.items() if now - other.last > PAGE_FORGOTTEN_SECONDS]:
@@ -76,7 +80,7 @@ class PageAcks:
         fresh = [other.acked for other in self._pages.values() if not other.silent(now)]
         while self._unacked and self._unacked[0][0] <= min(fresh):
             self._unacked.popleft()
-        return lag
+        return queued
 
 
 @dataclasses.dataclass
@@ -87,11 +91,22 @@ class _Page:
     acked: int
     last: float
     since: float
-    lag: float = 0.0  # the lesser of its last two acks' lags: one slow draw (a page starting up) is no queue
+    lag: float = 0.0  # the last ack's
+    queued: float = 0.0  # the lesser of its last two acks' queues: one slow draw (a page starting up) is no queue
     _previous: float = 0.0
+    _lags: collections.deque = dataclasses.field(default_factory=collections.deque)  # (when, lag), least first
 
-    def heard_lag(self, lag: float) -> None:
-        self.lag, self._previous = min(lag, self._previous), lag
+    def heard_lag(self, lag: float, now: float) -> float:
+        """How long the frame acked now queued (``lag`` above the least of the last ``BASE_SECONDS``)."""
+        lags = self._lags
+        while lags and lags[-1][1] >= lag:  # a sliding minimum: lags[0] is the least of the window
+            lags.pop()
+        lags.append((now, lag))
+        while now - lags[0][0] > BASE_SECONDS:
+            lags.popleft()
+        queued = lag - lags[0][1]
+        self.lag, self.queued, self._previous = lag, min(queued, self._previous), queued
+        return queued
 
     def silent(self, now: float) -> bool:
         """Its acks stopped: longer than ``ACK_FRESH_SECONDS`` without one, or than twice its lag."""

@@ -239,9 +239,9 @@ class FrameStreamer:
         page is held to ``max_lag`` while its acks arrive."""
         with self._lock:
             now = self._clock()
-            lag = self._acks.acknowledge(int(seq), page, now)
-            if lag is not None:
-                self._video.quality.heard(lag, now)
+            queued = self._acks.acknowledge(int(seq), page, now)
+            if queued is not None:
+                self._video.quality.heard(queued, now)
             self._video.heard_from(page, now)
 
     def page_ready(self, page: str, codecs: tuple[str, ...] | None) -> None:

@@ -245,21 +245,41 @@ def test_a_page_behind_a_slow_link_holds_frames_until_the_queue_drains_and_is_no
     streamer, sent = make(clock=clock, max_lag=0.5)
     streamer.acknowledge(-1, "far")
     send(streamer, [scene(0)])
-    clock.now += 0.3
+    clock.now += 0.1
+    streamer.acknowledge(0, "far")  # drawn 0.1 s after it left: the link's own delay
     send(streamer, [scene(1)], start=1)
     clock.now += 0.3
-    streamer.acknowledge(0, "far")  # frame 0 drawn 0.6 s after it left
-    assert streamer.can_send()  # once is a slow draw (a page starting up), and frame 1 left 0.3 s ago
     send(streamer, [scene(2)], start=2)
-    clock.now += 0.3
-    streamer.acknowledge(1, "far")  # frame 1 drawn 0.6 s after it left too: frames queue on the link
-    assert not streamer.can_send()  # frame 2 left only 0.3 s ago, but new frames wait for the queue to drain
-    clock.now += 1.1  # no ack for longer than ACK_FRESH_SECONDS, but a page 0.6 s behind acks late
-    assert not streamer.can_send()
-    streamer.acknowledge(2, "far")  # the queue drained: everything sent is drawn
-    assert streamer.can_send()
+    clock.now += 0.4
+    streamer.acknowledge(1, "far")  # frame 1 drawn 0.7 s after it left: 0.6 s queued on the way
+    assert streamer.can_send()  # once is a slow draw (a page starting up), and frame 2 left 0.4 s ago
     send(streamer, [scene(3)], start=3)
-    clock.now += 1.0
-    assert not streamer.can_send()  # frame 3 is late, and the page still counts
-    clock.now += 0.3  # silent for more than twice its lag: gone
+    clock.now += 0.3
+    streamer.acknowledge(2, "far")  # 0.7 s again: frames queue on the link
+    assert not streamer.can_send()  # frame 3 left only 0.3 s ago, but new frames wait for the queue to drain
+    clock.now += 1.2  # no ack for longer than ACK_FRESH_SECONDS, but a page 0.7 s behind acks late
+    assert not streamer.can_send()
+    streamer.acknowledge(3, "far")  # the queue drained (frame 3 drawn 1.5 s late): everything sent is drawn
     assert streamer.can_send()
+    send(streamer, [scene(4)], start=4)
+    clock.now += 2.5
+    assert not streamer.can_send()  # frame 4 is late, and the page still counts: 1.5 s behind, it acks late
+    clock.now += 0.6  # silent for more than twice its lag: gone
+    assert streamer.can_send()
+
+
+def test_a_link_with_a_long_delay_but_no_queue_keeps_its_frame_rate_and_quality():
+    clock = Clock()
+    streamer, sent = make(codec="h264", clock=clock, max_lag=0.5)
+    streamer.acknowledge(-1, "far")
+    streamer.acknowledge(-1, "near")
+    seq = 0
+    for _ in range(20):  # frames every 0.1 s; the far page draws each 0.4 s after it left, the near one at once
+        send(streamer, [scene(seq)], start=seq)
+        clock.now += 0.05
+        streamer.acknowledge(seq, "near")
+        if seq >= 4:
+            streamer.acknowledge(seq - 4, "far")
+        clock.now += 0.05
+        seq += 1
+    assert streamer.skipped == 0 and streamer.video_level == 0
