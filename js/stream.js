@@ -24,6 +24,9 @@ export const READY_TRIES = 5;
 // together (a link or a busy kernel delivers them in bursts) are all drawn, not all but the last.
 // Past this many waiting, the oldest is dropped: the picture never runs more than this behind.
 export const MAX_QUEUED = 3;
+// After this many decoder failures with no picture between them the page stops announcing H.264:
+// the kernel ("auto") sends it images instead.
+export const VIDEO_FAILURES = 3;
 
 /** Frames of one widget model, with its control channel. */
 export class FrameStream {
@@ -38,7 +41,8 @@ export class FrameStream {
     this.decode = decode;
     this.codecs = codecs;
     /** @type {VideoFrames} the H.264 stream's decoder */
-    this.video = new VideoFrames((header, frame) => this.show(header, frame), (error) => this.videoFailed(error), makeDecoder);
+    this.video = new VideoFrames((header, frame) => this.showVideo(header, frame), (error) => this.videoFailed(error), makeDecoder);
+    this.videoFailures = 0; // decoder failures since the last decoded picture
     this.keyAskedAt = -Infinity;
     /** @type {DecodedFrame | null} the frame on screen now */
     this.latest = null;
@@ -216,9 +220,20 @@ export class FrameStream {
     return { frame: this.latest, more: this.queued.length > 0 };
   }
 
+  showVideo(header, frame) {
+    this.videoFailures = 0;
+    this.show(header, frame);
+  }
+
   videoFailed(error) {
     this.errors += 1;
+    this.videoFailures += 1;
     console.error("gymview: could not decode the video stream", error);
+    if (this.videoFailures >= VIDEO_FAILURES && Array.isArray(this.codecs) && this.codecs.length > 0) {
+      this.codecs = []; // this browser says it decodes H.264 but does not: ask for images
+      this.announce(1);
+      return;
+    }
     this.askKeyFrame();
   }
 
@@ -299,6 +314,9 @@ export class FrameStream {
     this.controls.close();
     this.video.reset();
     for (const frame of this.queued.splice(0)) frame.bitmap.close?.();
+    this.latest?.bitmap.close?.();
+    this.replayed?.bitmap.close?.();
+    this.latest = this.replayed = null;
     if (this.ackTimer !== null) clearTimeout(this.ackTimer);
     if (this.readyTimer !== null) clearTimeout(this.readyTimer);
     this.ackTimer = this.readyTimer = null;

@@ -38,20 +38,20 @@ export class VideoFrames {
   push(header, bytes) {
     const config = `${header.codec}/${header.width}x${header.height}`;
     if (header.key && config !== this.config) this.reset();
-    if (this.decoder === null) {
-      if (!header.key || !header.codec) return false;
-      this.decoder = this.makeDecoder({
-        output: (frame) => this.output(frame),
-        error: (error) => this.fail(error),
-      });
-      // no coded size: a picture of odd size is coded one row or column larger (the canvas clips it)
-      this.decoder.configure({ codec: header.codec, optimizeForLatency: true });
-      this.config = config;
-    }
-    this.headers.set(header.seq, header);
     try {
+      if (this.decoder === null) {
+        if (!header.key || !header.codec) return false;
+        this.decoder = this.makeDecoder({
+          output: (frame) => this.output(frame),
+          error: (error) => this.fail(error),
+        });
+        // no coded size: a picture of odd size is coded one row or column larger (the canvas clips it)
+        this.decoder.configure({ codec: header.codec, optimizeForLatency: true });
+        this.config = config;
+      }
+      this.headers.set(header.seq, header);
       this.decoder.decode(new EncodedVideoChunk({ type: header.key ? "key" : "delta", timestamp: header.seq, data: bytes }));
-    } catch (error) {
+    } catch (error) { // no WebCodecs here (codec="h264" on a page without it), or a configuration it refuses
       this.fail(error);
       return false;
     }

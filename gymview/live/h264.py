@@ -8,7 +8,7 @@ so that any kept frame decodes from a key frame at most that many packets before
 Annex B with the SPS and PPS before every key frame: a page configures its decoder from the key
 frame alone. The encoder shrinks each frame (area averaging) and converts it to YUV in one pass of
 FFmpeg's scaler, a fifth of the time Pillow takes to shrink it alone; a size of odd height or width
-is coded one row or column larger, which the page does not draw (the frame message gives the size
+is scaled to one row or column more, which the page does not draw (the frame message gives the size
 to show).
 
 >>> import numpy as np

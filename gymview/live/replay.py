@@ -46,13 +46,18 @@ class FrameHistory:
         self.max_bytes = check_int("replay_max_bytes", max_bytes, minimum=0)
         self._frames: collections.deque[tuple[dict[str, Any], bytes, float]] = collections.deque()
         self._lock = threading.Lock()
+        self._stream_kept = False  # the H.264 stream's frames are kept since its last key frame
         self.total_bytes = 0
 
     def add(self, header: dict[str, Any], data: bytes, at: float) -> None:
         """Keep one sent frame; forget those older than ``seconds`` before ``at`` or over the bound,
         and H.264 frames that no longer follow a kept key frame."""
         with self._lock:
-            if self.seconds > 0 and len(data) <= self.max_bytes:
+            kept = self.seconds > 0 and len(data) <= self.max_bytes
+            if header.get("format") == H264:  # a frame after a key frame not kept cannot be decoded
+                kept = kept and (bool(header.get("key")) or self._stream_kept)
+                self._stream_kept = kept
+            if kept:
                 self._frames.append((header, data, at))
                 self.total_bytes += len(data)
             frames = self._frames
@@ -86,6 +91,7 @@ class FrameHistory:
         with self._lock:
             self._frames.clear()
             self.total_bytes = 0
+            self._stream_kept = False
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
         """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, or ``.gif``), at the pace

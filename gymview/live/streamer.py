@@ -115,6 +115,7 @@ class FrameStreamer:
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._latest: tuple[dict[str, Any], bytes] | None = None
         self._video = VideoStream(codec, self.max_lag, PAGE_FORGOTTEN_SECONDS)
+        self._warned_blind = False  # told the user once that a page cannot decode a forced H.264 stream
         self._resend = False
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
         self._nudge = threading.Event()  # wakes the watcher for a posted message
@@ -252,6 +253,11 @@ class FrameStreamer:
         """
         with self._lock:
             self._video.page_ready(page, codecs, self._clock())
+            blind = self.codec == H264 and H264 not in (codecs or ()) and not self._warned_blind
+            self._warned_blind = self._warned_blind or blind
+        if blind:
+            warnings.warn("a page showing this view cannot decode H.264 (no WebCodecs, or no H.264 in it): it shows no "
+                          "new frames; codec='auto' sends H.264 where pages decode it, JPEG elsewhere", stacklevel=2)
 
     def want_key_frame(self) -> None:
         """A page cannot decode the stream from here (it joined it, or its decoder failed): the next
@@ -379,8 +385,9 @@ class FrameStreamer:
             self._resend = False
         elif self._can_send() and self._budget.try_acquire():
             self._resend = False
-            header, data = self._latest_image()  # a page that just rendered has no decoder yet
-            self._send(header, [data])
+            image = self._latest_image()  # a page that just rendered has no decoder yet
+            if image is not None:
+                self._send(image[0], [image[1]])
 
     def _latest_image(self) -> tuple[dict[str, Any], bytes] | None:
         if self._latest is None:

@@ -73,10 +73,14 @@ class VideoStream:
         self._key_wanted = True
 
     def format_for(self, image_format: str, now: float) -> str:
-        """What the next frame goes as: ``"h264"``, or ``image_format`` (or the codec's image format)."""
+        """What the next frame goes as: ``"h264"``, or ``image_format`` (or the codec's image format).
+        With ``"auto"`` a view asked for lossless PNG images keeps them."""
         if self.codec == "auto":
-            heard = [codecs for codecs, last in self._pages.values() if now - last < self.forget_after]
-            if heard and all(H264 in codecs for codecs in heard) and h264.h264_unavailable() is None:
+            for page in [page for page, (_, last) in self._pages.items() if now - last >= self.forget_after]:
+                del self._pages[page]  # closed or reloaded long ago
+            heard = [codecs for codecs, _ in self._pages.values()]
+            if image_format != "png" and heard and all(H264 in codecs for codecs in heard) \
+                    and h264.h264_unavailable() is None:
                 return H264
             return image_format
         return self.codec
@@ -101,13 +105,18 @@ class VideoStream:
         self._packets.append(data)
         header.update(key=key, codec=self._codec_string)
 
-    def image_of(self, latest: tuple[dict[str, Any], bytes], image_format: str, quality: int) -> tuple[dict[str, Any], bytes]:
-        """``latest`` (the last frame sent) as an image: an H.264 frame decoded from its key frame on."""
+    def image_of(self, latest: tuple[dict[str, Any], bytes], image_format: str,
+                 quality: int) -> tuple[dict[str, Any], bytes] | None:
+        """``latest`` (the last frame sent) as an image: an H.264 frame decoded from its key frame on;
+        None when its packets do not decode (they always start at a key frame; this is a last guard)."""
         if latest[0]["format"] != H264:
             return latest
         if self._still is None:
             header = {**latest[0], "format": image_format, "key": None, "codec": None}
-            picture = decode_h264(self._packets)[-1][: header["height"], : header["width"]]
+            try:
+                picture = decode_h264(self._packets)[-1][: header["height"], : header["width"]]
+            except Exception:  # av.error.InvalidDataError, or no picture at all (IndexError)
+                return None
             self._still = (header, encode_frame(np.ascontiguousarray(picture), image_format, quality))
         return self._still
 

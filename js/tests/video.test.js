@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FrameStream, MAX_QUEUED } from "../stream.js";
+import { CLIENT_ID } from "../protocol.js";
+import { FrameStream, MAX_QUEUED, VIDEO_FAILURES } from "../stream.js";
 import { VideoFrames, videoCodecs } from "../video.js";
 
 globalThis.EncodedVideoChunk = class {
@@ -134,4 +135,47 @@ test("a page that falls behind drops the oldest waiting frames: the picture neve
   assert.equal(dropped.closed, true);
   stream.close();
   assert.equal(stream.queued.length, 0);
+});
+
+test("a decoder that keeps failing makes the page ask for images", () => {
+  const { make } = fakeDecoders();
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, ["h264"], make);
+  const errors = console.error;
+  console.error = () => {};
+  try {
+    for (let seq = 0; seq < VIDEO_FAILURES; seq += 1) {
+      stream.keyAskedAt = -Infinity;
+      stream.onMessage(frame(seq, { key: true }), buffer(0xee));
+    }
+  } finally {
+    console.error = errors;
+  }
+  assert.deepEqual(model.sent.at(-1), { type: "ready", v: 1, client: CLIENT_ID, codecs: [] });
+  assert.equal(model.sent.filter((msg) => msg.type === "keyframe").length, VIDEO_FAILURES - 1);
+});
+
+test("without WebCodecs a forced H.264 stream fails quietly and asks for images", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, ["h264"], () => { throw new ReferenceError("VideoDecoder is not defined"); });
+  const errors = console.error;
+  console.error = () => {};
+  try {
+    for (let seq = 0; seq < VIDEO_FAILURES; seq += 1) stream.onMessage(frame(seq, { key: true }), buffer());
+  } finally {
+    console.error = errors;
+  }
+  assert.equal(stream.errors, VIDEO_FAILURES);
+  assert.deepEqual(model.sent.at(-1).codecs, []);
+});
+
+test("closing the stream closes every picture it holds", () => {
+  const { make } = fakeDecoders();
+  const stream = new FrameStream(fakeModel(), undefined, ["h264"], make);
+  stream.onMessage(frame(0, { key: true }), buffer());
+  stream.onMessage(frame(1), buffer());
+  const shown = stream.advance(16).frame.bitmap;
+  const waiting = stream.queued[0].bitmap;
+  stream.close();
+  assert.equal(shown.closed && waiting.closed, true);
 });

@@ -283,3 +283,32 @@ def test_a_link_with_a_long_delay_but_no_queue_keeps_its_frame_rate_and_quality(
         clock.now += 0.05
         seq += 1
     assert streamer.skipped == 0 and streamer.video_level == 0
+
+
+def test_frames_after_a_key_frame_too_big_to_keep_are_not_kept_either():
+    history = FrameHistory(seconds=30, max_bytes=150)
+    history.add({"seq": 0, "format": "h264", "key": True}, b"k" * 50, at=0.0)
+    history.add({"seq": 1, "format": "h264", "key": False}, b"d" * 10, at=0.1)
+    history.add({"seq": 2, "format": "h264", "key": True}, b"K" * 200, at=0.2)  # over max_bytes
+    history.add({"seq": 3, "format": "h264", "key": False}, b"d" * 10, at=0.3)  # follows frame 2: undecodable
+    history.add({"seq": 4, "format": "h264", "key": True}, b"k" * 50, at=0.4)
+    assert [header["seq"] for header, _, _ in history.snapshot()] == [0, 1, 4]
+
+
+def test_auto_keeps_lossless_images_for_a_view_that_asked_for_png():
+    streamer, sent = make(image_format="png")
+    streamer.page_ready("A", ("h264",))
+    send(streamer, [scene(0)])
+    assert sent[0][0]["format"] == "png"
+
+
+def test_a_forced_h264_stream_tells_the_user_once_when_a_page_cannot_decode_it():
+    import warnings
+
+    streamer, _ = make(codec="h264")
+    with pytest.warns(UserWarning, match="cannot decode H.264.*codec='auto'"):
+        streamer.page_ready("A", ())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        streamer.page_ready("B", None)  # said once is enough
+        streamer.page_ready("C", ("h264",))
