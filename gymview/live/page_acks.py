@@ -1,14 +1,15 @@
 """PageAcks: flow control by the browser pages' acks, for a FrameStreamer (which holds its lock
 around every call).
 
-Each page acks the newest frame it drew, at most four times a second. How late it drew that frame,
-above its least lag of the last ``BASE_SECONDS`` (its link's own delay: latency, drawing, the ack's
-way back), is the time the frame queued on the way. While a page's acks arrive, frames go out as
-long as the oldest one it has not acknowledged left less than ``max_lag`` seconds ago, and its last
-two acks did not both say frames queued ``max_lag`` or more (on a slow link frames queue: new ones
-wait until they drain). A page counts until its acks stop for ``ACK_FRESH_SECONDS``, or for twice
-its lag (a page behind a slow link acks late): then it is gone, hidden or unable to answer during
-the cell, and the time throttle alone rules.
+Each page acks the newest frame it drew, at most four times a second, which says how late it drew
+it. While a page's acks arrive, frames go out as long as the oldest one it has not acknowledged left
+less than ``max_lag`` seconds ago, and its last two acks did not both say it drew frames ``max_lag``
+or more after they left (on a slow link frames queue: new ones wait until they drain; a link whose
+round trip alone reaches ``max_lag`` needs a larger one). A page counts until its acks stop for
+``ACK_FRESH_SECONDS``, or for twice its lag (a page behind a slow link acks late): then it is gone,
+hidden or unable to answer during the cell, and the time throttle alone rules. The lag above the
+page's least lag of the last ``BASE_SECONDS`` (its link's own delay) is the time frames queued on
+the way: the H.264 stream's quality level follows it (:mod:`gymview.live.video_quality`).
 
 >>> acks = PageAcks(max_lag=0.5)
 >>> acks.acknowledge(-1, "k3x9", now=10.0)  # a page that acks
@@ -57,7 +58,7 @@ class PageAcks:
                 continue  # it holds nothing back
             for seq, sent_at in self._unacked:
                 if seq > page.acked and sent_at >= page.since:  # its oldest frame not acknowledged
-                    if now - sent_at >= self.max_lag or page.queued >= self.max_lag:
+                    if now - sent_at >= self.max_lag or page.late >= self.max_lag:
                         return False
                     break
         return True
@@ -92,7 +93,7 @@ class _Page:
     last: float
     since: float
     lag: float = 0.0  # the last ack's
-    queued: float = 0.0  # the lesser of its last two acks' queues: one slow draw (a page starting up) is no queue
+    late: float = 0.0  # the lesser of its last two acks' lags: one slow draw (a page starting up) is no queue
     _previous: float = 0.0
     _lags: collections.deque = dataclasses.field(default_factory=collections.deque)  # (when, lag), least first
 
@@ -104,9 +105,8 @@ class _Page:
         lags.append((now, lag))
         while now - lags[0][0] > BASE_SECONDS:
             lags.popleft()
-        queued = lag - lags[0][1]
-        self.lag, self.queued, self._previous = lag, min(queued, self._previous), queued
-        return queued
+        self.lag, self.late, self._previous = lag, min(lag, self._previous), lag
+        return lag - lags[0][1]
 
     def silent(self, now: float) -> bool:
         """Its acks stopped: longer than ``ACK_FRESH_SECONDS`` without one, or than twice its lag."""

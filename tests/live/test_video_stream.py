@@ -312,3 +312,18 @@ def test_a_forced_h264_stream_tells_the_user_once_when_a_page_cannot_decode_it()
         warnings.simplefilter("error")
         streamer.page_ready("B", None)  # said once is enough
         streamer.page_ready("C", ("h264",))
+
+
+def test_a_page_whose_first_acks_are_already_seconds_late_holds_new_frames():
+    # a page that rendered while frames piled up behind a slow link: its link's own delay is unknown,
+    # but frames drawn two seconds late are late
+    clock = Clock()
+    streamer, sent = make(clock=clock, max_lag=0.5)
+    streamer.acknowledge(-1, "far")
+    send(streamer, [scene(0), scene(1)])
+    clock.now += 2.0
+    streamer.acknowledge(0, "far")
+    clock.now += 0.1
+    streamer.acknowledge(1, "far")  # both drawn 2 s after they left
+    send(streamer, [scene(2)], start=2)  # frame 2 went before the second ack was read
+    assert not streamer.can_send()  # frame 2 left just now, but the page draws frames 2 s late
