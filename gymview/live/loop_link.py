@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
+from gymview.live.hidden_costs import AfterFrameCost, RunQueueWait
 from gymview.live.streamer import FrameStreamer
 from gymview.live.throttle import FrameThrottle, HelperShare, RelayCost
 
@@ -42,6 +43,12 @@ IOPUB_HAND_OVER_SECONDS = 0.0002
 # How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
 # this long, and the loop pays one socket poll per period.
 POLL_SECONDS = 0.02
+# What a frame costs the loop beyond what is measured here, as a share of what is: the wrapper's own
+# step (about 1% of a 25 µs step, paid whether or not a frame is made) and the caches that the
+# processes serving the page evict from the loop's core. With the page open on 2 cores it was up to
+# a fifth of the measured cost (docs/performance.md): counted costs are raised by a quarter, so that
+# the loop keeps its budget rather than sitting on its edge.
+UNMEASURED_SHARE = 0.25
 
 
 class LoopLink:
@@ -56,7 +63,8 @@ class LoopLink:
                  poller: BrowserPoller | None, is_active: Callable[[], bool],
                  handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
                  report: Callable[[str], None], take_keys: Callable[[bool], None],
-                 helper_share: HelperShare | None = None, relay_cost: RelayCost | None = None) -> None:
+                 helper_share: HelperShare | None = None, relay_cost: RelayCost | None = None,
+                 run_queue: RunQueueWait | None = None) -> None:
         self.streamer = streamer
         self.throttle = throttle
         self.controls = controls
@@ -73,6 +81,10 @@ class LoopLink:
         self.helper_share = helper_share if helper_share is not None else HelperShare()
         # and the Jupyter server's time per frame, in the same share
         self.relay_cost = relay_cost if relay_cost is not None else RelayCost()
+        # how long the loop's thread waited for a core: what those took from it, measured
+        self.run_queue = run_queue if run_queue is not None else RunQueueWait()
+        # the loop's time a frame takes after it was made (cold caches, the IOPub thread's GIL)
+        self.after_frame = AfterFrameCost()
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
 
     @property
@@ -142,18 +154,24 @@ class LoopLink:
 
     def record_cost(self, seconds: float, count_helper: bool = False) -> None:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
-        last call (the comm message, the IOPub thread's turn), and the helper process's and the Jupyter
-        server's time for the frame (:attr:`relay_cost`) in the share :attr:`helper_share` finds the loop paying for (all of it with
-        ``count_helper``: a loop whose process keeps every core busy, SB3 under torch). Nothing is
-        counted before the helper has timed a frame."""
+        last call (the comm message, the IOPub thread's turn), what the step after a frame pays for it
+        (:attr:`after_frame`), and the helper process's and the Jupyter server's time for the frame
+        (:attr:`relay_cost`) as far as the loop pays for it. That part is the larger of two measures: the
+        share of it that :attr:`helper_share` finds no idle core for (all of it with ``count_helper``: a loop
+        whose process keeps every core busy, SB3 under torch), and the time the loop's thread waited for a
+        core since the last frame (:attr:`run_queue`; at most the helper's and the server's time, so that
+        a machine busy with other work costs the view no more than if the loop paid for all of it).
+        The sum is raised by :data:`UNMEASURED_SHARE`. Nothing is counted before the helper has timed a frame."""
         streamer = self.streamer
+        waited = self.run_queue.since_last()
         if streamer.encodes_elsewhere and streamer.last_encode_ms == 0.0:
             # The helper has not answered yet: a sample without its time would start the estimate
             # low, and the throttle lets it rise only fourfold a frame.
             return
-        seconds += self._sending_seconds
+        seconds += self._sending_seconds + self.after_frame.seconds
         self._sending_seconds = 0.0
         if streamer.encodes_elsewhere:
             share = 1.0 if count_helper else self.helper_share.update(getattr(streamer, "helper_pid", None))
-            seconds += share * (streamer.last_encode_ms / 1000.0 + self.relay_cost.update(streamer.sent))
-        self.throttle.record_cost(seconds)
+            elsewhere = streamer.last_encode_ms / 1000.0 + self.relay_cost.update(streamer.sent)
+            seconds += max(share * elsewhere, min(waited, elsewhere))
+        self.throttle.record_cost(seconds * (1.0 + UNMEASURED_SHARE))

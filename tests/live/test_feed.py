@@ -1,5 +1,7 @@
 """ViewFeed: a loop's frames into its view, the final frame, and one close with its hooks."""
 
+import time
+
 import numpy as np
 import pytest
 from live_helpers import ShownView
@@ -50,4 +52,32 @@ def test_a_view_without_a_frame_rate_takes_the_envs():
     feed.controls.pause()  # the page hears the new state, with the rate speed 1.0 plays at
     view.stop()
     assert view.states[-1][0]["state"] == "paused" and view.states[-1][0]["fps"] == 50.0
+    view.close()
+
+
+def test_the_first_step_after_a_frame_is_timed_against_the_next_and_counted():
+    view, made = ShownView(fps=1), []
+    feed = ViewFeed(view, lambda: made.append(1) or frame(), dict)
+    assert feed.show() == 0.0 and made == [1]  # a frame: the loop checks again after its next step
+    time.sleep(0.05)  # the first step after the frame is slow (its caches are cold)
+    before_first = time.perf_counter()
+    assert feed.show() == 0.0  # and after the second step too
+    after_second = (feed.show(), time.perf_counter())[1]
+    assert feed.next_check > 0.0  # back to checking when the encoder answers or the next frame is due
+    assert view._link.after_frame.seconds >= 0.05 - (after_second - before_first)  # the second step is at most that
+    assert made == [1]
+    view.close()
+
+
+@pytest.mark.parametrize("how", ["forced", "paused"])
+def test_a_forced_frame_or_a_paused_loop_times_no_step(how):
+    view, made = ShownView(fps=1), []
+    feed = ViewFeed(view, lambda: made.append(1) or frame(), dict)
+    if how == "paused":
+        feed.controls.pause()
+    assert feed.show(force=how == "forced") > 0.0 and made == [1]
+    time.sleep(0.02)
+    feed.show()
+    feed.show()
+    assert view._link.after_frame.seconds == 0.0
     view.close()

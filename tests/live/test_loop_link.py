@@ -5,16 +5,20 @@ from types import SimpleNamespace
 
 import pytest
 
-from gymview.live.loop_link import LoopLink
+from gymview.live.hidden_costs import RunQueueWait
+from gymview.live.loop_link import UNMEASURED_SHARE, LoopLink
 from gymview.live.throttle import FrameThrottle, HelperShare, RelayCost
 
+RAISED = 1.0 + UNMEASURED_SHARE  # counted costs allow for what is not measured
 
-def link_with(throttle, encode_ms, helper_share=None, streamer=None, relay_cost=None):
+
+def link_with(throttle, encode_ms, helper_share=None, streamer=None, relay_cost=None, run_queue=None):
     streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, helper_pid=4321, sent=0)
     return LoopLink(streamer, throttle, controls=None, poller=None, is_active=lambda: True, handlers=dict,
                     keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None,
                     # read=None: never reads the machine
-                    helper_share=helper_share or HelperShare(read=None), relay_cost=relay_cost or RelayCost(read=None))
+                    helper_share=helper_share or HelperShare(read=None), relay_cost=relay_cost or RelayCost(read=None),
+                    run_queue=run_queue or RunQueueWait(read=None))
 
 
 class Machine:
@@ -34,7 +38,7 @@ class Machine:
         self.helper += helper_cores * seconds
 
 
-@pytest.mark.parametrize("count_helper, interval", [(True, (0.0001 + 0.1) / 0.1), (False, 1 / 120)])
+@pytest.mark.parametrize("count_helper, interval", [(True, (0.0001 + 0.1) * RAISED / 0.1), (False, 1 / 120)])
 def test_a_frame_costs_the_loop_its_own_time_and_the_helpers_only_when_that_competes(count_helper, interval):
     throttle = FrameThrottle(fps=120, max_overhead=0.1)
     link = link_with(throttle, encode_ms=100.0)
@@ -54,7 +58,7 @@ def test_frames_count_only_once_the_helper_has_timed_one():
     streamer.last_encode_ms = 5.0
     for _ in range(2):  # the throttle ignores its first sample
         link.record_cost(0.0001, count_helper=True)
-    assert throttle.interval == pytest.approx((0.0001 + 0.005) / 0.1)
+    assert throttle.interval == pytest.approx((0.0001 + 0.005) * RAISED / 0.1)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +77,7 @@ def test_the_helpers_time_counts_in_the_share_the_machine_has_no_idle_core_for(i
     machine.run(1.0, idle_cores, helper_cores)
     link.record_cost(0.0001)
     assert helper_share.share == pytest.approx(share)
-    assert throttle.interval == pytest.approx(max(1 / 120, (0.0001 + share * 0.1) / 0.1))
+    assert throttle.interval == pytest.approx(max(1 / 120, (0.0001 + share * 0.1) * RAISED / 0.1))
     assert machine.asked == [4321, 4321]
 
 
@@ -90,7 +94,7 @@ def test_the_jupyter_servers_time_per_frame_counts_in_the_same_share():
     streamer.sent, server["seconds"] = 30, 50.6  # 30 frames cost the server 0.6 s: 20 ms a frame
     link.record_cost(0.0001)
     assert relay.per_frame == pytest.approx(0.02)
-    assert throttle.interval == pytest.approx((0.0001 + 0.5 * (0.010 + 0.020)) / 0.1)
+    assert throttle.interval == pytest.approx((0.0001 + 0.5 * (0.010 + 0.020)) * RAISED / 0.1)
 
 
 def test_no_jupyter_server_to_read_costs_nothing_and_is_not_read_again():
@@ -129,3 +133,48 @@ def test_sending_a_frame_costs_the_loop_and_counts_with_the_next_frame():
     assert sent and with_sending > 1 / 120  # the frame's own time was 0: sending it was not
     link.record_cost(0.0)  # counted once: the next frame cost nothing, and the estimate moves a quarter of the way
     assert throttle.interval == pytest.approx(0.75 * with_sending)
+
+
+@pytest.mark.parametrize(
+    "share, waited, counted",
+    [(0.0, 0.004, 0.004),   # cores to spare by the machine's idle time, yet the loop's thread waited 4 ms for one
+     (0.0, 0.5, 0.010),     # a machine busy with other work: at most the helper's and the server's whole time
+     (0.5, 0.001, 0.005)],  # the share already counts more than the loop was seen waiting
+)
+def test_the_time_the_loops_thread_waited_for_a_core_counts_up_to_the_helpers_and_servers_time(share, waited, counted):
+    machine = Machine()
+    readings = iter([1.0, 1.0 + waited])  # the loop thread's total run-queue wait at each frame
+    throttle = FrameThrottle(fps=120, max_overhead=0.1)
+    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=6.0, helper_pid=4321, sent=0)
+    clock = lambda: machine.now  # noqa: E731
+    relay = RelayCost(read=None)
+    relay.per_frame = 0.004  # the server's time per frame: 4 ms, with the helper's 6 ms
+    link = link_with(throttle, 6.0, HelperShare(read=machine.read, period=0.5, clock=clock), streamer, relay,
+                     RunQueueWait(read=lambda: next(readings)))
+    link.record_cost(0.0001)  # the first readings, and the throttle's ignored first sample
+    machine.run(1.0, idle_cores=(1 - share) - 0.3, helper_cores=0.3)  # free: the idle cores and the helper's
+    link.record_cost(0.0001)
+    assert throttle.interval == pytest.approx((0.0001 + counted) * RAISED / 0.1)
+
+
+def test_a_loop_that_moves_to_another_thread_compares_its_wait_with_nothing():
+    totals = {1: iter([5.0, 5.5]), 2: iter([90.0])}
+    thread = [1]
+    wait = RunQueueWait(read=lambda: next(totals[thread[0]]), thread_id=lambda: thread[0])
+    assert wait.since_last() == 0.0
+    thread[0] = 2  # a job's thread, then the kernel's main thread again
+    assert wait.since_last() == 0.0
+    thread[0] = 1
+    assert wait.since_last() == 0.0  # compared with thread 2's reading: nothing to say
+    assert RunQueueWait(read=lambda: None).since_last() == 0.0
+
+
+def test_the_step_after_a_frame_counts_what_it_takes_over_the_next_one():
+    throttle = FrameThrottle(fps=120, max_overhead=0.1)
+    streamer = SimpleNamespace(encodes_elsewhere=False, last_encode_ms=0.0, busy=False, pump=lambda: False)
+    link = link_with(throttle, 0.0, streamer=streamer)
+    for first, second in [(0.0031, 0.0001)] * 3:
+        link.after_frame.add(first, second)
+    link.record_cost(0.0)  # the throttle's ignored first sample
+    link.record_cost(0.001)
+    assert throttle.interval == pytest.approx((0.001 + 0.003) * RAISED / 0.1)
