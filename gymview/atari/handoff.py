@@ -79,22 +79,22 @@ class Batch:
 
     Args:
         frames: The raw frames, dropped once converted (None for a batch converted in ``put``).
-        mask: The envs whose stacks restart.
+        reset: The indices of the envs whose stacks restart.
         put_at: When ``put`` took it (the pipeline's clock).
         done: Set once converted; a batch converted before anyone can wait for it shares :data:`CONVERTED`.
 
     Examples:
         >>> import numpy as np
-        >>> Batch(np.zeros((1, 1, 210, 160, 3), np.uint8), np.array([True])).done.is_set()
+        >>> Batch(np.zeros((1, 1, 210, 160, 3), np.uint8), np.array([0])).done.is_set()
         False
     """
 
-    __slots__ = ("frames", "mask", "put_at", "result", "error", "done")
+    __slots__ = ("frames", "reset", "put_at", "result", "error", "done")
 
-    def __init__(self, frames: np.ndarray | None, mask: np.ndarray, put_at: float = 0.0,
+    def __init__(self, frames: np.ndarray | None, reset: np.ndarray, put_at: float = 0.0,
                  done: threading.Event | None = None) -> None:
         self.frames: np.ndarray | None = frames
-        self.mask = mask
+        self.reset = reset
         self.put_at = put_at
         self.result: tuple[Any, Any] | None = None
         self.error: BaseException | None = None

@@ -41,6 +41,7 @@ from gymview.atari.resize import (
 )
 
 POLL_SECONDS = 0.05  # how often a blocked put()/get() looks whether the worker thread died
+NO_ENV = np.empty(0, np.intp)  # no stack restarts
 
 
 class AtariPipeline:
@@ -172,13 +173,13 @@ class AtariPipeline:
         """
         self._check_usable()
         batch = self._check_frames(frames)
-        mask = self._check_mask(reset_mask)  # last: it marks the pipeline as started
+        reset = self._reset_envs(reset_mask)  # last: it marks the pipeline as started
         if not self._hand_off.overlaps and not self._unconverted:
             # The caller comes back for each batch at once and would wait for it: convert it here, now,
             # as process() does (the get() that takes the batch raises its error).
-            item = Batch(None, mask, done=CONVERTED)
+            item = Batch(None, reset, done=CONVERTED)
             try:
-                item.result = self._convert_here(batch, mask)
+                item.result = self._convert_here(batch, reset)
             except Exception as error:
                 item.error = error
             item.put_at = self._hand_off.now()  # from here on the caller is away
@@ -197,7 +198,7 @@ class AtariPipeline:
                 break
             else:
                 self._worker.check()
-        item = Batch(batch, mask, self._hand_off.now())
+        item = Batch(batch, reset, self._hand_off.now())
         self._waiting.append(item)
         self._unconverted.append(item)
         self._wake.put(True)
@@ -266,7 +267,7 @@ class AtariPipeline:
         self._check_usable()
         if self._waiting:
             raise RuntimeError(f"process() needs an empty pipeline; take the {len(self._waiting)} pending batches with get()")
-        out, ready = self._convert_here(self._check_frames(frames), self._check_mask(reset_mask))
+        out, ready = self._convert_here(self._check_frames(frames), self._reset_envs(reset_mask))
         if self._cuda is not None:
             self._cuda.hand_over(out, ready)
         return out
@@ -353,14 +354,16 @@ class AtariPipeline:
             raise ValueError(f"frames must keep the size of the first batch, {self._frame_hw}; got {(height, width)}")
         return frames
 
-    def _check_mask(self, reset_mask: np.ndarray | None) -> np.ndarray:
-        first, self._started = not self._started, True
-        if reset_mask is None:
-            return np.full(self.num_envs, first)
-        mask = np.asarray(reset_mask)
-        if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-            raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}")
-        return mask | first
+    def _reset_envs(self, reset_mask: np.ndarray | None) -> np.ndarray:
+        """The indices of the envs whose stacks restart with this batch: every env's on the first batch."""
+        if reset_mask is not None:
+            mask = np.asarray(reset_mask)
+            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}")
+        if not self._started:
+            self._started = True
+            return np.arange(self.num_envs)
+        return NO_ENV if reset_mask is None else np.flatnonzero(mask)
 
     def _check_usable(self) -> None:
         if self._closed:
@@ -369,12 +372,12 @@ class AtariPipeline:
             message = f"this AtariPipeline failed on an earlier batch ({self._failure!r}); its frame stacks are incomplete"
             raise RuntimeError(message + ": create a new one") from self._failure
 
-    def _convert_here(self, frames: np.ndarray, mask: np.ndarray) -> tuple[torch.Tensor, Any]:
+    def _convert_here(self, frames: np.ndarray, reset: np.ndarray) -> tuple[torch.Tensor, Any]:
         """Convert a batch in the caller's thread (process(), or put() for a caller that waits anyway)."""
         with self._in_order:
             try:
                 started = self._hand_off.now()
-                result = self._latest = self._convert(frames, mask)
+                result = self._latest = self._convert(frames, reset)
                 self._hand_off.converted(started)
                 return result
             except BaseException as error:
@@ -400,7 +403,7 @@ class AtariPipeline:
         try:
             if self._failure is None:
                 started = self._hand_off.now()
-                batch.result = self._latest = self._convert(batch.frames, batch.mask)
+                batch.result = self._latest = self._convert(batch.frames, batch.reset)
                 self._hand_off.converted(started)
             else:
                 batch.error = RuntimeError(f"an earlier batch failed ({self._failure!r}); create a new AtariPipeline")
@@ -411,7 +414,7 @@ class AtariPipeline:
             self._free_slots.release()
             batch.done.set()
 
-    def _convert(self, frames: np.ndarray, reset_mask: np.ndarray) -> tuple[torch.Tensor, Any]:
+    def _convert(self, frames: np.ndarray, reset: np.ndarray) -> tuple[torch.Tensor, Any]:
         torch = self._torch
         if self._resize is None:
             self._resize = self._make_resizer()
@@ -423,7 +426,6 @@ class AtariPipeline:
                 self._stack = FrameStack(torch, self.num_envs, self.stack, shape, self.device)
             if self._cuda is not None:
                 torch.cuda.synchronize(self.device)  # the set-up copies ran on the default stream
-        reset = np.flatnonzero(reset_mask)
         if self.backend == "cv2":
             self._resize(frames, self._stack.slot())
             return self._scaled(torch.from_numpy(self._stack.push(reset))), None

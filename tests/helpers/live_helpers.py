@@ -7,6 +7,9 @@ from gymview.live.feed import ViewFeed
 from gymview.live.widget import LiveView
 
 
+STREAMERS = []  # every FrameStreamer a test made: tests/live/conftest.py stops them after it
+
+
 class ShownView(LiveView):
     """A LiveView in a kernel, displayed, whose frame messages land in ``self.sent`` and whose
     state messages (answers to the buttons) in ``self.states``."""

@@ -10,6 +10,7 @@ import psutil
 import pytest
 from PIL import Image
 
+from live_helpers import STREAMERS
 from waiting import wait_until
 from gymview.errors import WorkerError
 from gymview.image.codec import encode_frame
@@ -59,23 +60,13 @@ class Clock:
         return self.now
 
 
-STARTED = []
-
-
-@pytest.fixture(autouse=True)
-def stop_streamers():
-    """Stop every streamer a test made, even one that failed: no encoder process outlives its test."""
-    yield
-    while STARTED:
-        STARTED.pop().stop()
-
 
 def make(send=None, **kwargs):
     sent = Recorder() if send is None else send
     kwargs.setdefault("budget", MessageBudget(10_000, 100))
     kwargs.setdefault("clock", Clock())
     streamer = FrameStreamer(sent, **kwargs)
-    STARTED.append(streamer)
+    STREAMERS.append(streamer)
     return streamer, sent
 
 

@@ -5,6 +5,7 @@ import io
 import numpy as np
 import psutil
 import pytest
+from live_helpers import STREAMERS
 from PIL import Image
 
 from gymview.image.codec import encode_frame
@@ -13,15 +14,6 @@ from gymview.live.h264 import KEY_INTERVAL, decode_h264
 from gymview.live.replay import FrameHistory
 from gymview.live.streamer import FrameStreamer
 from gymview.live.throttle import MessageBudget
-
-STARTED = []
-
-
-@pytest.fixture(autouse=True)
-def stop_streamers():
-    yield
-    while STARTED:
-        STARTED.pop().stop()
 
 
 class Clock:
@@ -37,7 +29,7 @@ def make(**kwargs):
     kwargs.setdefault("budget", MessageBudget(10_000, 100))
     kwargs.setdefault("clock", Clock())
     streamer = FrameStreamer(lambda header, buffers: sent.append((header, buffers[0])), **kwargs)
-    STARTED.append(streamer)
+    STREAMERS.append(streamer)
     return streamer, sent
 
 
