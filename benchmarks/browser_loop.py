@@ -12,8 +12,10 @@ plain again / plain the noise floor. The same notebook runs in real JupyterLab w
 in Chromium (on the same cores as the kernel) and in a kernel with no front-end.
 
 Besides the ratios: frames/s the view sent during the watched slices, frames/s the page drew
-(browser only), the plain loop's steps/s, and the share of the helper's time per frame counted
-against ``max_overhead`` at the end (``HelperShare``).
+(browser only), the plain loop's steps/s, the share of the helper's time per frame counted
+against ``max_overhead`` at the end (``HelperShare``), and where the loop thread's time went: the
+share of the watched and of the plain slices it spent waiting for a core (Linux's schedstat; the
+rest of the wall time it ran, or slept on a lock or the GIL). A second table gives those.
 """
 
 from __future__ import annotations
@@ -29,14 +31,30 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 # Kernel code: steps per second of `env` over a slice of wall time (no braces: it goes into
 # str.format templates too).
 RUN_SLICE = """
-def run_slice(env, seconds):
+def thread_times():
+    # seconds the calling thread has run on a core and waited for one (Linux's schedstat; else 0)
+    try:
+        with open("/proc/thread-self/schedstat") as stats:
+            ran, waited = stats.read().split()[:2]
+    except OSError:
+        return 0.0, 0.0
+    return int(ran) / 1e9, int(waited) / 1e9
+
+def run_slice(env, seconds, spent=None):
+    ran, waited = thread_times()
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
         steps += 1
         if terminated or truncated:
             env.reset()
-    return steps / (time.perf_counter() - start)
+    wall = time.perf_counter() - start
+    if spent is not None:  # [wall, on a core, waiting for one], summed over slices
+        ran_now, waited_now = thread_times()
+        spent[0] += wall
+        spent[1] += ran_now - ran
+        spent[2] += waited_now - waited
+    return steps / wall
 """
 
 SETUP = """
@@ -51,14 +69,18 @@ def paired(name, watched, rounds, slice_s):
     run_slice(watched, 1.0)  # warm-up: the helper process, the first frames, the page's first draws
     sent = watched.view.stats["frames_sent"]
     rates = {slot: [] for slot in slots}
+    spent = {slot: [0.0, 0.0, 0.0] for slot in slots}
     for index in range(rounds):
         for slot in (list(slots) if index % 2 else list(slots)[::-1]):
-            rates[slot].append(run_slice(slots[slot], slice_s))
+            rates[slot].append(run_slice(slots[slot], slice_s, spent[slot]))
     ratio = statistics.median(w / p for w, p in zip(rates["watched"], rates["plain"]))
     floor = statistics.median(a / p for a, p in zip(rates["plain again"], rates["plain"]))
     fps = (watched.view.stats["frames_sent"] - sent) / (rounds * slice_s)
     share = watched.view._link.helper_share.share
-    print("PAIRED", name, ratio, floor, fps, statistics.median(rates["plain"]), share, rounds * slice_s, flush=True)
+    # the loop thread's share of the slices' wall time on a core and waiting for one, watched and plain
+    times = [spent[slot][part] / spent[slot][0] for slot in ("watched", "plain") for part in (1, 2)]
+    print("PAIRED", name, ratio, floor, fps, statistics.median(rates["plain"]), share, rounds * slice_s, *times,
+          watched.view.stats["fps_limit"], flush=True)
 class OwnRender(gym.Wrapper):
     # overrides render(): gymview calls env.render() in the loop (pygame) for such envs
     def render(self):
@@ -86,9 +108,10 @@ def cells(rounds: int) -> list[str]:
 def parse(text: str) -> dict:
     """The PAIRED line of a cell's output."""
     line = next(line for line in text.splitlines() if line.startswith("PAIRED"))
-    _, _, ratio, floor, fps, plain, share, watched_s = line.split()
+    _, _, ratio, floor, fps, plain, share, watched_s, ran, waited, plain_ran, plain_waited, limit = line.split()
     return {"ratio": float(ratio), "floor": float(floor), "fps": float(fps), "plain": float(plain),
-            "share": float(share), "watched_s": float(watched_s)}
+            "share": float(share), "watched_s": float(watched_s), "ran": float(ran), "waited": float(waited),
+            "plain_ran": float(plain_ran), "plain_waited": float(plain_waited), "fps_limit": float(limit)}
 
 
 def in_kernel(rounds: int) -> dict[str, dict]:
@@ -138,7 +161,8 @@ def in_browser(rounds: int, tmp: pathlib.Path) -> dict[str, dict]:
 
 
 def table(runs: list[tuple[dict, dict]]) -> str:
-    """A markdown table: per env, each run's ratio with the page open and without, the noise floors and rates."""
+    """Two markdown tables: per env, each run's ratio with the page open and without, the noise floors and rates;
+    then where the loop thread's time went in the watched and the plain slices."""
     lines = [
         "| env | run | with the page open: watched / plain | noise floor | frames/s sent (drawn) | helper share "
         "| kernel only: watched / plain | noise floor | frames/s sent |",
@@ -150,6 +174,19 @@ def table(runs: list[tuple[dict, dict]]) -> str:
             lines.append(
                 f"| {name} | {index} | {b['ratio']:.3f}x | {b['floor']:.3f}x | {b['fps']:.1f} ({b['drawn_fps']:.1f}) "
                 f"| {b['share']:.2f} | {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f} |"
+            )
+    lines += [
+        "",
+        "| env | run | page open: waiting for a core, watched / plain | on a core, watched / plain | fps limit at the end "
+        "| kernel only: waiting, watched / plain | on a core, watched / plain |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in ENVS:
+        for index, (browser, kernel) in enumerate(runs, 1):
+            b, k = browser[name], kernel[name]
+            lines.append(
+                f"| {name} | {index} | {b['waited']:.1%} / {b['plain_waited']:.1%} | {b['ran']:.1%} / {b['plain_ran']:.1%} "
+                f"| {b['fps_limit']:.1f} | {k['waited']:.1%} / {k['plain_waited']:.1%} | {k['ran']:.1%} / {k['plain_ran']:.1%} |"
             )
     return "\n".join(lines)
 

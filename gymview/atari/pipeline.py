@@ -41,7 +41,6 @@ from gymview.atari.resize import (
 )
 
 POLL_SECONDS = 0.05  # how often a blocked put()/get() looks whether the worker thread died
-NO_ENV = np.empty(0, np.intp)  # no stack restarts
 
 
 class AtariPipeline:
@@ -363,7 +362,7 @@ class AtariPipeline:
         if not self._started:
             self._started = True
             return np.arange(self.num_envs)
-        return NO_ENV if reset_mask is None else np.flatnonzero(mask)
+        return np.flatnonzero(mask) if reset_mask is not None else np.empty(0, np.intp)
 
     def _check_usable(self) -> None:
         if self._closed:

@@ -4,7 +4,8 @@
 A feed makes a frame only when one is due, times it against the loop's overhead budget, obeys the
 view's buttons (pause, step, stop, speed), pumps encoded frames out (and, on ipykernel 6, fetches
 the browser's messages), shows the final state, and stops or closes the view once. A step costs the
-loop one clock read until ``next_check``: the loops users watch run at up to 100,000 steps a second.
+loop one clock read until ``next_check`` (the two steps after a frame, which the feed times, two calls):
+the loops users watch run at up to 100,000 steps a second.
 
 >>> from time import perf_counter
 >>> import numpy as np
@@ -38,12 +39,13 @@ class ViewFeed:
     process takes its CPU from this loop (SB3 training, where torch fills every core): its time per
     frame then counts against the budget too. ``owns_view``: :meth:`close` closes the view (the feed's
     maker made it) rather than only stopping it. ``render_fps``: the env's own frame rate (what speed
-    1.0 plays at), given to a view that has none yet.
+    1.0 plays at), given to a view that has none yet. ``clock`` times the two steps after each frame
+    (:meth:`show`).
     """
 
     def __init__(self, view: LiveView, frame: Callable[[], Any], info: Callable[[], dict[str, Any]],
                  helper_competes: Callable[[], bool] = lambda: False, owns_view: bool = False,
-                 render_fps: float | None = None) -> None:
+                 render_fps: float | None = None, clock: Callable[[], float] = perf_counter) -> None:
         self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
         if link.env_fps is None:
             link.env_fps = render_fps
@@ -56,7 +58,9 @@ class ViewFeed:
         self._helper_competes = helper_competes
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
-        self._step_times: list[float] | None = None  # while timing the two steps after a frame
+        self._clock = clock  # what times the two steps after a frame
+        self._step_started: float | None = None  # while timing them
+        self._first_step: float | None = None
         self._resume_check = 0.0  # next_check once they are timed
 
     def obey_controls(self) -> None:
@@ -75,20 +79,21 @@ class ViewFeed:
         """Make and push a frame if one is due (``force``: whenever the view is active), then pump;
         returns :attr:`next_check`, which loops may keep themselves (one attribute read a step).
 
-        After a frame made in a free-running loop, the next two calls only time the steps between them
+        After a frame made in a free-running loop, the next two calls only time the steps before them
         (``next_check`` is 0 meanwhile): the first step after a frame pays for it (cold caches, the IOPub
         thread's turn), and what it takes over the second counts against the budget."""
         view, link = self.view, self._link
-        if self._step_times is not None:
-            times = self._step_times
-            times.append(perf_counter())
-            if not force and len(times) < 3:
-                if times[-1] >= self._resume_check:  # the encoder's answer is due meanwhile
+        if self._step_started is not None:
+            now = self._clock()
+            if not force and self._first_step is None:
+                self._first_step = now - self._step_started
+                if perf_counter() >= self._resume_check:  # the encoder's answer is due meanwhile
                     self._resume_check = perf_counter() + link.service()
+                self._step_started = self._clock()
                 return self.next_check
             if not force:
-                link.after_frame.add(times[1] - times[0], times[2] - times[1])
-            self._step_times = None
+                link.after_frame.add(self._first_step, now - self._step_started, restart=link.run_queue)
+            self._step_started = self._first_step = None
         if view.frame_due() or (force and link.active):
             started = perf_counter()
             try:
@@ -106,7 +111,7 @@ class ViewFeed:
             link.record_cost(perf_counter() - started, count_helper=self._helper_competes())
             if not force and not self.controls.engaged:  # a paused or slowed loop waits between steps
                 self._resume_check = perf_counter() + link.service()
-                self._step_times = [perf_counter()]
+                self._step_started = self._clock()
                 self.next_check = 0.0
                 return self.next_check
         self.next_check = perf_counter() + link.service()

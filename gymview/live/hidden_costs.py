@@ -27,7 +27,13 @@ SCHEDSTAT = "/proc/thread-self/schedstat"  # "<on-CPU ns> <waiting on a run queu
 
 def thread_run_queue_seconds() -> float | None:
     """Seconds the calling thread has waited for a core while runnable since it started, or None where the
-    system does not say (not Linux, or a kernel without scheduler statistics)."""
+    system does not say (not Linux, or a kernel without scheduler statistics).
+
+    Examples:
+        >>> waited = thread_run_queue_seconds()
+        >>> waited is None or waited >= 0.0
+        True
+    """
     try:
         with open(SCHEDSTAT, "rb") as stats:
             return int(stats.read().split()[1]) / 1e9
@@ -57,6 +63,10 @@ class RunQueueWait:
         self._thread_id = thread_id
         self._last: tuple[int, float] | None = None  # (thread, its total wait) at the last call
 
+    def restart(self) -> None:
+        """Count from now: the wait so far is counted elsewhere."""
+        self.since_last()
+
     def since_last(self) -> float:
         """Seconds the calling thread waited for a core since the last call (0 for a first call)."""
         if self.read is None:
@@ -72,19 +82,24 @@ class RunQueueWait:
         return total - last[1]
 
 
-# Steps looked back on: the median ignores a step that reset its episode (much slower than the next).
+# Frames looked back on: the median ignores a step that reset its episode (much slower than the next).
 SAMPLES = 9
+# The fewest frames the estimate stands on.
+LEAST_SAMPLES = 3
+# A first step slower than this many times the second, plus a millisecond, was held up by more than the
+# frame (the loop waited between two cells, or for a core): its wait is the run queue's to count.
+SLOWER = 10
 
 
 class AfterFrameCost:
     """What the first step after a frame costs over the second: the loop's time that the frame takes
-    after it was made. The median of the last few frames' differences, never below 0.
+    after it was made. The median of the last few frames' differences, never below 0, once there are three.
 
     Examples:
         >>> cost = AfterFrameCost()
-        >>> for first, second in [(0.00012, 0.00002), (0.00011, 0.00002), (0.001, 0.00002)]:
+        >>> for first, second in [(0.00012, 0.00002), (0.00011, 0.00002), (0.001, 0.00002), (5.0, 0.00002)]:
         ...     cost.add(first, second)
-        >>> round(cost.seconds, 6)         # the outlier (an episode's reset, say) does not count
+        >>> round(cost.seconds, 6)   # an outlier (a reset) moves the median little; 5 s between two cells is left out
         0.0001
     """
 
@@ -93,7 +108,13 @@ class AfterFrameCost:
         self.seconds = 0.0
         """The estimate: seconds the loop pays after each frame."""
 
-    def add(self, first_step: float, second_step: float) -> None:
-        """Record the seconds the two steps after a frame took."""
+    def add(self, first_step: float, second_step: float, restart: RunQueueWait | None = None) -> None:
+        """Record the seconds the two steps after a frame took. A first step held up by more than the frame is
+        left out; otherwise ``restart`` counts its wait afresh: what it waited so far is in this difference."""
+        if first_step > SLOWER * second_step + 0.001:
+            return
+        if restart is not None:
+            restart.restart()
         self._differences.append(first_step - second_step)
-        self.seconds = max(0.0, statistics.median(self._differences))
+        if len(self._differences) >= LEAST_SAMPLES:
+            self.seconds = max(0.0, statistics.median(self._differences))

@@ -7,6 +7,7 @@ import pytest
 from live_helpers import ShownView
 
 from gymview.live.feed import ViewFeed
+from gymview.live.hidden_costs import RunQueueWait
 
 
 def frame():
@@ -55,17 +56,53 @@ def test_a_view_without_a_frame_rate_takes_the_envs():
     view.close()
 
 
+class StepClock:
+    """The clock that times the steps after a frame: each step takes what the test says."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def frames_with_steps(feed, clock, first, second, frames=3):
+    """Make ``frames`` frames, each followed by two steps of ``first`` and ``second`` seconds."""
+    for _ in range(frames):
+        while not feed.view.frame_due():
+            time.sleep(0.002)
+        assert feed.show() == 0.0  # a frame: the loop checks again after its next step
+        clock.now += first
+        assert feed.show() == 0.0  # and after the second step too
+        clock.now += second
+        assert feed.show() > 0.0  # back to checking when the encoder answers or the next frame is due
+
+
 def test_the_first_step_after_a_frame_is_timed_against_the_next_and_counted():
-    view, made = ShownView(fps=1), []
-    feed = ViewFeed(view, lambda: made.append(1) or frame(), dict)
-    assert feed.show() == 0.0 and made == [1]  # a frame: the loop checks again after its next step
-    time.sleep(0.05)  # the first step after the frame is slow (its caches are cold)
-    before_first = time.perf_counter()
-    assert feed.show() == 0.0  # and after the second step too
-    after_second = (feed.show(), time.perf_counter())[1]
-    assert feed.next_check > 0.0  # back to checking when the encoder answers or the next frame is due
-    assert view._link.after_frame.seconds >= 0.05 - (after_second - before_first)  # the second step is at most that
-    assert made == [1]
+    clock, made = StepClock(), []
+    view = ShownView(fps=120, max_overhead=1.0)
+    feed = ViewFeed(view, lambda: made.append(1) or frame(), dict, clock=clock)
+    frames_with_steps(feed, clock, first=0.0004, second=0.0001, frames=2)
+    assert view._link.after_frame.seconds == 0.0  # two frames are not enough to go on
+    frames_with_steps(feed, clock, first=0.0004, second=0.0001, frames=1)
+    assert view._link.after_frame.seconds == pytest.approx(0.0003)
+    frames_with_steps(feed, clock, first=30.0, second=0.0001, frames=5)  # the loop waited between two cells
+    assert view._link.after_frame.seconds == pytest.approx(0.0003)
+    assert len(made) == 8
+    view.close()
+
+
+@pytest.mark.parametrize("first_step, readings, counted", [
+    (0.0015, [0.0, 0.0014, 0.0024], 0.001),  # 1.4 ms of the first step waited: in the step's cost, not counted again
+    (0.03, [0.0, 0.0024], 0.0024),           # a first step held up 30 ms is left out: the run queue counts its wait
+])
+def test_the_wait_for_a_core_in_the_steps_timed_after_a_frame_is_counted_once(first_step, readings, counted):
+    clock, waits = StepClock(), iter(readings)  # the loop thread's total wait at each reading
+    view = ShownView(fps=120, max_overhead=1.0)
+    view._link.run_queue = RunQueueWait(read=lambda: next(waits))
+    feed = ViewFeed(view, frame, dict, clock=clock)
+    frames_with_steps(feed, clock, first=first_step, second=0.0001, frames=1)
+    assert view._link.run_queue.since_last() == pytest.approx(counted)
     view.close()
 
 
