@@ -163,32 +163,25 @@ def in_browser(rounds: int, tmp: pathlib.Path) -> dict[str, dict]:
 def table(runs: list[tuple[dict, dict]]) -> str:
     """Two markdown tables: per env, each run's ratio with the page open and without, the noise floors and rates;
     then where the loop thread's time went in the watched and the plain slices."""
-    lines = [
+
+    def rows(cells) -> list[str]:
+        return [f"| {name} | {index} | {cells(browser[name], kernel[name])} |"
+                for name in ENVS for index, (browser, kernel) in enumerate(runs, 1)]
+
+    return "\n".join([
         "| env | run | with the page open: watched / plain | noise floor | frames/s sent (drawn) | helper share "
         "| kernel only: watched / plain | noise floor | frames/s sent |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name in ENVS:
-        for index, (browser, kernel) in enumerate(runs, 1):
-            b, k = browser[name], kernel[name]
-            lines.append(
-                f"| {name} | {index} | {b['ratio']:.3f}x | {b['floor']:.3f}x | {b['fps']:.1f} ({b['drawn_fps']:.1f}) "
-                f"| {b['share']:.2f} | {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f} |"
-            )
-    lines += [
+        *rows(lambda b, k: f"{b['ratio']:.3f}x | {b['floor']:.3f}x | {b['fps']:.1f} ({b['drawn_fps']:.1f}) "
+                           f"| {b['share']:.2f} | {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f}"),
         "",
         "| env | run | page open: waiting for a core, watched / plain | on a core, watched / plain | fps limit at the end "
         "| kernel only: waiting, watched / plain | on a core, watched / plain |",
         "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name in ENVS:
-        for index, (browser, kernel) in enumerate(runs, 1):
-            b, k = browser[name], kernel[name]
-            lines.append(
-                f"| {name} | {index} | {b['waited']:.1%} / {b['plain_waited']:.1%} | {b['ran']:.1%} / {b['plain_ran']:.1%} "
-                f"| {b['fps_limit']:.1f} | {k['waited']:.1%} / {k['plain_waited']:.1%} | {k['ran']:.1%} / {k['plain_ran']:.1%} |"
-            )
-    return "\n".join(lines)
+        *rows(lambda b, k: f"{b['waited']:.1%} / {b['plain_waited']:.1%} | {b['ran']:.1%} / {b['plain_ran']:.1%} "
+                           f"| {b['fps_limit']:.1f} | {k['waited']:.1%} / {k['plain_waited']:.1%} "
+                           f"| {k['ran']:.1%} / {k['plain_ran']:.1%}"),
+    ])
 
 
 def main(rounds: int, runs: int) -> None:
