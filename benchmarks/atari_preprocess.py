@@ -29,7 +29,8 @@ divided by the cv2 loop of its own round (medians), and a second cv2 loop gives 
 put() then get() against process(), run after run (``--only putget --runs 5``; 8 envs by default): each
 run makes fresh pipelines (a thread hand-off that goes wrong does so for a whole run) and alternates
 slices of put()+get(), process() and a second process() (the noise floor), each divided by the
-per-env cv2 loop of its round; medians per run.
+per-env cv2 loop of its round; medians per run. Then each way's own bookkeeping: microseconds a batch
+with the conversion replaced by a fixed busy wait.
     python benchmarks/atari_preprocess.py --only putget --runs 5
 """
 
@@ -423,6 +424,39 @@ def put_get_table(env_counts: list[int], device: torch.device, runs: int, rounds
             put_get, process, again = row["put() then get()"], row["process()"], row["process() again"]
             print(f"{index:<6}{put_get:>14.2f}{process:>12.2f}{again:>18.2f}{put_get / process:>20.3f}{again / process:>8.3f}",
                   flush=True)
+        put_get, process = bookkeeping(num_envs, device)
+        print(f"bookkeeping alone (the conversion a 200 us busy wait): put()+get() {put_get:.2f} us a batch, "
+              f"process() {process:.2f} us, difference {put_get - process:.2f} us")
+
+
+def bookkeeping(num_envs: int, device: torch.device, rounds: int = 40, batches: int = 500) -> tuple[float, float]:
+    """Microseconds a batch of put()+get() and of process() when converting costs a fixed 200 us busy wait:
+    what each way adds to the conversion (medians of alternating slices). The wait keeps put() converting in
+    the caller, as it does for a caller that asks for each batch at once; a free conversion would not."""
+    frames, mask = record_frames(num_envs, steps=1)[0][0], np.zeros(num_envs, bool)
+    pipe = AtariPipeline(num_envs, device=device)
+    result = pipe.process(frames)
+
+    def busy_wait(*batch: object) -> object:
+        end = time.perf_counter() + 0.0002
+        while time.perf_counter() < end:
+            pass
+        return result, None
+
+    pipe._convert = busy_wait  # the benchmark's seam: only the pipeline's own work is left to time
+    ways = {"put()+get()": lambda: (pipe.put(frames, reset_mask=mask), pipe.get()),
+            "process()": lambda: pipe.process(frames, mask)}
+    micros: dict[str, list[float]] = {name: [] for name in ways}
+    try:
+        for round_index in range(rounds):
+            for name in (list(ways) if round_index % 2 else list(ways)[::-1]):
+                start = time.perf_counter()
+                for _ in range(batches):
+                    ways[name]()
+                micros[name].append((time.perf_counter() - start) / batches * 1e6)
+    finally:
+        pipe.close()
+    return statistics.median(micros["put()+get()"]), statistics.median(micros["process()"])
 
 
 def main() -> None:

@@ -45,9 +45,9 @@ IOPUB_HAND_OVER_SECONDS = 0.0002
 POLL_SECONDS = 0.02
 # What a frame costs the loop beyond what is measured here, as a share of what is: the wrapper's own
 # step (about 1% of a 25 µs step, paid whether or not a frame is made) and the caches that the
-# processes serving the page evict from the loop's core. With the page open on 2 cores it was up to
-# a fifth of the measured cost (docs/performance.md): counted costs are raised by a quarter, so that
-# the loop keeps its budget rather than sitting on its edge.
+# processes serving the page evict from the loop's core. With the page open on 2 cores it came to a
+# tenth to a half of the measured cost in single runs (docs/performance.md): counted costs are raised
+# by a quarter, so that the loop keeps its budget rather than sitting on its edge.
 UNMEASURED_SHARE = 0.25
 
 
