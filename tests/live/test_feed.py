@@ -68,19 +68,22 @@ class StepClock:
 
 def frames_with_steps(feed, clock, first, second, frames=3):
     """Make ``frames`` frames, each followed by two steps of ``first`` and ``second`` seconds."""
+    view = feed.view
     for _ in range(frames):
-        while not feed.view.frame_due():
+        view.fps = 120
+        while not view.frame_due():
             time.sleep(0.002)
         assert feed.show() == 0.0  # a frame: the loop checks again after its next step
+        view.fps = 0.01  # no frame is due again while the steps are timed, however slow the machine
         clock.now += first
         assert feed.show() == 0.0  # and after the second step too
         clock.now += second
         assert feed.show() > 0.0  # back to checking when the encoder answers or the next frame is due
 
 
-def test_the_first_step_after_a_frame_is_timed_against_the_next_and_counted():
+def test_the_first_step_after_a_frame_is_timed_against_the_next_and_counted(shown):
     clock, made = StepClock(), []
-    view = ShownView(fps=120, max_overhead=1.0)
+    view = shown(max_overhead=1.0)
     feed = ViewFeed(view, lambda: made.append(1) or frame(), dict, clock=clock)
     frames_with_steps(feed, clock, first=0.0004, second=0.0001, frames=2)
     assert view._link.after_frame.seconds == 0.0  # two frames are not enough to go on
@@ -89,26 +92,24 @@ def test_the_first_step_after_a_frame_is_timed_against_the_next_and_counted():
     frames_with_steps(feed, clock, first=30.0, second=0.0001, frames=5)  # the loop waited between two cells
     assert view._link.after_frame.seconds == pytest.approx(0.0003)
     assert len(made) == 8
-    view.close()
 
 
 @pytest.mark.parametrize("first_step, readings, counted", [
     (0.0015, [0.0, 0.0014, 0.0024], 0.001),  # 1.4 ms of the first step waited: in the step's cost, not counted again
     (0.03, [0.0, 0.0024], 0.0024),           # a first step held up 30 ms is left out: the run queue counts its wait
 ])
-def test_the_wait_for_a_core_in_the_steps_timed_after_a_frame_is_counted_once(first_step, readings, counted):
+def test_the_wait_for_a_core_in_the_steps_timed_after_a_frame_is_counted_once(shown, first_step, readings, counted):
     clock, waits = StepClock(), iter(readings)  # the loop thread's total wait at each reading
-    view = ShownView(fps=120, max_overhead=1.0)
+    view = shown(max_overhead=1.0)
     view._link.run_queue = RunQueueWait(read=lambda: next(waits))
     feed = ViewFeed(view, frame, dict, clock=clock)
     frames_with_steps(feed, clock, first=first_step, second=0.0001, frames=1)
     assert view._link.run_queue.since_last() == pytest.approx(counted)
-    view.close()
 
 
 @pytest.mark.parametrize("how", ["forced", "paused"])
-def test_a_forced_frame_or_a_paused_loop_times_no_step(how):
-    view, made = ShownView(fps=1), []
+def test_a_forced_frame_or_a_paused_loop_times_no_step(shown, how):
+    view, made = shown(fps=1), []
     feed = ViewFeed(view, lambda: made.append(1) or frame(), dict)
     if how == "paused":
         feed.controls.pause()
@@ -117,4 +118,3 @@ def test_a_forced_frame_or_a_paused_loop_times_no_step(how):
     feed.show()
     feed.show()
     assert view._link.after_frame.seconds == 0.0
-    view.close()
