@@ -61,7 +61,7 @@ class ViewFeed:
         self._clock = clock  # what times the two steps after a frame
         self._step_started: float | None = None  # while timing them
         self._first_step: float | None = None
-        self._resume_check = 0.0  # next_check once they are timed
+        self._resume_check = 0.0  # when the loop must call again meanwhile (the encoder's answer)
 
     def obey_controls(self) -> None:
         """Pause, Step, Stop and Speed from the view, before a step; call it only while
@@ -79,22 +79,14 @@ class ViewFeed:
         """Make and push a frame if one is due (``force``: whenever the view is active), then pump;
         returns :attr:`next_check`, which loops may keep themselves (one attribute read a step).
 
-        After a frame made in a free-running loop, the next two calls only time the steps before them
+        After a frame made in a free-running loop, the next two calls time the steps before them
         (``next_check`` is 0 meanwhile): the first step after a frame pays for it (cold caches, the IOPub
         thread's turn), and what it takes over the second counts against the budget."""
         view, link = self.view, self._link
-        if self._step_started is not None:
-            now = self._clock()
-            if not force and self._first_step is None:
-                self._first_step = now - self._step_started
-                if perf_counter() >= self._resume_check:  # the encoder's answer is due meanwhile
-                    self._resume_check = perf_counter() + link.service()
-                self._step_started = self._clock()
-                return self.next_check
-            if not force:
-                link.after_frame.add(self._first_step, now - self._step_started, restart=link.run_queue)
-            self._step_started = self._first_step = None
+        if self._step_started is not None and self._timing_steps(force):
+            return self.next_check
         if view.frame_due() or (force and link.active):
+            waited = link.run_queue.since_last()  # for a core, since the last frame (this one's is in its time)
             started = perf_counter()
             try:
                 frame = self._frame()
@@ -108,7 +100,8 @@ class ViewFeed:
                     )
                 raise
             view.push(frame, force=force, **self._info())
-            link.record_cost(perf_counter() - started, count_helper=self._helper_competes())
+            link.record_cost(perf_counter() - started, count_helper=self._helper_competes(), waited=waited)
+            link.run_queue.restart()
             if not force and not self.controls.engaged:  # a paused or slowed loop waits between steps
                 self._resume_check = perf_counter() + link.service()
                 self._step_started = self._clock()
@@ -116,6 +109,29 @@ class ViewFeed:
                 return self.next_check
         self.next_check = perf_counter() + link.service()
         return self.next_check
+
+    def _timing_steps(self, force: bool) -> bool:
+        """One of the two calls after a frame: time the step before it. True while the loop may go on
+        (:attr:`next_check` says when to call again); False for :meth:`show` to carry on: the steps are
+        timed, or a frame is forced or due already (a loop slower than twice the frame rate would
+        otherwise lose every other frame; its first step is then not timed)."""
+        now, link = self._clock(), self._link
+        if not force and self._first_step is None:
+            if self.view.frame_due():
+                self._step_started = None
+                return False
+            self._first_step = now - self._step_started
+            if perf_counter() >= self._resume_check:  # the encoder's answer is due meanwhile
+                self._resume_check = perf_counter() + link.service()
+            self._step_started = self._clock()
+            return True
+        if not force:
+            link.after_frame.add(self._first_step, now - self._step_started, restart=link.run_queue)
+        self._step_started = self._first_step = None
+        if force or self.view.frame_due() or perf_counter() >= self._resume_check:
+            return False
+        self.next_check = self._resume_check
+        return True
 
     def show_final_frame(self) -> None:
         """Show the state the loop is in now (the throttle may have skipped it) and keep it in the

@@ -81,7 +81,7 @@ class LoopLink:
         self.helper_share = helper_share if helper_share is not None else HelperShare()
         # and the Jupyter server's time per frame, in the same share
         self.relay_cost = relay_cost if relay_cost is not None else RelayCost()
-        # how long the loop's thread waited for a core: what those took from it, measured
+        # how long the loop's thread waited for a core (read by the feed around each frame)
         self.run_queue = run_queue if run_queue is not None else RunQueueWait()
         # the loop's time a frame takes after it was made (cold caches, the IOPub thread's GIL)
         self.after_frame = AfterFrameCost()
@@ -152,18 +152,18 @@ class LoopLink:
         self.poll_browser()
         time.sleep(min(seconds, POLL_SECONDS))
 
-    def record_cost(self, seconds: float, count_helper: bool = False) -> None:
+    def record_cost(self, seconds: float, count_helper: bool = False, waited: float = 0.0) -> None:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
         last call (the comm message, the IOPub thread's turn), what the step after a frame pays for it
         (:attr:`after_frame`), and the helper process's and the Jupyter server's time for the frame
         (:attr:`relay_cost`) as far as the loop pays for it. That part is the larger of two measures: the
         share of it that :attr:`helper_share` finds no idle core for (all of it with ``count_helper``: a loop
-        whose process keeps every core busy, SB3 under torch), and the time the loop's thread waited for a
-        core since the last frame (:attr:`run_queue`; at most the helper's and the server's time, so that
-        a machine busy with other work costs the view no more than if the loop paid for all of it).
-        The sum is raised by :data:`UNMEASURED_SHARE`. Nothing is counted before the helper has timed a frame."""
+        whose process keeps every core busy, SB3 under torch), and ``waited``, the time the loop's thread
+        waited for a core between frames (:attr:`run_queue`, outside the frames' own time and the steps
+        timed after them), at most the helper's and the server's time: a machine busy with other work
+        costs the view no more than if the loop paid for all of it. The sum is raised by
+        :data:`UNMEASURED_SHARE`. Nothing is counted before the helper has timed a frame."""
         streamer = self.streamer
-        waited = self.run_queue.since_last()
         if streamer.encodes_elsewhere and streamer.last_encode_ms == 0.0:
             # The helper has not answered yet: a sample without its time would start the estimate
             # low, and the throttle lets it rise only fourfold a frame.

@@ -143,17 +143,15 @@ def test_sending_a_frame_costs_the_loop_and_counts_with_the_next_frame():
 )
 def test_the_time_the_loops_thread_waited_for_a_core_counts_up_to_the_helpers_and_servers_time(share, waited, counted):
     machine = Machine()
-    readings = iter([1.0, 1.0 + waited])  # the loop thread's total run-queue wait at each frame
     throttle = FrameThrottle(fps=120, max_overhead=0.1)
     streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=6.0, helper_pid=4321, sent=0)
     clock = lambda: machine.now  # noqa: E731
     relay = RelayCost(read=None)
     relay.per_frame = 0.004  # the server's time per frame: 4 ms, with the helper's 6 ms
-    link = link_with(throttle, 6.0, HelperShare(read=machine.read, period=0.5, clock=clock), streamer, relay,
-                     RunQueueWait(read=lambda: next(readings)))
+    link = link_with(throttle, 6.0, HelperShare(read=machine.read, period=0.5, clock=clock), streamer, relay)
     link.record_cost(0.0001)  # the first readings, and the throttle's ignored first sample
     machine.run(1.0, idle_cores=(1 - share) - 0.3, helper_cores=0.3)  # free: the idle cores and the helper's
-    link.record_cost(0.0001)
+    link.record_cost(0.0001, waited=waited)
     assert throttle.interval == pytest.approx((0.0001 + counted) * RAISED / 0.1)
 
 
