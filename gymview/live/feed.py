@@ -4,7 +4,7 @@
 A feed makes a frame only when one is due, times it against the loop's overhead budget, obeys the
 view's buttons (pause, step, stop, speed), pumps encoded frames out (and, on ipykernel 6, fetches
 the browser's messages), shows the final state, and stops or closes the view once. A step costs the
-loop one clock read until ``next_check`` (the two steps after a frame, which the feed times, two calls):
+loop one clock read until ``next_check``, except the two steps after each frame, which the feed times:
 the loops users watch run at up to 100,000 steps a second.
 
 >>> from time import perf_counter

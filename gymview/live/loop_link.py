@@ -43,11 +43,10 @@ IOPUB_HAND_OVER_SECONDS = 0.0002
 # How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
 # this long, and the loop pays one socket poll per period.
 POLL_SECONDS = 0.02
-# What a frame costs the loop beyond what is measured here, as a share of what is: the wrapper's own
-# step (about 1% of a 25 µs step, paid whether or not a frame is made) and the caches that the
-# processes serving the page evict from the loop's core. With the page open on 2 cores it came to a
-# tenth to a half of the measured cost in single runs (docs/performance.md): counted costs are raised
-# by a quarter, so that the loop keeps its budget rather than sitting on its edge.
+# What a frame costs the loop that is not measured here, as a share of what is: the wrapper's own
+# step (paid whether or not a frame is made) and the caches that the processes serving the page evict
+# from the loop's core (docs/performance.md measures both). Counted costs are raised by a quarter, so
+# that the loop keeps its budget rather than sitting on its edge.
 UNMEASURED_SHARE = 0.25
 
 
