@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "BatchResult": "gymview.video.batch",
+    "FrameError": "gymview.errors",
     "Job": "gymview.jobs",
     "Run": "gymview.playback",
     "Stopped": "gymview.errors",
@@ -42,7 +43,7 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
-    from gymview.errors import Stopped, WorkerError
+    from gymview.errors import FrameError, Stopped, WorkerError
     from gymview.headless.provision import SetupReport
     from gymview.image.frames import to_rgb_uint8
     from gymview.image.tiling import tile

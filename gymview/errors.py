@@ -5,7 +5,7 @@
 True
 """
 
-__all__ = ["EncoderProcessError", "FFmpegError", "FFmpegNotFoundError", "FitnessError", "Stopped", "VideoLogError", "WorkerError"]
+__all__ = ["EncoderProcessError", "FFmpegError", "FrameError", "FFmpegNotFoundError", "FitnessError", "Stopped", "VideoLogError", "WorkerError"]
 
 
 class Stopped(Exception):
@@ -102,6 +102,34 @@ class EncoderProcessError(RuntimeError):
         ... except RuntimeError as error:  # an EncoderProcessError is a RuntimeError
         ...     print(type(error).__name__)
         EncoderProcessError
+    """
+
+
+class FrameError(RuntimeError):
+    """A frame could not be made in the live view's helper process: a painter raised, or returned no image.
+
+    The frame is dropped; the message carries the helper's traceback, so it names the painter's own
+    line. The view's next ``push()``, ``flush()`` or ``stop()`` raises it (``close()`` warns with it), and
+    the frames after it are made as usual.
+
+    Examples:
+        >>> import numpy as np, gymview
+        >>> class Broken:
+        ...     def paint(self, state, canvas):
+        ...         raise ValueError("painter bug 7")
+        >>> class BrokenFrame:
+        ...     painter, state = Broken(), np.zeros(1)
+        ...     def draw(self): return self.painter.paint(self.state, None)
+        ...     def checked(self): return self
+        >>> view = gymview.LiveView(send=lambda header, buffers: None, in_kernel=True)
+        >>> view.push(BrokenFrame(), force=True)
+        True
+        >>> try:
+        ...     view.flush()
+        ... except FrameError as error:
+        ...     print(str(error).splitlines()[-1])
+        ValueError: painter bug 7
+        >>> view.close()
     """
 
 

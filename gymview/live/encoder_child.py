@@ -9,8 +9,11 @@ quality as value; 2 = H.264 (:mod:`.h264`, one continuous stream) takes its qual
 asks for a key frame. Kinds:
 FRAME (height, width; the H*W*3 pixels), PAINTER (byte count; a pickled painter, kept for the
 STATE requests that follow, no reply), STATE (byte count; the float64 state to paint).
-Child → parent, on its stdout: a 20-byte header (out width, out height, byte count,
-microseconds spent, flags: KEY for a key frame) and the bytes.
+Child → parent, on a descriptor of its own (what was its stdout when it started; from then on its
+stdout goes where its stderr goes, so a painter's ``print`` or a library's banner cannot be read as a
+reply): a 20-byte header (out width, out height, byte count, microseconds spent, flags: KEY for a key
+frame, FAILED when the frame could not be made) and the bytes: the encoded frame, or with FAILED the
+traceback's text, after which the child serves the next request.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import pickle
 import struct
 import sys
 import time
+import traceback
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +36,7 @@ FRAME, PAINTER, STATE = range(3)
 REPLY = struct.Struct("<5I")
 FORMATS = ("jpeg", "png", "h264")
 KEY = 1
+FAILED = 2
 
 
 def write_all(fd: int, parts: list) -> None:
@@ -69,11 +75,15 @@ def read_reply(fd: int) -> tuple[bytes, int, int, int, int]:
     return data, width, height, microseconds, flags
 
 
-def serve(stdin: int | None = None, stdout: int | None = None) -> None:
-    """The child's loop: answer requests until the parent closes the pipe."""
+def serve(stdin: int | None = None, replies: int | None = None) -> None:
+    """The child's loop: answer requests until the parent closes the pipe. By default requests come
+    on stdin and replies go out on a copy of stdout, which then takes stderr's place."""
     stdin = sys.stdin.fileno() if stdin is None else stdin
-    stdout = sys.stdout.fileno() if stdout is None else stdout
-    painter, canvas, stream = None, None, None
+    if replies is None:
+        replies = os.dup(sys.stdout.fileno())
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    painter: Any = None
+    canvas, stream = None, None
     while True:
         try:
             kind, size, width, max_size, packed = REQUEST.unpack(read_exactly(stdin, REQUEST.size))
@@ -81,30 +91,57 @@ def serve(stdin: int | None = None, stdout: int | None = None) -> None:
         except EOFError:
             return
         if kind == PAINTER:
-            painter, canvas = pickle.loads(payload), None
+            try:
+                painter, canvas = pickle.loads(payload), None
+            except Exception:  # the painter's module may be missing here: each frame says so
+                painter = _Unloadable(traceback.format_exc())
             continue
         started = time.perf_counter()
-        if kind == STATE:
-            state = np.frombuffer(payload, np.float64)
-            if getattr(painter, "draws_to_max_size", False):  # draws the frame as small as it is shown
-                canvas = painter.paint(state, canvas, max_size=max_size)
+        try:
+            if kind == STATE:
+                canvas = _paint(painter, np.frombuffer(payload, np.float64), canvas, max_size)
+                frame = canvas
             else:
-                canvas = painter.paint(state, canvas)
-            frame = canvas
-        else:
-            frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)
-        value, image_format = packed & 0xFFFF, FORMATS[(packed >> 16) & 0xF]
-        flags = 0
-        if image_format == "h264":
-            if stream is None:
-                from gymview.live.h264 import H264Encoder  # PyAV loads only for a view that streams video
-
-                stream = H264Encoder()
-            height, width = fit_size(*frame.shape[:2], max_size)
-            data, key = stream.encode(np.ascontiguousarray(frame), (width, height), bool(packed >> 20 & KEY), value)
-            flags = KEY if key else 0
-        else:
-            small = downsample(frame, max_size)
-            data, (height, width) = encode_frame(small, image_format, value), small.shape[:2]
+                frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)
+            data, width, height, flags, stream = _encode(frame, max_size, packed, stream)
+        except Exception:
+            data, width, height, flags = traceback.format_exc().encode(), 0, 0, FAILED
         microseconds = round((time.perf_counter() - started) * 1e6)
-        write_all(stdout, [REPLY.pack(width, height, len(data), microseconds, flags), data])
+        write_all(replies, [REPLY.pack(width, height, len(data), microseconds, flags), data])
+
+
+class _Unloadable:
+    """Stands for a painter that could not be unpickled here: drawing with it raises why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def paint(self, state: np.ndarray, canvas: Any) -> np.ndarray:
+        raise RuntimeError(f"the painter could not be loaded in gymview's helper process:\n{self.reason}")
+
+
+def _paint(painter: Any, state: np.ndarray, canvas: Any, max_size: int) -> np.ndarray:
+    if getattr(painter, "draws_to_max_size", False):  # draws the frame as small as it is shown
+        picture = painter.paint(state, canvas, max_size=max_size)
+    else:
+        picture = painter.paint(state, canvas)
+    if not (isinstance(picture, np.ndarray) and picture.dtype == np.uint8 and picture.ndim == 3
+            and picture.shape[2] == 3 and picture.size):
+        raise TypeError(f"{type(painter).__name__}.paint() must return an (H, W, 3) uint8 array; "
+                        f"got {getattr(picture, 'dtype', type(picture).__name__)} {getattr(picture, 'shape', '')}")
+    return picture
+
+
+def _encode(frame: np.ndarray, max_size: int, packed: int, stream: Any) -> tuple[bytes, int, int, int, Any]:
+    """(bytes, width, height, flags, the H.264 stream) of one frame."""
+    value, image_format = packed & 0xFFFF, FORMATS[(packed >> 16) & 0xF]
+    if image_format != "h264":
+        small = downsample(frame, max_size)
+        return encode_frame(small, image_format, value), small.shape[1], small.shape[0], 0, stream
+    if stream is None:
+        from gymview.live.h264 import H264Encoder  # PyAV loads only for a view that streams video
+
+        stream = H264Encoder()
+    height, width = fit_size(*frame.shape[:2], max_size)
+    data, key = stream.encode(np.ascontiguousarray(frame), (width, height), bool(packed >> 20 & KEY), value)
+    return data, width, height, KEY if key else 0, stream

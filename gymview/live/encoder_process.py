@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 import numpy as np
@@ -34,9 +36,10 @@ except ImportError:  # Windows: pipes keep their size
     fcntl = None
 
 from gymview._internal.user_code import pickled
-from gymview.errors import EncoderProcessError
+from gymview.errors import EncoderProcessError, FrameError
 from gymview.live.deferred import DeferredFrame
 from gymview.live.encoder_child import (
+    FAILED,
     FORMATS,
     FRAME,
     KEY,
@@ -48,6 +51,8 @@ from gymview.live.encoder_child import (
 )
 
 __all__ = ["EncoderProcess", "encoder_command"]
+
+OUTPUT_LIMIT = 1 << 20  # bytes of the child's output kept, at least
 
 # Run by `python -c`: put the folder gymview was imported from on the path *after* the standard
 # library (PYTHONPATH would put it first, and a module there named like a stdlib one would win),
@@ -77,12 +82,21 @@ class EncoderProcess:
     Started on first use, in its own session so that interrupting the kernel (SIGINT to its
     process group) does not kill it; it ends when :meth:`close` is called or when its parent
     dies (its stdin closes). Not thread-safe: one caller at a time, one frame at a time.
+
+    A frame the child could not make (its painter raised) comes back as :class:`~gymview.errors.FrameError`
+    with the child's traceback; a child that died is reported as :class:`~gymview.errors.EncoderProcessError`
+    with its exit status and its last output, and the next frame starts a new one. Nothing is ever
+    drawn in the caller's process.
     """
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
+        self._output: Any = None  # the child's stdout and stderr: a temporary file
         self._pending: tuple[bytes, memoryview, Any] | None = None
+        self._died: EncoderProcessError | None = None  # the child was found dead while handing a frame over
+        self._pickled: tuple[Any, bytes] | None = None  # the last painter taken, and its pickle
         self._child_painter: Any = None  # the painter the child holds
+        self._replies = 0
         self.last_encode_seconds = 0.0  # the child's time for the last frame
         self.last_was_key = False  # the last frame received is an H.264 key frame
 
@@ -92,7 +106,7 @@ class EncoderProcess:
 
     @property
     def pid(self) -> int | None:
-        """The helper process's id while it runs (its CPU time is read against the loop's budget)."""
+        """The helper process's id while it runs."""
         process = self._process
         return process.pid if process is not None else None
 
@@ -106,9 +120,13 @@ class EncoderProcess:
         env.setdefault("OMP_NUM_THREADS", "1")
         # Mesa's software GL (MuJoCo painters) would spread each frame over every core, the loop's too.
         env.setdefault("LP_NUM_THREADS", "1")
+        self._output = tempfile.TemporaryFile()
+        if fcntl is not None:  # appended to, so that emptying it (see _read) leaves no hole
+            fcntl.fcntl(self._output.fileno(), fcntl.F_SETFL,
+                        fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND)
         try:
             process = subprocess.Popen(
-                encoder_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                encoder_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._output,
                 start_new_session=True, env=env,
             )
         except OSError as error:
@@ -122,15 +140,19 @@ class EncoderProcess:
         self.submit(frame, max_size, image_format, quality, key)
         return self.receive()
 
+    def take_painter(self, painter: Any) -> None:
+        """Pickle ``painter`` for the child now, unless it is the one taken last; a painter that cannot be
+        pickled raises TypeError naming what in it could not be, and nothing else changes."""
+        if self._pickled is None or self._pickled[0] is not painter:
+            self._pickled = (painter, _pickled_painter(painter))
+
     def submit(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int,
                key: bool = False) -> None:
         """Hand ``frame`` to the child and return at once; :meth:`receive` collects the result.
 
         ``quality`` is the JPEG quality, or for ``"h264"`` the stream's quality level; ``key`` asks
         the H.264 stream for a key frame. With the child idle the pipe is empty and widened to
-        hold a whole frame, so the write is one system call that does not wait. The request is
-        kept until received, so that a child that died meanwhile can be replaced and asked again
-        (a new child's stream starts with a key frame).
+        hold a whole frame, so the write is one system call that does not wait.
         """
         if self._pending is not None:
             raise RuntimeError("submit() while a frame is in the encoder: receive() it first")
@@ -140,40 +162,37 @@ class EncoderProcess:
             pixels = memoryview(np.ascontiguousarray(frame)).cast("B")
             request = (REQUEST.pack(FRAME, height, width, *options), pixels, None)
         else:
+            self.take_painter(frame.painter)
             state = np.ascontiguousarray(frame.state, np.float64)
             request = (REQUEST.pack(STATE, state.nbytes, 0, *options), memoryview(state).cast("B"), frame.painter)
+        if self._process is None:
+            self._process, self._child_painter = self._start(), None
         self._pending = request
         try:
             self._write(*request)
         except OSError:
-            self._kill()  # it died since the last frame: receive() asks a fresh child
+            self._died = self._death()
 
     def receive(self) -> tuple[bytes, int, int]:
         """The (bytes, width, height) of the frame submitted last, waiting for it if need be.
 
-        A child that died is replaced once per frame; EncoderProcessError if that fails too. The
-        child's liveness is learnt from the pipes, not polled: every system call here is a GIL
-        hand-over that a busy loop makes slow.
+        Raises FrameError when the child could not make the frame, EncoderProcessError when it died;
+        either way the frame is done with, and the next :meth:`submit` may follow.
         """
         if self._pending is None:
             raise RuntimeError("receive() needs a frame handed over with submit() first")
-        request, self._pending = self._pending, None
+        self._pending, died, self._died = None, self._died, None
+        if died is not None:
+            raise died
         try:
-            if self._process is not None:
-                return self._read()
-        except (OSError, EOFError):
-            self._kill()
-        try:
-            self._write(*request)
             return self._read()
-        except (OSError, EOFError) as error:
-            self._kill()
-            raise EncoderProcessError(f"gymview's encoder process stopped answering: {error!r}") from error
+        except (OSError, EOFError):
+            raise self._death() from None
 
     def reply_ready(self) -> bool:
         """True when :meth:`receive` would not wait: the reply (or the news of a dead child) is there."""
         process = self._process
-        if process is None:
+        if process is None or self._died is not None:
             return True
         try:
             return bool(select.select([process.stdout], [], [], 0)[0])
@@ -183,23 +202,42 @@ class EncoderProcess:
     def _read(self) -> tuple[bytes, int, int]:
         data, width, height, microseconds, flags = read_reply(self._process.stdout.fileno())
         self.last_encode_seconds = microseconds / 1e6
+        self._replies += 1
+        if self._replies % 256 == 0 and os.fstat(self._output.fileno()).st_size > OUTPUT_LIMIT:
+            os.ftruncate(self._output.fileno(), 0)  # a painter that prints every frame fills no disk
+        if flags & FAILED:
+            raise FrameError(f"gymview's helper process could not make a frame:\n{data.decode(errors='replace')}")
         self.last_was_key = bool(flags & KEY)
         return data, width, height
 
     def _write(self, header: bytes, payload: memoryview, painter: Any) -> None:
-        if self._process is None:
-            self._process, self._child_painter = self._start(), None
         parts = [header, payload]
         if painter is not None and painter is not self._child_painter:
-            # a painter defined in a notebook (__main__) travels by value
-            payload_of_painter = pickled(painter)
-            parts = [REQUEST.pack(PAINTER, len(payload_of_painter), 0, 0, 0), payload_of_painter, *parts]
+            pickled_painter = self._pickled[1]
+            parts = [REQUEST.pack(PAINTER, len(pickled_painter), 0, 0, 0), pickled_painter, *parts]
             self._child_painter = painter
         write_all(self._process.stdin.fileno(), parts)
 
+    def _death(self) -> EncoderProcessError:
+        """The error that says how the child ended and what it printed last; the next frame starts a new one."""
+        process, output, self._process, self._output = self._process, self._output, None, None
+        try:
+            status = process.wait(2.0)
+        except subprocess.TimeoutExpired:  # it closed its pipe but lives on: end it
+            process.kill()
+            status = process.wait()
+        for stream in (process.stdin, process.stdout):
+            stream.close()
+        how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
+        return EncoderProcessError(f"gymview's helper process {how} while making a frame; the frame is lost, and "
+                                   f"the next one starts a new helper{_last_lines(output)}")
+
     def close(self, timeout: float = 5.0) -> None:
         """End the child: close its stdin, wait, kill as a last resort. Idempotent."""
-        process, self._process, self._pending = self._process, None, None
+        process, output, self._process, self._output = self._process, self._output, None, None
+        self._pending = self._died = None
+        if output is not None:
+            output.close()
         if process is None:
             return
         for stream in (process.stdin, process.stdout):
@@ -210,13 +248,35 @@ class EncoderProcess:
             process.kill()
             process.wait(timeout)
 
-    def _kill(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            process.kill()
-            process.wait()
-            for stream in (process.stdin, process.stdout):
-                stream.close()
+
+def _last_lines(output: Any) -> str:
+    """The end of what the child printed (its traceback, a library's message), as a sentence's tail."""
+    if output is None:
+        return ""
+    with output:
+        output.seek(max(0, os.fstat(output.fileno()).st_size - 2000))
+        text = output.read().decode(errors="replace").strip()
+    return f". Its last output:\n{text}" if text else ""
+
+
+def _pickled_painter(painter: Any) -> bytes:
+    """``painter`` pickled for the child (one defined in a notebook travels by value), or TypeError naming
+    the attribute that could not be pickled."""
+    try:
+        return pickled(painter)
+    except Exception as error:
+        culprit = ""
+        for name, value in getattr(painter, "__dict__", {}).items():
+            try:
+                pickled(value)
+            except Exception:
+                culprit = f": its attribute {name!r} ({type(value).__module__}.{type(value).__qualname__}) cannot be"
+                break
+        raise TypeError(
+            f"the painter {type(painter).__qualname__} cannot be pickled for gymview's helper process{culprit} "
+            f"({type(error).__name__}: {error}). Keep only plain data in a painter and make locks, files and "
+            f"simulators inside paint(), or push pixels instead"
+        ) from error
 
 
 def _widen_pipe(fd: int) -> None:

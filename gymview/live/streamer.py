@@ -47,7 +47,7 @@ from gymview._internal.worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
 from gymview.live.deferred import DeferredFrame
-from gymview.errors import EncoderProcessError
+from gymview.errors import EncoderProcessError, FrameError
 from gymview.live.encoder_process import EncoderProcess
 from gymview.live.h264 import H264
 from gymview.live.protocol import frame_header
@@ -120,6 +120,7 @@ class FrameStreamer:
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
         self._nudge = threading.Event()  # wakes the watcher for a posted message
         self._retired = False  # the watcher ended after idling: the next frame starts a new one
+        self._failure: FrameError | EncoderProcessError | None = None  # a lost frame's error, for the user
         self._seq = -1
         self._acks = PageAcks(self.max_lag)  # each browser page's acks: pages come and go
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
@@ -156,15 +157,30 @@ class FrameStreamer:
     def offer(self, frame: Frame, info: dict[str, Any]) -> None:
         """Take ``frame`` (replacing one still waiting) and submit it if the encoder is free.
 
-        Never waits for the encoder. Raises the watcher thread's error, if it failed.
+        Never waits for the encoder. Raises the error of a frame that could not be made since the last
+        call (:class:`~gymview.errors.FrameError`, or EncoderProcessError when the helper died), before
+        taking this one; TypeError, taking nothing, when ``frame``'s painter cannot be pickled for the
+        helper; the watcher thread's error, if it failed.
         """
         self._watcher.check()
         with self._lock:
+            self._raise_failure()
+            if not isinstance(frame, np.ndarray):
+                self._take_painter(frame.painter)
             if self._waiting is not None:
                 self.replaced += 1
             self._waiting = (frame, info, self._clock())
             self._advance()
             self._keep_watching()
+
+    def check(self, painter: Any = None) -> None:
+        """Raise what :meth:`offer` would raise before taking a frame drawn by ``painter`` (None: pixels),
+        taking nothing: a frame lost since the last call, an unpicklable painter, the watcher's failure."""
+        self._watcher.check()
+        with self._lock:
+            self._raise_failure()
+            if painter is not None:
+                self._take_painter(painter)
 
     def pump(self) -> bool:
         """If the encoded frame is back, send it and submit the next; True if a frame was sent.
@@ -202,11 +218,13 @@ class FrameStreamer:
                 break
             time.sleep(POLL_SECONDS)
         self._watcher.check()
+        with self._lock:
+            self._raise_failure()
         return done
 
     def stop(self, timeout: float = 10.0) -> None:
         """Send what was offered, end the watcher and the encoder process; a later offer starts
-        them again. Raises the watcher's error, if it failed."""
+        them again. Raises a lost frame's error (as :meth:`flush`) or the watcher's, once all that is done."""
         try:
             self.flush(timeout)
         finally:
@@ -220,6 +238,7 @@ class FrameStreamer:
                 if self._in_encoder is not None:  # flush timed out: that frame is lost with the process
                     self._in_encoder, self._encoded_here = None, None
                     self.skipped += 1
+                self._raise_failure()
 
     @property
     def acked(self) -> int:
@@ -340,14 +359,20 @@ class FrameStreamer:
         image_format = self._video.format_for(self.image_format, self._clock())
         key = self._video.next_is_key(image_format)
         value = self._video.quality.level if image_format == H264 else self.quality
-        self._in_encoder = (frame, info, time.perf_counter(), image_format)
+        submitted = (frame, info, time.perf_counter(), image_format)
         if self._encoder is not None:
             try:
                 self._encoder.submit(frame, self.max_size, image_format, value, key)
+                self._in_encoder = submitted
                 return
-            except EncoderProcessError as error:
+            except EncoderProcessError as error:  # it cannot start here: frames are made in this process
                 self._stop_offloading(error)
-        self._encoded_here = self._encode_here(frame, image_format, key)
+        try:
+            self._encoded_here = self._encode_here(frame, image_format, key)
+        except Exception as error:
+            self._lose_frame(FrameError(f"the frame could not be made: {type(error).__name__}: {error}"), error)
+            return
+        self._in_encoder = submitted
 
     def _collect(self, older_than: float = 0.0) -> bool:
         """Send the frame in the encoder if its reply is back (and it was submitted ``older_than`` s ago)."""
@@ -359,11 +384,12 @@ class FrameStreamer:
                 return False
             try:
                 data, width, height = self._encoder.receive()
-                self._encoded_here = (data, width, height, self._encoder.last_was_key)
-                self.last_encode_ms = self._encoder.last_encode_seconds * 1000.0
-            except EncoderProcessError as error:
-                self._stop_offloading(error)
-                self._encoded_here = self._encode_here(frame, image_format, True)
+            except (FrameError, EncoderProcessError) as error:
+                self._in_encoder = None
+                self._lose_frame(error)
+                return False
+            self._encoded_here = (data, width, height, self._encoder.last_was_key)
+            self.last_encode_ms = self._encoder.last_encode_seconds * 1000.0
         (data, width, height, key), self._encoded_here, self._in_encoder = self._encoded_here, None, None
         self._seq += 1
         header = frame_header(
@@ -393,6 +419,23 @@ class FrameStreamer:
         if self._latest is None:
             return None
         return self._video.image_of(self._latest, self.image_format, self.quality)
+
+    def _lose_frame(self, error: FrameError | EncoderProcessError, cause: BaseException | None = None) -> None:
+        """Count the frame that could not be made as skipped; its error waits for the user's next call.
+        A newer one replaces an older one not yet raised (the same painter failing frame after frame)."""
+        if cause is not None:
+            error.__cause__ = cause
+        self.skipped += 1
+        self._failure = error
+
+    def _take_painter(self, painter: Any) -> None:
+        if self._encoder is not None:
+            self._encoder.take_painter(painter)
+
+    def _raise_failure(self) -> None:
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
 
     def _stop_offloading(self, error: EncoderProcessError) -> None:
         warnings.warn(f"{error}; gymview encodes frames in the calling thread from now on", stacklevel=3)

@@ -17,6 +17,7 @@ import os
 import pathlib
 import threading
 import uuid
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from comm import DummyComm
 
 from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
+from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import frontend, protocol, registry
@@ -242,7 +244,12 @@ class LiveView(anywidget.AnyWidget):
 
         Raises:
             ValueError: When the frame is not an image (checked even when it is skipped).
+            TypeError: When a DeferredFrame's painter cannot be pickled for the helper process.
             RuntimeError: When the view is closed.
+            gymview.FrameError: When an earlier frame could not be made in the helper process (its
+                painter raised); that frame is dropped, this one is not taken, the next push goes on.
+            gymview.errors.EncoderProcessError: When the helper process died making an earlier frame
+                (the next frame starts a new one).
             gymview.WorkerError: When the view's watcher thread failed.
         """
         self._link.pump_when_due()
@@ -250,6 +257,7 @@ class LiveView(anywidget.AnyWidget):
             raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
         # Checked even when skipped, so a bad frame fails on the first push, not the first due one.
         item = frame.checked() if isinstance(frame, DeferredFrame) else None
+        self._streamer.check(None if item is None else item.painter)
         active = self._active
         if not active:
             self._throttle.throttled += 1
@@ -268,6 +276,10 @@ class LiveView(anywidget.AnyWidget):
 
         Returns:
             True if it was sent or skipped within ``timeout``.
+
+        Raises:
+            gymview.FrameError: When a frame could not be made in the helper process (see ``push``).
+            gymview.errors.EncoderProcessError: When the helper process died making a frame.
         """
         return self._streamer.flush(timeout)
 
@@ -346,6 +358,8 @@ class LiveView(anywidget.AnyWidget):
             timeout: Seconds to wait for the frames, then for the thread, at most.
 
         Raises:
+            gymview.FrameError: When a frame could not be made in the helper process (its painter raised).
+            gymview.errors.EncoderProcessError: When the helper process died making a frame.
             gymview.WorkerError: When the view's watcher thread failed.
         """
         self._streamer.stop(timeout)
@@ -354,7 +368,8 @@ class LiveView(anywidget.AnyWidget):
         """Stop streaming and close the widget, releasing it; safe to call twice.
 
         Its counters stay readable. A view displayed by ``show()`` is replaced by its last frame
-        as a still image; one displayed otherwise disappears from the page with the widget.
+        as a still image; one displayed otherwise disappears from the page with the widget. A frame
+        lost since the last push (see ``flush``) is reported as a RuntimeWarning.
         """
         if self._closed:
             return
@@ -365,7 +380,10 @@ class LiveView(anywidget.AnyWidget):
             switch_interval_lease.release()
         self._controls.forget()
         try:
-            self._streamer.stop()
+            try:
+                self._streamer.stop()
+            except (FrameError, EncoderProcessError) as error:  # the frames before it are shown: say, don't fail
+                warnings.warn(f"a frame of this view was lost: {error}", RuntimeWarning, stacklevel=2)
             self._leave_last_frame()
         finally:
             self._display_handle = None

@@ -12,7 +12,7 @@ from PIL import Image
 
 from live_helpers import STREAMERS
 from waiting import wait_until
-from gymview.errors import WorkerError
+from gymview.errors import EncoderProcessError, WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
 from gymview.live import page_acks
@@ -283,18 +283,21 @@ def test_encoder_process_and_in_thread_paths_give_the_same_picture():
     assert results[0] == results[1] and results[0][0] == (64, 44)
 
 
-def test_a_killed_encoder_process_is_replaced():
+def test_a_killed_encoder_process_is_reported_with_its_signal_and_replaced():
     streamer, sent = make()
     streamer.offer(frame(h=20, w=20), {"step": 0})
     streamer.flush()
     (first,) = encoder_children()
-    first.kill()
-    first.wait()
+    first.kill()  # not reaped here: the streamer reads how it ended
+    wait_until(lambda: first.status() == psutil.STATUS_ZOMBIE)
     streamer.offer(frame(h=20, w=20), {"step": 1})
+    with pytest.raises(EncoderProcessError, match="killed by SIGKILL while making a frame"):
+        streamer.flush()
+    assert not streamer.busy and streamer.skipped == 1
+    streamer.offer(frame(h=20, w=20), {"step": 2})
     streamer.flush()
     (second,) = encoder_children()
-    streamer.stop()
-    assert sent.steps() == [0, 1] and second.pid != first.pid
+    assert sent.steps() == [0, 2] and second.pid != first.pid
 
 
 def test_an_encoder_process_that_cannot_start_falls_back_to_the_calling_thread(monkeypatch):
@@ -394,8 +397,10 @@ def test_drawings_are_drawn_in_the_encoder_process_like_in_the_thread():
     assert len(set(pictures)) == 3  # the car moved: three different pictures
     (child,) = encoder_children()
     child.kill()  # a fresh child gets the renderer again
-    child.wait()
+    wait_until(lambda: child.status() == psutil.STATUS_ZOMBIE)
     drawing = Drawing(renderer, renderer.state_of(env))
+    with pytest.raises(EncoderProcessError, match="SIGKILL"):
+        encoder.encode(drawing, 300, "png", 80)
     assert encoder.encode(drawing, 300, "png", 80)[0] == encode_frame(downsample(drawing.draw(), 300), "png", 80)
     encoder.close()
 

@@ -7,7 +7,9 @@ import psutil
 import pytest
 from live_helpers import STREAMERS
 from PIL import Image
+from waiting import wait_until
 
+from gymview.errors import EncoderProcessError
 from gymview.image.codec import encode_frame
 from gymview.live import page_acks
 from gymview.live.h264 import KEY_INTERVAL, decode_h264
@@ -118,8 +120,11 @@ def test_a_killed_helper_process_restarts_the_stream_with_a_key_frame():
     send(streamer, [scene(0), scene(1)])
     (child,) = [p for p in psutil.Process().children() if "encoder_child" in " ".join(p.cmdline())]
     child.kill()
-    child.wait()
-    send(streamer, [scene(2), scene(3)], start=2)
+    wait_until(lambda: child.status() == psutil.STATUS_ZOMBIE)
+    streamer.offer(scene(2), {"step": 2})
+    with pytest.raises(EncoderProcessError, match="SIGKILL"):  # that frame is lost with its helper
+        streamer.flush()
+    send(streamer, [scene(3), scene(4)], start=3)
     assert [h["key"] for h, _ in sent] == [True, False, True, False]
 
 
@@ -133,8 +138,6 @@ def test_the_latest_frame_and_a_page_that_just_rendered_get_an_image():
     assert np.abs(still.astype(int) - pictures[4]).mean() < 4
     streamer.resend_latest()
     streamer.flush()
-    from waiting import wait_until
-
     wait_until(lambda: len(sent) == 6)
     assert sent[5][0]["format"] == "jpeg" and sent[5][0]["seq"] == 4 and sent[5][1] == data
 
