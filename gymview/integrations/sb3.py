@@ -35,7 +35,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from gymview._internal.checks import check_int
 from gymview.errors import Stopped
 from gymview.live.feed import ViewFeed, render_fps
-from gymview.live.throttle import torch_saturates_cores
+from gymview.live.pacing.cpus import torch_fills_cpus
 from gymview.live.widget import LiveView
 from gymview.renderers.grid import drawing_of, first_tiled, state_painter, tiled
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
@@ -128,7 +128,7 @@ class WatchedVecEnv(VecEnvWrapper):
         self._started = False
         self._grid = _grid_source(venv, fast_render)
         self.feed = ViewFeed(view, lambda: self._grid(self.returns.running), self.returns.info,
-                             helper_competes=torch_saturates_cores, owns_view=owns_view,  # training fills every core
+                             helper_competes=torch_fills_cpus, owns_view=owns_view,  # training fills every core
                              render_fps=_render_fps(venv))
 
     def reset(self) -> Any:
@@ -272,7 +272,7 @@ class WatchCallback(BaseCallback):
         returns, grid = _Returns(env.num_envs), _grid_source(env, self._fast_render)
         self._returns = returns
         self.feed = ViewFeed(self.view, lambda: grid(returns.running), returns.info,
-                              helper_competes=torch_saturates_cores, render_fps=_render_fps(env))
+                              helper_competes=torch_fills_cpus, render_fps=_render_fps(env))
         if self._videos is not None:
             self._videos.begin(env, self.num_timesteps)
 

@@ -4,8 +4,7 @@
 A feed makes a frame only when one is due, times it against the loop's overhead budget, obeys the
 view's buttons (pause, step, stop, speed), pumps encoded frames out (and, on ipykernel 6, fetches
 the browser's messages), shows the final state, and stops or closes the view once. A step costs the
-loop one clock read until ``next_check``, except the two steps after each frame, which the feed times:
-the loops users watch run at up to 100,000 steps a second.
+loop one clock read until ``next_check``: the loops users watch run at up to 100,000 steps a second.
 
 >>> from time import perf_counter
 >>> import numpy as np
@@ -39,29 +38,25 @@ class ViewFeed:
     process takes its CPU from this loop (SB3 training, where torch fills every core): its time per
     frame then counts against the budget too. ``owns_view``: :meth:`close` closes the view (the feed's
     maker made it) rather than only stopping it. ``render_fps``: the env's own frame rate (what speed
-    1.0 plays at), given to a view that has none yet. ``clock`` times the two steps after each frame
-    (:meth:`show`).
+    1.0 plays at), given to a view that has none yet.
     """
 
     def __init__(self, view: LiveView, frame: Callable[[], Any], info: Callable[[], dict[str, Any]],
                  helper_competes: Callable[[], bool] = lambda: False, owns_view: bool = False,
-                 render_fps: float | None = None, clock: Callable[[], float] = perf_counter) -> None:
+                 render_fps: float | None = None) -> None:
         self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
         if link.env_fps is None:
             link.env_fps = render_fps
         self.view = view
         self.controls = link.controls  # what the view's buttons ask of the loop
-        self.next_check = 0.0  # the loop calls show() once perf_counter() reaches it
+        self.next_check = 0.0  # the loop calls show() once the view's clock (perf_counter) reaches it
         self.owns_view = owns_view
         self._frame = frame
         self._info = info
         self._helper_competes = helper_competes
         self._closed = False
         self._close_hooks: list[Callable[[], None]] = []
-        self._clock = clock  # what times the two steps after a frame
-        self._step_started: float | None = None  # while timing them
-        self._first_step: float | None = None
-        self._resume_check = 0.0  # when the loop must call again meanwhile (the encoder's answer)
+        self._clock = link.clock
 
     def obey_controls(self) -> None:
         """Pause, Step, Stop and Speed from the view, before a step; call it only while
@@ -77,17 +72,10 @@ class ViewFeed:
 
     def show(self, force: bool = False) -> float:
         """Make and push a frame if one is due (``force``: whenever the view is active), then pump;
-        returns :attr:`next_check`, which loops may keep themselves (one attribute read a step).
-
-        After a frame made in a free-running loop, the next two calls time the steps before them
-        (``next_check`` is 0 meanwhile): the first step after a frame pays for it (cold caches, the IOPub
-        thread's turn), and what it takes over the second counts against the budget."""
+        returns :attr:`next_check`, which loops may keep themselves (one attribute read a step)."""
         view, link = self.view, self._link
-        if self._step_started is not None and self._timing_steps(force):
-            return self.next_check
         if view.frame_due() or (force and link.active):
-            waited = link.run_queue.since_last()  # for a core, since the last frame (this one's is in its time)
-            started = perf_counter()
+            started = self._clock()
             try:
                 frame = self._frame()
             except Exception as error:
@@ -100,38 +88,9 @@ class ViewFeed:
                     )
                 raise
             view.push(frame, force=force, **self._info())
-            link.record_cost(perf_counter() - started, count_helper=self._helper_competes(), waited=waited)
-            link.run_queue.restart()
-            if not force and not self.controls.engaged:  # a paused or slowed loop waits between steps
-                self._resume_check = perf_counter() + link.service()
-                self._step_started = self._clock()
-                self.next_check = 0.0
-                return self.next_check
-        self.next_check = perf_counter() + link.service()
+            link.record_cost(self._clock() - started, count_helper=self._helper_competes())
+        self.next_check = self._clock() + link.service()
         return self.next_check
-
-    def _timing_steps(self, force: bool) -> bool:
-        """One of the two calls after a frame: time the step before it. True while the loop may go on
-        (:attr:`next_check` says when to call again); False for :meth:`show` to carry on: the steps are
-        timed, or a frame is forced or due already (a loop slower than twice the frame rate would
-        otherwise lose every other frame; its first step is then not timed)."""
-        now, link = self._clock(), self._link
-        if not force and self._first_step is None:
-            if self.view.frame_due():
-                self._step_started = None
-                return False
-            self._first_step = now - self._step_started
-            if perf_counter() >= self._resume_check:  # the encoder's answer is due meanwhile
-                self._resume_check = perf_counter() + link.service()
-            self._step_started = self._clock()
-            return True
-        if not force:
-            link.after_frame.add(self._first_step, now - self._step_started, restart=link.run_queue)
-        self._step_started = self._first_step = None
-        if force or self.view.frame_due() or perf_counter() >= self._resume_check:
-            return False
-        self.next_check = self._resume_check
-        return True
 
     def show_final_frame(self) -> None:
         """Show the state the loop is in now (the throttle may have skipped it) and keep it in the

@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
-from gymview.live.hidden_costs import AfterFrameCost, RunQueueWait
+from gymview.live.pacing.cpus import HELPER_NEEDS_CPUS, usable_cpus
 from gymview.live.streamer import FrameStreamer
-from gymview.live.throttle import FrameThrottle, HelperShare, RelayCost
+from gymview.live.throttle import FrameThrottle
 
 __all__ = ["LoopLink", "BrowserPoller"]
 
@@ -43,13 +43,6 @@ IOPUB_HAND_OVER_SECONDS = 0.0002
 # How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
 # this long, and the loop pays one socket poll per period.
 POLL_SECONDS = 0.02
-# What a frame costs the loop that is not measured here, as a share of what is: the wrapper's own
-# step (paid whether or not a frame is made) and the caches that the processes serving the page evict
-# from the loop's core (docs/performance.md measures both). Counted costs are raised by a quarter, so
-# that the loop keeps its budget rather than sitting on its edge.
-UNMEASURED_SHARE = 0.25
-
-
 class LoopLink:
     """What a loop feeding one view calls.
 
@@ -62,8 +55,7 @@ class LoopLink:
                  poller: BrowserPoller | None, is_active: Callable[[], bool],
                  handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
                  report: Callable[[str], None], take_keys: Callable[[bool], None],
-                 helper_share: HelperShare | None = None, relay_cost: RelayCost | None = None,
-                 run_queue: RunQueueWait | None = None) -> None:
+                 cpus: float | None = None) -> None:
         self.streamer = streamer
         self.throttle = throttle
         self.controls = controls
@@ -73,17 +65,12 @@ class LoopLink:
         self.report = report
         self.take_keys = take_keys
         self._is_active = is_active
+        self.clock = throttle.clock  # the time frames are paced by
         self._handlers = handlers
         self._next_pump = 0.0
         self._next_poll = 0.0
-        # how much of the helper's time per frame the loop pays for on this machine now
-        self.helper_share = helper_share if helper_share is not None else HelperShare()
-        # and the Jupyter server's time per frame, in the same share
-        self.relay_cost = relay_cost if relay_cost is not None else RelayCost()
-        # how long the loop's thread waited for a core (read by the feed around each frame)
-        self.run_queue = run_queue if run_queue is not None else RunQueueWait()
-        # the loop's time a frame takes after it was made (cold caches, the IOPub thread's GIL)
-        self.after_frame = AfterFrameCost()
+        # the helper has no core of its own: its time for a frame is the loop's
+        self.helper_competes = (usable_cpus() if cpus is None else cpus) < HELPER_NEEDS_CPUS
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
 
     @property
@@ -104,17 +91,17 @@ class LoopLink:
     def pump_when_due(self) -> None:
         """:meth:`pump` if the encoder has a frame out and its reply is likely back (for loops that
         push every step and call nothing else)."""
-        if self.streamer.busy and time.perf_counter() >= self._next_pump:
-            self._next_pump = time.perf_counter() + self.pump()
+        if self.streamer.busy and self.clock() >= self._next_pump:
+            self._next_pump = self.clock() + self.pump()
 
     def pump(self) -> float:
         """Send the frame that came back from the encoder, if one did; the seconds the caller may
         go before the next call."""
-        started = time.perf_counter()
+        started = self.clock()
         if self.streamer.pump():
             # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
             time.sleep(IOPUB_HAND_OVER_SECONDS)
-            self._sending_seconds += time.perf_counter() - started
+            self._sending_seconds += self.clock() - started
         if self.streamer.busy:
             return self.streamer.seconds_until_reply()
         # until the next frame is due, or half a second while no front-end can show frames
@@ -134,7 +121,7 @@ class LoopLink:
         to live views waiting behind the running cell, at most every POLL_SECONDS."""
         if self.poller is None:
             return
-        now = time.perf_counter()
+        now = self.clock()
         if now < self._next_poll:
             return
         self._next_poll = now + POLL_SECONDS
@@ -151,26 +138,18 @@ class LoopLink:
         self.poll_browser()
         time.sleep(min(seconds, POLL_SECONDS))
 
-    def record_cost(self, seconds: float, count_helper: bool = False, waited: float = 0.0) -> None:
+    def record_cost(self, seconds: float, count_helper: bool = False) -> None:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
-        last call (the comm message, the IOPub thread's turn), what the step after a frame pays for it
-        (:attr:`after_frame`), and the helper process's and the Jupyter server's time for the frame
-        (:attr:`relay_cost`) as far as the loop pays for it. That part is the larger of two measures: the
-        share of it that :attr:`helper_share` finds no idle core for (all of it with ``count_helper``: a loop
-        whose process keeps every core busy, SB3 under torch), and ``waited``, the time the loop's thread
-        waited for a core between frames (:attr:`run_queue`, outside the frames' own time and the steps
-        timed after them), at most the helper's and the server's time: a machine busy with other work
-        costs the view no more than if the loop paid for all of it. The sum is raised by
-        :data:`UNMEASURED_SHARE`. Nothing is counted before the helper has timed a frame."""
+        last call (the comm message, the IOPub thread's turn), and the helper process's time for the frame
+        where the helper takes it from the loop (:attr:`helper_competes`, or ``count_helper``: torch
+        training on every core). Nothing is counted before the helper has timed a frame."""
         streamer = self.streamer
         if streamer.encodes_elsewhere and streamer.last_encode_ms == 0.0:
             # The helper has not answered yet: a sample without its time would start the estimate
             # low, and the throttle lets it rise only fourfold a frame.
             return
-        seconds += self._sending_seconds + self.after_frame.seconds
+        seconds += self._sending_seconds
         self._sending_seconds = 0.0
-        if streamer.encodes_elsewhere:
-            share = 1.0 if count_helper else self.helper_share.update(getattr(streamer, "helper_pid", None))
-            elsewhere = streamer.last_encode_ms / 1000.0 + self.relay_cost.update(streamer.sent)
-            seconds += max(share * elsewhere, min(waited, elsewhere))
-        self.throttle.record_cost(seconds * (1.0 + UNMEASURED_SHARE))
+        if streamer.encodes_elsewhere and (count_helper or self.helper_competes):
+            seconds += streamer.last_encode_ms / 1000.0
+        self.throttle.record_cost(seconds)

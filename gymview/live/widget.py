@@ -16,6 +16,7 @@ import base64
 import os
 import pathlib
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable
@@ -71,7 +72,9 @@ class LiveView(anywidget.AnyWidget):
         title: Shown above the picture.
         max_lag: Seconds a page may lag: while it acks (every 0.25 s), no frame goes out once the oldest it
             has not acked, or the frames its acks name, are this late (page_acks.PageAcks).
-        max_overhead: The share of the loop's time its frames may cost, in ``(0, 1]``.
+        max_overhead: The share of the loop's time its frames may cost, in ``(0, 1]``: the time the loop's own
+            thread takes to make and send them, plus the helper process's time for them where it has no core
+            of its own (the process may use fewer than three CPUs, or torch trains on every core).
         show_controls: Show Pause / Step / Stop / Speed under the picture.
         replay_seconds: Seconds of sent frames kept for the timeline slider and ``save_clip``
             (30 by default; 0 keeps none).
@@ -81,6 +84,7 @@ class LiveView(anywidget.AnyWidget):
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
         in_kernel: In place of the check for a notebook kernel (None: check).
+        clock: The time frames are paced and timed by, in seconds (a test's fake clock).
         **kwargs: Passed to ``anywidget.AnyWidget``.
 
     Raises:
@@ -128,10 +132,11 @@ class LiveView(anywidget.AnyWidget):
         *,
         send: Send | None = None,
         in_kernel: bool | None = None,
+        clock: Callable[[], float] = time.perf_counter,
         **kwargs: Any,
     ) -> None:
         self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
-        self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead)
+        self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead, clock=clock)
         codec = check_codec(codec)
         self._streamer = FrameStreamer(
             send or self._send_frame, max_size=max_size,
