@@ -71,7 +71,7 @@ def same_frames(count: int = 300) -> None:
 
     from gymview.image.codec import encode_frame
     from gymview.image.frames import downsample, fit_size
-    from gymview.live.h264 import H264Encoder
+    from gymview.live.encoding.h264 import H264Encoder
 
     import gymview
 

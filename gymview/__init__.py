@@ -29,7 +29,7 @@ _EXPORTS = {
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",
     "WorkerError": "gymview.errors",
-    "live_views": "gymview.live.registry",
+    "live_views": "gymview.live.kernels.registry",
     "load_ipython_extension": "gymview.magic",
     "record_batch": "gymview.video.batch",
     "setup": "gymview.notebook",
@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.image.frames import to_rgb_uint8
     from gymview.image.tiling import tile
     from gymview.jobs import background, Job, should_stop
-    from gymview.live.registry import live_views
+    from gymview.live.kernels.registry import live_views
     from gymview.live.widget import LiveView
     from gymview.magic import load_ipython_extension, unload_ipython_extension
     from gymview.notebook import setup

@@ -160,7 +160,7 @@ def _ffmpeg() -> Check:
 
 def _h264() -> Check:
     """Whether live views can stream H.264 to pages that decode it (PyAV with libx264)."""
-    from gymview.live.h264 import h264_unavailable
+    from gymview.live.encoding.h264 import h264_unavailable
 
     why = h264_unavailable()
     if why is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gymview.live.registry import live_views
+from gymview.live.kernels.registry import live_views
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension", "gymview_magic", "status_table"]
 

@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.headless.opengl import check_mujoco_rendering
-from gymview.live.deferred import DeferredFrame
+from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for

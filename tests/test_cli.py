@@ -45,7 +45,7 @@ def test_python_m_gymview_doctor_names_problems_and_fails_only_for_essential_one
 
 def test_the_doctor_says_when_live_views_cannot_stream_h264(monkeypatch):
     from gymview.doctor import run_checks
-    from gymview.live import h264
+    from gymview.live.encoding import h264
 
     monkeypatch.setattr(h264, "h264_unavailable", lambda: "H.264 live frames need PyAV: pip install av")
     (check,) = run_checks(["h264"])

@@ -171,6 +171,36 @@ def test_imports_flow_one_way_between_rooms():
     assert violations() == [], "\n".join(["imports that break the rule in docs/architecture.md:", *violations()])
 
 
+# Inside live/: the view's own modules (the widget, the protocol, the feed, the streamer) sit on three
+# layers that import nothing else of live's: kernels (every private API of ipykernel and marimo), encoding
+# and pacing.
+LIVE_LAYERS = ("kernels", "encoding", "pacing")
+
+
+def live_layer_violations(root: pathlib.Path = PACKAGE) -> list[str]:
+    problems = []
+    for layer in LIVE_LAYERS:
+        for path in sorted((root / "live" / layer).rglob("*.py")):
+            for line, target in gymview_imports(path, root):
+                if target.startswith("gymview.live") and not target.startswith(f"gymview.live.{layer}"):
+                    source = path.read_text().splitlines()[line - 1].strip()
+                    problems.append(f"{path.relative_to(root.parent)}:{line}: live.{layer} imports {target}: {source}")
+    return problems
+
+
+def test_the_layers_of_live_import_nothing_of_live_above_or_beside_them():
+    assert live_layer_violations() == [], "\n".join(live_layer_violations())
+
+
+def test_the_live_rule_catches_pacing_importing_encoding(tmp_path):
+    fake = tmp_path / "gymview"
+    (fake / "live" / "pacing").mkdir(parents=True)
+    (fake / "live" / "pacing" / "throttle.py").write_text("from gymview.live.encoding.h264 import H264\n")
+    assert live_layer_violations(fake) == [
+        "gymview/live/pacing/throttle.py:1: live.pacing imports gymview.live.encoding.h264: "
+        "from gymview.live.encoding.h264 import H264"]
+
+
 def test_every_room_and_face_has_a_rule():
     rooms = {room_of_module(module_name(path, PACKAGE), PACKAGE) for path in PACKAGE.rglob("*.py")}
     assert rooms - {"gymview"} == set(ALLOWED)
@@ -223,7 +253,7 @@ def test_public_names_load_on_first_use():
 
 
 def test_the_encoder_process_imports_no_widget_or_env_library():
-    modules = imported_after("import gymview.live.encoder_child")
+    modules = imported_after("import gymview.live.encoding.encoder_child")
     assert not {"IPython", "ipywidgets", "anywidget", "gymnasium", "torch", "traitlets"} & modules
 
 

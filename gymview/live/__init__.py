@@ -14,27 +14,27 @@ from gymview._internal.lazy import lazy_exports
 
 _EXPORTS = {
     "LiveView": ".widget",
-    "live_views": ".registry",
-    "DeferredFrame": ".deferred",
+    "live_views": ".kernels.registry",
+    "DeferredFrame": ".encoding.deferred",
     "FrameStreamer": ".streamer",
-    "FrameThrottle": ".throttle",
-    "MessageBudget": ".throttle",
+    "FrameThrottle": ".pacing.throttle",
+    "MessageBudget": ".pacing.throttle",
     "RunControls": ".controls",
     "Stopped": "gymview.errors",
     "ViewFeed": ".feed",
-    "FrameHistory": ".replay",
+    "FrameHistory": ".encoding.replay",
 }
 __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.errors import Stopped
     from gymview.live.controls import RunControls
-    from gymview.live.deferred import DeferredFrame
+    from gymview.live.encoding.deferred import DeferredFrame
     from gymview.live.feed import ViewFeed
-    from gymview.live.registry import live_views
-    from gymview.live.replay import FrameHistory
+    from gymview.live.kernels.registry import live_views
+    from gymview.live.encoding.replay import FrameHistory
     from gymview.live.streamer import FrameStreamer
-    from gymview.live.throttle import FrameThrottle, MessageBudget
+    from gymview.live.pacing.throttle import FrameThrottle, MessageBudget
     from gymview.live.widget import LiveView
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

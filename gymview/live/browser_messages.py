@@ -3,7 +3,7 @@ and visibility messages.
 
 Clicks only set thread-safe state (the loop obeys it at its next step), so they may act on any
 thread: ipykernel's shell-channel thread hands them over while a cell blocks the main shell
-(:mod:`gymview.live.page_requests`).
+(:mod:`gymview.live.kernels.page_requests`).
 
 >>> from gymview.live.controls import RunControls
 >>> controls = RunControls()

@@ -23,15 +23,15 @@ from typing import Any, Protocol
 from gymview.live.controls import RunControls
 from gymview.live.pacing.cpus import HELPER_NEEDS_CPUS, usable_cpus
 from gymview.live.streamer import FrameStreamer
-from gymview.live.throttle import FrameThrottle
+from gymview.live.pacing.throttle import FrameThrottle
 
 __all__ = ["LoopLink", "BrowserPoller"]
 
 
 class BrowserPoller(Protocol):
     """Fetches the views' browser messages from inside a blocking cell: an
-    :class:`~gymview.live.ipykernel6_poller.Ipykernel6CommPoller` or a
-    :class:`~gymview.live.marimo_poller.MarimoCommPoller`."""
+    :class:`~gymview.live.kernels.ipykernel6_poller.Ipykernel6CommPoller` or a
+    :class:`~gymview.live.kernels.marimo_poller.MarimoCommPoller`."""
 
     def deliver(self, handlers: Mapping[str, Callable[[Any], None]]) -> int:
         """Hand the waiting messages addressed to the comm ids in ``handlers`` to them; how many."""

@@ -15,10 +15,10 @@ those wake-ups slow the loop (docs/performance.md). One watcher thread looks in 
 ``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
 ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
-Flow control: :class:`~gymview.live.page_acks.PageAcks` holds frames back while a page whose acks
+Flow control: :class:`~gymview.live.pacing.page_acks.PageAcks` holds frames back while a page whose acks
 arrive lags by ``max_lag``; an H.264 stream also steps its quality level down when frames queue on
-the link (:class:`~gymview.live.video_quality.VideoQuality`). Every message, resends included,
-takes a token from a process-wide :class:`~gymview.live.throttle.MessageBudget`.
+the link (:class:`~gymview.live.encoding.video_quality.VideoQuality`). Every message, resends included,
+takes a token from a process-wide :class:`~gymview.live.pacing.throttle.MessageBudget`.
 
 >>> import numpy as np
 >>> sent = []
@@ -46,15 +46,15 @@ from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
-from gymview.live.deferred import DeferredFrame
+from gymview.live.encoding.deferred import DeferredFrame
 from gymview.errors import EncoderProcessError, FrameError
-from gymview.live.encoder_process import EncoderProcess
-from gymview.live.h264 import H264
+from gymview.live.encoding.encoder_process import EncoderProcess
+from gymview.live.encoding.h264 import H264
 from gymview.live.protocol import frame_header
-from gymview.live.replay import FrameHistory
-from gymview.live.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
-from gymview.live.video_stream import VideoStream, check_codec
-from gymview.live.throttle import PROCESS_BUDGET, MessageBudget
+from gymview.live.encoding.replay import FrameHistory
+from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
+from gymview.live.encoding.video_stream import VideoStream, check_codec
+from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
 
 __all__ = ["FrameStreamer", "check_max_size"]
 

@@ -31,20 +31,21 @@ from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
-from gymview.live import frontend, protocol, registry
+from gymview.live import frontend, protocol
+from gymview.live.kernels import registry
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
-from gymview.live.deferred import DeferredFrame
-from gymview.live.ipykernel6_poller import Ipykernel6CommPoller
+from gymview.live.encoding.deferred import DeferredFrame
+from gymview.live.kernels.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.loop_link import LoopLink
-from gymview.live.marimo_cell import show_in_cell
-from gymview.live.marimo_poller import MarimoCommPoller
-from gymview.live.page_requests import answer_on_shell_channel
-from gymview.live.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
+from gymview.live.kernels.marimo_cell import show_in_cell
+from gymview.live.kernels.marimo_poller import MarimoCommPoller
+from gymview.live.kernels.page_requests import answer_on_shell_channel
+from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
 from gymview.live.streamer import FrameStreamer, Send, check_max_size
-from gymview.live.video_stream import check_codec
-from gymview.live.thread_switches import switch_interval_lease
-from gymview.live.throttle import FrameThrottle, check_fps
+from gymview.live.encoding.video_stream import check_codec
+from gymview.live.kernels.thread_switches import switch_interval_lease
+from gymview.live.pacing.throttle import FrameThrottle, check_fps
 
 __all__ = ["LiveView"]
 
@@ -180,7 +181,7 @@ class LiveView(anywidget.AnyWidget):
         registry.add(self, self._go_inert)
 
     def _go_inert(self) -> None:
-        """In a forked child: forget the parent's stream and channel (see ``gymview.live.registry``)."""
+        """In a forked child: forget the parent's stream and channel (see ``gymview.live.kernels.registry``)."""
         self._in_kernel = False
         self._holds_switch_interval = False  # switch_interval_lease.after_fork() let go of every hold
         self._link.go_inert()

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from gymview.live.loop_link import LoopLink
-from gymview.live.throttle import FrameThrottle
+from gymview.live.pacing.throttle import FrameThrottle
 
 
 def link_with(throttle, encode_ms, streamer=None, cpus=16.0):

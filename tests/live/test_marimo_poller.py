@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from gymview.live.marimo_poller import MarimoCommPoller
+from gymview.live.kernels.marimo_poller import MarimoCommPoller
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ SCENARIOS = r'''
 import json, queue, threading
 from marimo._runtime import commands
 from marimo._runtime.utils.set_ui_element_request_manager import SetUIElementRequestManager
-from gymview.live.marimo_poller import MarimoCommPoller
+from gymview.live.kernels.marimo_poller import MarimoCommPoller
 
 
 def custom(model_id, content):

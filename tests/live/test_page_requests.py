@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gymview.live.page_requests import PageRequests
+from gymview.live.kernels.page_requests import PageRequests
 
 
 class Kernel:

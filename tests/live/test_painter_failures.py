@@ -32,7 +32,7 @@ def painters_by_value():
 
 
 def helper_processes():
-    return [p for p in psutil.Process().children() if "gymview.live.encoder_child" in " ".join(p.cmdline())]
+    return [p for p in psutil.Process().children() if "gymview.live.encoding.encoder_child" in " ".join(p.cmdline())]
 
 
 class Frame:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from live_helpers import ShownView
 
-from gymview.live.replay import FrameHistory
+from gymview.live.encoding.replay import FrameHistory
 
 
 def test_save_clip_writes_the_kept_frames(tmp_path):

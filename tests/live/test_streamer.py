@@ -15,11 +15,11 @@ from waiting import wait_until
 from gymview.errors import EncoderProcessError, WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
-from gymview.live import page_acks
+from gymview.live.pacing import page_acks
 from gymview.live import streamer as stream
-from gymview.live.encoder_process import EncoderProcess, encoder_command
+from gymview.live.encoding.encoder_process import EncoderProcess, encoder_command
 from gymview.live.streamer import FrameStreamer
-from gymview.live.throttle import MessageBudget
+from gymview.live.pacing.throttle import MessageBudget
 
 
 class Recorder:
@@ -75,7 +75,7 @@ def frame(value=0, h=400, w=600):
 
 
 def encoder_children():
-    return [p for p in psutil.Process().children() if "gymview.live.encoder_child" in " ".join(p.cmdline())]
+    return [p for p in psutil.Process().children() if "gymview.live.encoding.encoder_child" in " ".join(p.cmdline())]
 
 
 @pytest.fixture
@@ -301,9 +301,9 @@ def test_a_killed_encoder_process_is_reported_with_its_signal_and_replaced():
 
 
 def test_an_encoder_process_that_cannot_start_falls_back_to_the_calling_thread(monkeypatch):
-    import gymview.live.encoder_process
+    import gymview.live.encoding.encoder_process
 
-    monkeypatch.setattr(gymview.live.encoder_process.sys, "executable", "/nonexistent/python")
+    monkeypatch.setattr(gymview.live.encoding.encoder_process.sys, "executable", "/nonexistent/python")
     streamer, sent = make()
     with pytest.warns(UserWarning, match="calling thread from now on"):
         streamer.offer(frame(h=20, w=20), {})

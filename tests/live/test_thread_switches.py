@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from gymview.live import LiveView
-from gymview.live.thread_switches import QUICK_SECONDS
+from gymview.live.kernels.thread_switches import QUICK_SECONDS
 
 
 @pytest.fixture

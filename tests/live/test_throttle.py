@@ -1,6 +1,6 @@
 import pytest
 
-from gymview.live.throttle import FrameThrottle, MessageBudget
+from gymview.live.pacing.throttle import FrameThrottle, MessageBudget
 
 
 def test_throttle_spaces_frames_by_the_fps_interval():

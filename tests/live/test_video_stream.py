@@ -11,11 +11,11 @@ from waiting import wait_until
 
 from gymview.errors import EncoderProcessError
 from gymview.image.codec import encode_frame
-from gymview.live import page_acks
-from gymview.live.h264 import KEY_INTERVAL, decode_h264
-from gymview.live.replay import FrameHistory
+from gymview.live.pacing import page_acks
+from gymview.live.encoding.h264 import KEY_INTERVAL, decode_h264
+from gymview.live.encoding.replay import FrameHistory
 from gymview.live.streamer import FrameStreamer
-from gymview.live.throttle import MessageBudget
+from gymview.live.pacing.throttle import MessageBudget
 
 
 class Clock:
@@ -189,7 +189,7 @@ def test_late_acks_lower_the_stream_s_quality_level_with_a_key_frame_and_calm_ra
 
 
 def test_each_quality_level_costs_fewer_bytes_than_the_one_before():
-    from gymview.live.h264 import QUALITY_LEVELS, H264Encoder
+    from gymview.live.encoding.h264 import QUALITY_LEVELS, H264Encoder
 
     noise = np.random.default_rng(0).integers(0, 60, (8, 240, 360, 3), dtype=np.uint8)
     pictures = [scene(i) - noise[i] for i in range(8)]
@@ -201,7 +201,8 @@ def test_each_quality_level_costs_fewer_bytes_than_the_one_before():
 
 
 def test_without_an_h264_encoder_auto_sends_images_and_h264_says_why(monkeypatch):
-    from gymview.live import LiveView, h264
+    from gymview.live import LiveView
+    from gymview.live.encoding import h264
 
     monkeypatch.setattr(h264, "h264_unavailable", lambda: "H.264 live frames need PyAV: pip install av")
     streamer, sent = make()

@@ -7,7 +7,7 @@ from waiting import wait_until
 
 from gymview.live import streamer
 from gymview.live.feed import ViewFeed
-from gymview.live.registry import live_views
+from gymview.live.kernels.registry import live_views
 from gymview.live.widget import HIDDEN_FPS, LiveView
 
 

@@ -5,7 +5,7 @@ must win the GIL back after every C call that released it, and each time waits u
 interpreter's switch interval (5 ms), which made milliseconds of work take tens of them
 (docs/performance.md). In a helper process the same work costs the loop two pipe calls.
 
-It also draws :class:`~gymview.live.deferred.DeferredFrame` s: the painter is pickled to the child
+It also draws :class:`~gymview.live.encoding.deferred.DeferredFrame` s: the painter is pickled to the child
 once, then each frame sends only its state, so the loop neither draws (on caches it has made cold)
 nor copies hundreds of kilobytes of pixels into the pipe. The wire format is in
 :mod:`.encoder_child`.
@@ -37,8 +37,8 @@ except ImportError:  # Windows: pipes keep their size
 
 from gymview._internal.user_code import pickled
 from gymview.errors import EncoderProcessError, FrameError
-from gymview.live.deferred import DeferredFrame
-from gymview.live.encoder_child import (
+from gymview.live.encoding.deferred import DeferredFrame
+from gymview.live.encoding.encoder_child import (
     FAILED,
     FORMATS,
     FRAME,
@@ -64,7 +64,7 @@ stdlib = tuple(p for p in {sysconfig.get_path("stdlib"), sysconfig.get_path("pla
 sys.path[:] = [p for p in sys.path[1:] if p != root]
 after = max((i + 1 for i, p in enumerate(sys.path) if p.startswith(stdlib) or p.endswith(".zip")), default=0)
 sys.path.insert(after, root)
-from gymview.live.encoder_child import serve
+from gymview.live.encoding.encoder_child import serve
 serve()
 """
 

@@ -7,7 +7,7 @@ behind the running cell: the page shows "Loading widget..." for as long as the c
 requests change nothing in the kernel and their answers do not depend on the cell, so they are
 answered at once: on ipykernel 7 by the shell-channel thread, before a message is queued for the
 main shell (:func:`answer_on_shell_channel`); on ipykernel 6 by the watched loop, when it looks
-for its views' messages (:class:`gymview.live.ipykernel6_poller.Ipykernel6CommPoller`).
+for its views' messages (:class:`gymview.live.kernels.ipykernel6_poller.Ipykernel6CommPoller`).
 
 Answered here: ``kernel_info_request``, ``comm_info_request``, the opening, ``request_states`` and
 closing of a ``jupyter.widget.control`` comm, and a live view's own messages (its ``ready``, acks,
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gymview._internal.kernel import ipython_shell
-from gymview.live import registry
+from gymview.live.kernels import registry
 
 __all__ = ["PageRequests", "answer_on_shell_channel"]
 

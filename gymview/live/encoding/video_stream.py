@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from gymview.image.codec import encode_frame
-from gymview.live import h264
-from gymview.live.h264 import H264, H264Encoder, codec_string, decode_h264
-from gymview.live.video_quality import VideoQuality
+from gymview.live.encoding import h264
+from gymview.live.encoding.h264 import H264, H264Encoder, codec_string, decode_h264
+from gymview.live.encoding.video_quality import VideoQuality
 
 __all__ = ["CODECS", "VideoStream", "check_codec"]
 

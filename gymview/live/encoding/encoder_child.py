@@ -139,7 +139,7 @@ def _encode(frame: np.ndarray, max_size: int, packed: int, stream: Any) -> tuple
         small = downsample(frame, max_size)
         return encode_frame(small, image_format, value), small.shape[1], small.shape[0], 0, stream
     if stream is None:
-        from gymview.live.h264 import H264Encoder  # PyAV loads only for a view that streams video
+        from gymview.live.encoding.h264 import H264Encoder  # PyAV loads only for a view that streams video
 
         stream = H264Encoder()
     height, width = fit_size(*frame.shape[:2], max_size)

@@ -9,7 +9,7 @@ round trip alone reaches ``max_lag`` needs a larger one). A page counts until it
 ``ACK_FRESH_SECONDS``, or for twice its lag (a page behind a slow link acks late): then it is gone,
 hidden or unable to answer during the cell, and the time throttle alone rules. The lag above the
 page's least lag of the last ``BASE_SECONDS`` (its link's own delay) is the time frames queued on
-the way: the H.264 stream's quality level follows it (:mod:`gymview.live.video_quality`).
+the way: the H.264 stream's quality level follows it (:mod:`gymview.live.encoding.video_quality`).
 
 >>> acks = PageAcks(max_lag=0.5)
 >>> acks.acknowledge(-1, "k3x9", now=10.0)  # a page that acks

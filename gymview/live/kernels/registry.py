@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from gymview.live.thread_switches import switch_interval_lease
+from gymview.live.kernels.thread_switches import switch_interval_lease
 
 __all__ = ["add", "live_views", "remove"]
 

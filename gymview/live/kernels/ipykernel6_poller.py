@@ -1,11 +1,11 @@
 """The views' browser messages during a blocking cell, on kernels that deliver none then (ipykernel 6).
 
 ipykernel 7 reads the shell channel on a thread of its own, where a view hears its clicks while a
-cell runs (:mod:`gymview.live.page_requests`). ipykernel 6 reads it from its event loop only, which a cell
+cell runs (:mod:`gymview.live.kernels.page_requests`). ipykernel 6 reads it from its event loop only, which a cell
 running a loop holds: Pause, acks and the page's ``ready`` would wait for the cell's end. There the
 watched env, when it looks at its view, calls :meth:`Ipykernel6CommPoller.deliver`: it moves what waits on
 the shell socket into the kernel's queue, hands the views' own custom messages (clicks, keys, acks)
-straight to the views' handlers, answers a loading page's requests (:mod:`gymview.live.page_requests`),
+straight to the views' handlers, answers a loading page's requests (:mod:`gymview.live.kernels.page_requests`),
 and puts every other message back in its place, so the cells
 queued after this one run after it, in order, as they would have. The kernel's comm handler is not
 used: it fires IPython's pre/post-execute events, which would, for one, show and close the cell's
@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gymview._internal.kernel import ipython_shell
-from gymview.live.page_requests import ANSWERED_TYPES, PageRequests
+from gymview.live.kernels.page_requests import ANSWERED_TYPES, PageRequests
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
@@ -107,7 +107,7 @@ class Ipykernel6CommPoller:
 
     def _addressed_to(self, item: Any, handlers: Mapping[str, Handler]) -> Callable[[], None] | None:
         """What handles ``item`` now, when it is a custom message to one of ``handlers`` or a request
-        of a page that is loading (:mod:`gymview.live.page_requests`); None for every other message,
+        of a page that is loading (:mod:`gymview.live.kernels.page_requests`); None for every other message,
         which stays queued.
 
         The others are only peeked at, never deserialized: the session remembers each signature it

@@ -27,7 +27,7 @@ import numpy as np
 
 from gymview._internal.checks import check_int
 from gymview.image.codec import encode_frame
-from gymview.live.h264 import H264, decode_h264
+from gymview.live.encoding.h264 import H264, decode_h264
 
 
 __all__ = ["FrameHistory", "DEFAULT_SECONDS", "DEFAULT_MAX_BYTES"]

@@ -1,10 +1,10 @@
 """VideoQuality: the H.264 stream's quality level, from how long frames queue on the way to the pages.
 
 Each ack says how late a page drew a frame; above that page's least lag of the last seconds (its
-link's own delay) is the time the frame queued on the way (:class:`~gymview.live.page_acks.PageAcks`
+link's own delay) is the time the frame queued on the way (:class:`~gymview.live.pacing.page_acks.PageAcks`
 works it out, per page). On a link too slow for the stream that queue grows: past half of
 ``max_lag`` the level goes up (each level roughly halves the bytes a frame; see
-:data:`gymview.live.h264.QUALITY_LEVELS`), at most once a ``STEP_SECONDS``, before flow control has
+:data:`gymview.live.encoding.h264.QUALITY_LEVELS`), at most once a ``STEP_SECONDS``, before flow control has
 to hold frames back; after ``CALM_SECONDS`` under a quarter of ``max_lag`` it comes down one level.
 Flow control by acks still bounds the lag; the level keeps the frame rate up.
 
@@ -17,7 +17,7 @@ Flow control by acks still bounds the lag; the level keeps the frame rate up.
 
 from __future__ import annotations
 
-from gymview.live.h264 import QUALITY_LEVELS
+from gymview.live.encoding.h264 import QUALITY_LEVELS
 
 __all__ = ["VideoQuality"]
 
