@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # gymview's set-up commands. Each installs everything it needs on a fresh Debian machine, Python
-# packages into a virtual environment of the project (never into the system Python).
-#   ./dev.sh quickstart   install into .venv/, then open notebooks/quickstart.ipynb in JupyterLab
-#   ./dev.sh docs         install into .venv/, then build the documentation site and serve it on
+# packages into a virtual environment of the project (never into the system Python), JS tools into
+# js/node_modules/ (the versions js/package-lock.json pins).
+#   ./dev.sh build        bundle the widgets' front-end (js/ -> js/dist/, esbuild): the widgets and the
+#                         wheel need it; the other commands run it first
+#   ./dev.sh quickstart   build, install into .venv/, then open notebooks/quickstart.ipynb in JupyterLab
+#   ./dev.sh docs         build, install into .venv/, then build the documentation site and serve it on
 #                         http://127.0.0.1:8000 (rebuilt on each change)
-#   ./dev.sh test         make .venv-test/ anew (every dependency resolved afresh), then run the whole
-#                         suite: what CI runs. Stages: the JS unit tests; pytest (which also builds the
-#                         documentation site with mkdocs build --strict); the wheel's smoke test
-#                         in a new environment outside the checkout; the unit tests at the lowest
-#                         versions pyproject.toml declares (in .venv-lowest/). Extra arguments go to
-#                         pytest, and then only pytest runs after the JS tests.
+#   ./dev.sh test         build, make .venv-test/ anew (every dependency resolved afresh), then run the
+#                         whole suite: what CI runs. Stages: the linters (eslint over js/); the JS unit
+#                         tests; pytest (which also builds the documentation site with mkdocs build
+#                         --strict); the wheel's smoke test in a new environment outside the checkout;
+#                         the unit tests at the lowest versions pyproject.toml declares (in
+#                         .venv-lowest/). Extra arguments go to pytest, and then only pytest runs after
+#                         the JS tests.
 #   GYMVIEW_TEST_LOAD=1 ./dev.sh test   the same with every core kept busy by stress-ng, to show that no
 #                                       test depends on timing
 set -euo pipefail
@@ -18,6 +22,12 @@ PYTHON=${PYTHON:-python3}
 PIP_FLAGS=(-q --disable-pip-version-check)
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {  # the Debian packages named, if any
+  [ $# -gt 0 ] || return 0
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@"
+}
 
 install_debian() {  # the browser (and the emoji font its buttons' symbols need), X server, OpenGL libraries, JS
                     # runtime and CPU hog the tests use; ffmpeg comes from imageio-ffmpeg
@@ -29,10 +39,16 @@ install_debian() {  # the browser (and the emoji font its buttons' symbols need)
   command -v stress-ng >/dev/null || missing+=(stress-ng)
   command -v Xvfb >/dev/null || missing+=(xvfb)
   command -v node >/dev/null || missing+=(nodejs)
-  if [ ${#missing[@]} -gt 0 ]; then
-    as_root apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}"
+  command -v npm >/dev/null || missing+=(npm)  # Debian packages npm apart from nodejs
+  apt_install "${missing[@]}"
+}
+
+build() {  # js/ -> js/dist/ (esbuild); npm ci first when js/node_modules/ is missing or older than the lock file
+  { command -v node && command -v npm; } >/dev/null || apt_install nodejs npm
+  if [ ! -f js/node_modules/.package-lock.json ] || [ js/package-lock.json -nt js/node_modules/.package-lock.json ]; then
+    npm --prefix js ci --no-audit --no-fund
   fi
+  npm --prefix js run build
 }
 
 new_venv() {  # a virtual environment made empty, on PATH first (kernelspecs run `python` from PATH)
@@ -49,7 +65,11 @@ install_python() {  # torch first, pinned: any other spec pulls gigabytes of CUD
 stage() { echo "dev.sh: $1 ($(date +%T), ${SECONDS}s in)"; }
 
 case "${1:-}" in
+  build)
+    build
+    ;;
   quickstart)
+    build
     [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
     export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"
     install_python "lab,colab"
@@ -57,6 +77,7 @@ case "${1:-}" in
     exec python -m jupyterlab notebooks/quickstart.ipynb --ServerApp.ip=127.0.0.1 "${root_flag[@]}" "${@:2}"
     ;;
   docs)
+    build
     [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
     export VIRTUAL_ENV="$PWD/.venv" PATH="$PWD/.venv/bin:$PATH"
     install_python "test,torch"
@@ -65,6 +86,8 @@ case "${1:-}" in
   test)
     stage "Debian packages"
     install_debian
+    stage "the front-end's bundles (./dev.sh build)"
+    build
     stage "a new .venv-test/"
     new_venv .venv-test
     install_python "test,torch"
@@ -72,8 +95,10 @@ case "${1:-}" in
       stress-ng --cpu "$(nproc)" --quiet & hog=$!
       trap 'kill "$hog" 2>/dev/null' EXIT
     fi
+    stage "linters"
+    npm --prefix js run lint
     stage "JS unit tests"
-    node --test js/tests/
+    npm --prefix js test
     stage "pytest"
     python -m pytest -p no:cacheprovider -rs "${@:2}"
     [ $# -gt 1 ] && exit 0
@@ -84,7 +109,7 @@ case "${1:-}" in
     stage "done"
     ;;
   *)
-    echo "usage: ./dev.sh quickstart | ./dev.sh test [pytest args] | ./dev.sh docs" >&2
+    echo "usage: ./dev.sh build | ./dev.sh quickstart | ./dev.sh test [pytest args] | ./dev.sh docs" >&2
     exit 2
     ;;
 esac

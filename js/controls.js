@@ -20,10 +20,13 @@ export class ControlChannel {
     this.notice = "";
     /** The kernel's latest {type: "state"} message, or null before the first. */
     this.state = null;
+    this.closed = false;
   }
 
-  /** Send a control, key or replay message with a fresh id; a button click expects an answer. */
+  /** Send a control, key or replay message with a fresh id (null once closed: nothing is sent); a
+   * button click expects an answer. */
   send(msg, expectAnswer = false, setTimer = setTimeout) {
+    if (this.closed) return null;
     this.clicks += 1;
     const id = clickId(this.clicks);
     this.model.send(withId(msg, id));
@@ -56,8 +59,9 @@ export class ControlChannel {
     else if (this.pending.size === 0 && this.notice === NOT_HEARD) this.notice = "";
   }
 
-  /** Forget the clicks waiting for an answer (the widget is going away). */
+  /** Forget the clicks waiting for an answer and send nothing more (the widget is going away). */
   close() {
+    this.closed = true;
     for (const timer of this.pending.values()) clearTimeout(timer);
     this.pending.clear();
   }

@@ -14,14 +14,10 @@ export function drawLoop(dom, stream) {
   let scheduled = 0;
   let speedsShown = "";
 
-  const showState = () => {
-    const { state, pending } = stream.controls;
-    const now = state ? state.state : "running";
-    el.dataset.state = state ? now : "";
-    pause.disabled = now === "paused";
-    play.disabled = now === "running";
-    const options = JSON.stringify([state?.speeds, state?.fps]);
-    if (state && options !== speedsShown) {
+  /** The speed choices (rebuilt only when the kernel's change) and the one chosen. */
+  const showSpeeds = (state) => {
+    const options = JSON.stringify([state.speeds, state.fps]);
+    if (options !== speedsShown) {
       speedsShown = options;
       speed.replaceChildren(
         ...[...(state.speeds || []), null].map((x) => {
@@ -32,7 +28,16 @@ export function drawLoop(dom, stream) {
         }),
       );
     }
-    if (state) speed.value = state.speed === null ? "max" : String(state.speed);
+    speed.value = state.speed === null ? "max" : String(state.speed);
+  };
+
+  const showState = () => {
+    const { state, pending } = stream.controls;
+    const now = state ? state.state : "running";
+    el.dataset.state = state ? now : "";
+    pause.disabled = now === "paused";
+    play.disabled = now === "running";
+    if (state) showSpeeds(state);
     const history = state ? state.history : 0;
     slider.hidden = now === "running" || history < 2;
     slider.max = String(Math.max(0, history - 1));

@@ -23,6 +23,7 @@
 //     {type: "control", action: "cancel", of: id, id}   a click that got no answer (see CLICK_ANSWER_MS)
 //     {type: "key", key, down, id}                 a key went down / up while the view has focus
 //     {type: "replay", index, id}                  show the index-th kept frame (oldest first)
+//     {type: "stop"}                               a background job's Stop button (job_status.js, its own widget)
 //   kernel → browser, besides frames:
 //     {type: "state", state: "running" | "paused" | "stopped", speed: number | null, fps: number | null,
 //      speeds: number[], history: number, heard: string[], message: string | null}
@@ -56,6 +57,7 @@ export const controlMessage = (action, value) =>
 export const cancelMessage = (id) => ({ type: "control", action: "cancel", of: id });
 export const keyMessage = (key, down) => ({ type: "key", key, down });
 export const replayMessage = (index) => ({ type: "replay", index });
+export const jobStopMessage = () => ({ type: "stop" });
 export const clickId = (count) => `${CLIENT_ID}:${count}`;
 export const withId = (msg, id) => ({ ...msg, id });
 

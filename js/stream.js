@@ -77,10 +77,19 @@ export class FrameStream {
     this.kernelGone = false; // the kernel restarted or stopped: this model's comm is closed
     this.answered = false; // a state message came since the last "ready"
     this.readyTimer = null;
+    // The widget went away: decodes still in flight and late callbacks (the codecs' promise, the
+    // decoder's output) draw nothing and send nothing.
+    this.closed = false;
+  }
+
+  /** Every message this stream sends goes here: none once closed. */
+  send(msg) {
+    if (!this.closed) this.model.send(msg);
   }
 
   /** A view rendered: tell the kernel (it resends its latest frame and state), again until it answers. */
   announce(tries = READY_TRIES, setTimer = setTimeout) {
+    if (this.closed) return;
     if (!Array.isArray(this.codecs)) {
       Promise.resolve(this.codecs).then((codecs) => {
         this.codecs = codecs;
@@ -89,7 +98,7 @@ export class FrameStream {
       return;
     }
     this.answered = false;
-    this.model.send(readyMessage(this.codecs));
+    this.send(readyMessage(this.codecs));
     if (this.readyTimer !== null) clearTimeout(this.readyTimer);
     this.readyTimer = null;
     if (tries > 1) {
@@ -129,20 +138,21 @@ export class FrameStream {
   async onReplay(msg, blob) {
     try {
       const bitmap = await this.decode(blob);
-      if (!this.replaying) {
-        bitmap.close?.(); // the run went on while it decoded: live frames win
+      if (!this.replaying || this.closed) {
+        bitmap.close?.(); // the run went on while it decoded (live frames win), or the widget went away
         return;
       }
       this.replayed?.bitmap.close?.();
       this.replayed = { header: msg, bitmap };
       this.tell();
-    } catch (error) {
+    } catch {
       this.errors += 1;
     }
   }
 
   /** @param {any} msg @param {DataView[]} buffers */
   onMessage(msg, buffers) {
+    if (this.closed) return;
     if (isState(msg)) {
       this.answered = true;
       this.controls.onState(msg);
@@ -191,7 +201,7 @@ export class FrameStream {
   /** A decoded picture (an ImageBitmap or a VideoFrame) waits for its turn on screen, unless a newer one is there. */
   show(header, picture) {
     const newest = this.newest;
-    if (newest !== null && newest.header.seq > header.seq) {
+    if (this.closed || (newest !== null && newest.header.seq > header.seq)) {
       picture.close?.();
       return;
     }
@@ -241,7 +251,7 @@ export class FrameStream {
   askKeyFrame(now = Date.now()) {
     if (now - this.keyAskedAt < KEY_ASK_MS) return;
     this.keyAskedAt = now;
-    this.model.send(keyFrameMessage());
+    this.send(keyFrameMessage());
   }
 
   async decodeNext() {
@@ -269,6 +279,7 @@ export class FrameStream {
    * @param {Function} setTimer @param {Function} clearTimer
    */
   acknowledge(seq, kernelAcked = -1, now = Date.now(), setTimer = setTimeout, clearTimer = clearTimeout) {
+    if (this.closed) return;
     while (this.unreadAcks.length > 0 && this.unreadAcks[0].seq <= kernelAcked) this.unreadAcks.shift();
     if (seq <= this.drawnSeq) return;
     this.drawnSeq = seq;
@@ -295,7 +306,7 @@ export class FrameStream {
     this.lastAckSentAt = now;
     this.unreadAcks.push({ seq: this.ackedSeq, at: now });
     if (this.unreadAcks.length > 64) this.unreadAcks.shift();
-    this.model.send(ackMessage(this.ackedSeq));
+    this.send(ackMessage(this.ackedSeq));
   }
 
   /** Track which views can be seen; tell the kernel when "any view visible" changes. */
@@ -305,14 +316,18 @@ export class FrameStream {
     const anyVisible = this.visibleViews.size > 0 && !globalThis.document?.hidden;
     if (anyVisible !== this.reportedVisible) {
       this.reportedVisible = anyVisible;
-      this.model.send(visibilityMessage(anyVisible));
+      this.send(visibilityMessage(anyVisible));
     }
   }
 
-  /** Stop the ack timer and the click timers (the widget is going away). */
+  /** The widget is going away: stop the timers, close every picture held; from now on nothing is
+   * drawn or sent (decodes still in flight close their pictures when they finish). */
   close() {
+    this.closed = true;
+    this.replaying = false;
+    this.waiting = null;
     this.controls.close();
-    this.video.reset();
+    this.video.close();
     for (const frame of this.queued.splice(0)) frame.bitmap.close?.();
     this.latest?.bitmap.close?.();
     this.replayed?.bitmap.close?.();

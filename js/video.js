@@ -12,7 +12,7 @@ export async function videoCodecs(decoderClass = globalThis.VideoDecoder) {
   try {
     const { supported } = await decoderClass.isConfigSupported({ codec: PROBE_CODEC, optimizeForLatency: true });
     return supported ? ["h264"] : [];
-  } catch (error) {
+  } catch {
     return [];
   }
 }
@@ -32,10 +32,12 @@ export class VideoFrames {
     this.config = "";
     /** @type {Map<number, object>} headers of frames in the decoder, by seq */
     this.headers = new Map();
+    this.closed = false; // for good: frames the decoder still outputs are closed, not shown
   }
 
   /** Decode one frame; false when it cannot be (no key frame since the start or the last error). */
   push(header, bytes) {
+    if (this.closed) return false;
     const config = `${header.codec}/${header.width}x${header.height}`;
     if (header.key && config !== this.config) this.reset();
     try {
@@ -59,6 +61,10 @@ export class VideoFrames {
   }
 
   output(frame) {
+    if (this.closed) {
+      frame.close();
+      return;
+    }
     const header = this.headers.get(frame.timestamp);
     for (const seq of this.headers.keys()) {
       if (seq > frame.timestamp) break;
@@ -70,7 +76,7 @@ export class VideoFrames {
 
   fail(error) {
     this.reset();
-    this.onError(error);
+    if (!this.closed) this.onError(error);
   }
 
   /** Drop the decoder: the next key frame starts a new one. */
@@ -80,5 +86,11 @@ export class VideoFrames {
     this.config = "";
     this.headers.clear();
     if (decoder !== null && decoder.state !== "closed") decoder.close();
+  }
+
+  /** Drop the decoder for good (the widget is going away). */
+  close() {
+    this.closed = true;
+    this.reset();
   }
 }

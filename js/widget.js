@@ -1,5 +1,5 @@
-// gymview live view: the browser side of gymview.LiveView (plain ES modules, joined into one by
-// gymview/live/frontend.py for anywidget). The wire protocol is in protocol.js.
+// gymview live view: the browser side of gymview.LiveView, the entry esbuild bundles into
+// dist/widget.js (`npm run build`) for anywidget. The wire protocol is in protocol.js.
 import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";

@@ -1,6 +1,7 @@
 """JobStatus: the one-line status of a background job (state, elapsed time, a Stop button).
 
-The browser counts the elapsed time itself from ``started``, so no thread ticks in the kernel.
+Its front-end is ``js/job_status.js`` (bundled as :mod:`.frontend` describes); the browser counts the
+elapsed time itself from ``started``, so no thread ticks in the kernel.
 """
 
 from __future__ import annotations
@@ -12,44 +13,16 @@ import anywidget
 import traitlets
 
 from gymview._internal.kernel import in_kernel
-from gymview.live import protocol
+from gymview.live import frontend, protocol
 
 __all__ = ["JobStatus", "show_in_notebook"]
-
-_ESM = """
-const STOP = {"type": "%s"};
-function render({ model, el }) {
-  el.classList.add("gymview-job");
-  const label = document.createElement("span");
-  const button = document.createElement("button");
-  button.textContent = "Stop";
-  button.setAttribute("aria-label", "Stop");
-  button.className = "gymview-button";
-  el.append(label, button);
-  const show = () => {
-    const state = model.get("state");
-    const end = model.get("ended") || Date.now() / 1000;
-    const seconds = Math.max(0, end - model.get("started"));
-    const message = model.get("message");
-    label.textContent = `${model.get("name")}: ${state} · ${seconds.toFixed(0)} s` + (message ? ` · ${message}` : "");
-    el.dataset.state = state;
-    button.disabled = state !== "running";
-  };
-  button.addEventListener("click", () => model.send(STOP));
-  model.on("change", show);
-  show();
-  const timer = setInterval(show, 1000);
-  return () => { clearInterval(timer); model.off("change", show); };
-}
-export default { render };
-""" % protocol.JOB_STOP
 
 
 class JobStatus(anywidget.AnyWidget):
     """Shows a background job; its Stop button calls ``on_stop()``."""
 
-    _esm = _ESM
-    _css = ".gymview-job { display: flex; gap: 8px; align-items: center; font-size: 12px; }"
+    _esm = frontend.JOB_STATUS_ESM  # text, not a path: see LiveView
+    _css = frontend.CSS  # the live view's, for the same buttons
     name = traitlets.Unicode("").tag(sync=True)
     state = traitlets.Unicode("running").tag(sync=True)
     started = traitlets.Float(0.0).tag(sync=True)

@@ -271,3 +271,74 @@ test("a page's ready names the video codecs it decodes, once the browser has sai
   await settle();
   assert.deepEqual(model.sent, [{ type: "ready", v: 1, client: CLIENT_ID, codecs: ["h264"] }]);
 });
+
+/** A decode that finishes when the test calls `finish[i]()` (which returns the bitmap). */
+function heldDecoder() {
+  const finish = [];
+  const decode = () => new Promise((resolve) => {
+    finish.push(() => {
+      const bitmap = { closed: false, close() { this.closed = true; } };
+      resolve(bitmap);
+      return bitmap;
+    });
+  });
+  return { finish, decode };
+}
+
+test("a frame whose decode finishes after close() is closed, not drawn, and nothing is sent for it", async () => {
+  const { finish, decode } = heldDecoder();
+  const model = fakeModel();
+  const stream = new FrameStream(model, decode);
+  let told = 0;
+  stream.listeners.add(() => (told += 1));
+  stream.onMessage(header(0), bytes());
+  stream.onMessage(header(1), bytes()); // waits for the first decode
+  stream.close();
+  const bitmap = finish[0]();
+  await settle();
+  assert.equal(bitmap.closed, true);
+  assert.equal(stream.newest, null);
+  assert.equal(told, 0);
+  assert.equal(finish.length, 1); // the waiting frame is never decoded
+  assert.deepEqual(model.sent, []);
+});
+
+test("a replayed frame whose decode finishes after close() is closed and not kept", async () => {
+  const { finish, decode } = heldDecoder();
+  const stream = new FrameStream(fakeModel(), decode);
+  stream.onMessage({ type: "state", state: "paused", heard: [] });
+  stream.askReplay(1);
+  stream.onMessage(header(3, { replay: 1 }), bytes());
+  stream.close();
+  const bitmap = finish[0]();
+  await settle();
+  assert.equal(bitmap.closed, true);
+  assert.equal(stream.replayed, null);
+});
+
+test("a page's ready is not sent when the browser names its codecs after close()", async () => {
+  let answer;
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, new Promise((resolve) => (answer = resolve)));
+  stream.announce(1);
+  stream.close();
+  answer(["h264"]);
+  await settle();
+  assert.deepEqual(model.sent, []);
+});
+
+test("after close() kernel messages, hidden views, acks and clicks send nothing", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, async () => ({}), ["h264"]);
+  stream.close();
+  stream.onMessage(header(5, { format: "h264", key: false }), bytes()); // would ask for a key frame
+  stream.onMessage({ type: "state", state: "paused", heard: [] });
+  stream.setVisible({}, false); // would say no view is visible
+  const timers = fakeTimers();
+  stream.acknowledge(5, -1, 0, timers.setTimer, timers.clearTimer);
+  timers.advance(10_000);
+  assert.equal(stream.controls.send({ type: "control", action: "pause" }, true, timers.setTimer), null);
+  assert.deepEqual(model.sent, []);
+  assert.equal(stream.controls.state, null);
+  assert.equal(timers.pending(), 0);
+});

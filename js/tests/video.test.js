@@ -54,7 +54,7 @@ test("no WebCodecs, no video codecs; a browser that decodes H.264 says so", asyn
 test("frames are decoded in order from a key frame; the decoder is configured from the key frame's header", () => {
   const { made, make } = fakeDecoders();
   const shown = [];
-  const video = new VideoFrames((header, picture) => shown.push(header.seq), () => {}, make);
+  const video = new VideoFrames((header) => shown.push(header.seq), () => {}, make);
   assert.equal(video.push(frame(0), new Uint8Array([1])), false); // a delta frame first: nothing to start from
   assert.equal(made.length, 0);
   assert.equal(video.push(frame(1, { key: true }), new Uint8Array([1])), true);
@@ -178,4 +178,21 @@ test("closing the stream closes every picture it holds", () => {
   const waiting = stream.queued[0].bitmap;
   stream.close();
   assert.equal(shown.closed && waiting.closed, true);
+});
+
+test("a picture the decoder outputs after close() is closed, not shown; a late error is not reported", () => {
+  let output, error;
+  const make = (init) => {
+    ({ output, error } = init);
+    return { state: "configured", configure() {}, decode() {}, close() { this.state = "closed"; } };
+  };
+  const shown = [], errors = [];
+  const video = new VideoFrames((header) => shown.push(header.seq), (failure) => errors.push(failure), make);
+  assert.equal(video.push(frame(0, { key: true }), new Uint8Array([1])), true); // in the decoder when the view goes
+  video.close();
+  const late = { timestamp: 0, closed: false, close() { this.closed = true; } };
+  output(late);
+  error(new Error("aborted"));
+  assert.deepEqual([shown, errors, late.closed], [[], [], true]);
+  assert.equal(video.push(frame(1, { key: true }), new Uint8Array([1])), false); // no new decoder either
 });

@@ -132,6 +132,9 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         page.keyboard.up("ArrowRight")
         page.wait_for_function("() => document.querySelector('.gymview.gymview-keyboard').dataset.notice"
                                ".endsWith('1, 0]')", timeout=60_000)
+        page.keyboard.press("Escape")  # leaves keyboard play: the view lets go of focus (and sends no key)
+        page.wait_for_function("() => !document.querySelector('.gymview.gymview-keyboard').contains(document.activeElement)",
+                               timeout=60_000)
         game.get_by_role("button", name="Stop").click()
         start_cell(page, 3)
         text = wait_for_output(page, 3, "RUN")

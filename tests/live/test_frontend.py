@@ -1,61 +1,103 @@
-"""The front-end's ES modules, joined into the one module anywidget loads."""
+"""The front-end: js/ bundled by esbuild (js/package.json's `build`), read by gymview.live.frontend, shipped in the wheel."""
 
+import json
+import os
 import pathlib
+import re
 import shutil
 import subprocess
+import sys
 import tomllib
 
 import pytest
 
-from gymview.live.frontend import ESM, FrontendError, join_modules
+from gymview.live import frontend
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULES = sorted(path.name for path in (ROOT / "js").glob("*.js"))
+JS = ROOT / "js"
+MODULES = sorted(path.name for path in JS.glob("*.js") if path.name != "eslint.config.js")
+BUILD = json.loads((JS / "package.json").read_text())["scripts"]["build"]
+ENTRIES = re.findall(r"\b([\w-]+\.js)\b", BUILD.split("--")[0])  # the entries named before the first option
+EXPORT = re.compile(r"^export (?:async )?(?:const|let|function\*?|class) ([A-Za-z_$][\w$]*)", re.M)
 
 
-def test_the_joined_module_holds_every_module_once_and_parses(tmp_path):
-    headers = [line[3:] for line in ESM.splitlines() if line[3:] in MODULES and line.startswith("// ")]
-    assert sorted(headers) == MODULES and headers[-1] == "widget.js"
-    joined = tmp_path / "widget.mjs"
-    joined.write_text(ESM)
+def declared(bundle: str) -> set[str]:
+    """Top-level names the bundle declares (esbuild writes `var X = class`, `function f(`...)."""
+    return set(re.findall(r"^(?:var|let|const|async function|function\*?|class) ([A-Za-z_$][\w$]*)", bundle, re.M))
+
+
+def test_the_build_bundles_each_widget_entry():
+    assert ENTRIES == ["widget.js", "job_status.js"]
+    assert "--bundle" in BUILD and "--format=esm" in BUILD and "--outdir=dist" in BUILD
+
+
+def test_every_module_is_in_its_widgets_bundle():
+    bundles = {"widget.js": frontend.ESM, "job_status.js": frontend.JOB_STATUS_ESM}
+    job_status = {"job_status.js", "protocol.js"}  # the job's status line needs nothing else
+    for module in MODULES:
+        text = (JS / module).read_text()
+        exported = set(EXPORT.findall(text)) | ({f"{module[:-3]}_default"} if "export default" in text else set())
+        for entry, bundle in bundles.items():
+            wanted = module != "job_status.js" if entry == "widget.js" else module in job_status
+            if wanted:
+                assert exported & declared(bundle), f"the bundle of js/{entry} lacks js/{module} ({sorted(exported)})"
+    assert "jobLine" not in declared(frontend.ESM)  # each widget loads only its own code
+    for bundle in bundles.values():
+        assert re.search(r"^export \{\n  \w+ as default", bundle, re.M)  # what anywidget imports
+        assert not re.search(r"^\s*import\b", bundle, re.M)  # a Blob URL resolves no import
+
+
+def test_the_bundles_parse(tmp_path):
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed (./dev.sh test installs it)")
-    done = subprocess.run([node, "--check", str(joined)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    for name in ("widget.js", "job_status.js"):
+        module = tmp_path / f"{name}.mjs"
+        module.write_text(frontend.FILES[name].read_text())
+        done = subprocess.run([node, "--check", str(module)], capture_output=True, text=True)
+        assert done.returncode == 0, f"{name}: {done.stderr}"
 
 
-def test_the_wheel_ships_every_module():
+def test_the_bundles_are_built_from_the_sources_as_they_are(tmp_path):
+    """A bundle older than an edit of js/ would put the old front-end in the widget (and the wheel)."""
+    esbuild = JS / "node_modules" / ".bin" / "esbuild"
+    if not esbuild.exists() or frontend.FILES["widget.js"].parent != JS / "dist":
+        pytest.skip("not a built checkout (./dev.sh build)")
+    command = BUILD.replace("esbuild", str(esbuild), 1).replace("--outdir=dist", f"--outdir={tmp_path}")
+    subprocess.run(command, shell=True, cwd=JS, check=True)
+    for name in ENTRIES:
+        assert (tmp_path / name).read_text() == frontend.FILES[name].read_text(), f"js/dist/{name} is stale: ./dev.sh build"
+
+
+def test_the_wheel_ships_the_bundles_and_the_css():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     shipped = pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
-    assert {f"js/{name}" for name in MODULES} <= set(shipped)
-    assert all(shipped[f"js/{name}"] == f"gymview/static/{name}" for name in MODULES)
+    assert shipped == {**{f"js/dist/{name}": f"gymview/static/{name}" for name in ENTRIES},
+                       "js/widget.css": "gymview/static/widget.css"}
+    assert pyproject["tool"]["hatch"]["build"]["targets"]["sdist"]["artifacts"] == ["js/dist/*.js"]
+    assert set(frontend.FILES) == {pathlib.PurePosixPath(target).name for target in shipped.values()}
 
 
-def write(folder, **modules):
-    for name, text in modules.items():
-        (folder / f"{name}.js").write_text(text)
-    return folder
+def test_a_wheels_package_reads_its_static_folder(tmp_path):
+    static = tmp_path / "gymview" / "static"
+    static.mkdir(parents=True)
+    for name in ("widget.js", "job_status.js", "widget.css"):
+        (static / name).write_text(name)
+    assert frontend.locate(tmp_path / "gymview") == {name: static / name for name in ("widget.js", "job_status.js", "widget.css")}
 
 
-@pytest.mark.parametrize("modules, message", [
-    ({"main": 'import { x } from "https://esm.sh/x";\n'}, "only imports of sibling modules"),
-    ({"main": 'const x = await import("./a.js");\n'}, "only imports of sibling modules"),
-    ({"main": 'import { a } from "./a.js";\n', "a": 'import { b } from "./main.js";\nexport const a = 1;\n'},
-     "circle: main.js -> a.js -> main.js"),
-    ({"main": 'import { a } from "./missing.js";\n'}, "imports ./missing.js, which does not exist"),
-    ({"main": 'import { a } from "./a.js";\nconst MIME = 2;\n', "a": "export const MIME = 1;\n"},
-     "js/a.js and js/main.js both declare MIME"),
-])
-def test_a_module_that_breaks_the_convention_is_named(tmp_path, modules, message):
-    with pytest.raises(FrontendError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        join_modules(write(tmp_path, **modules), "main.js")
-
-
-def test_modules_come_after_what_they_import_and_only_once(tmp_path):
-    write(tmp_path, main='import { a } from "./a.js";\nimport { b } from "./b.js";\nexport default { a, b };\n',
-          a='import { c } from "./c.js";\nexport const a = c;\n', b='import { c } from "./c.js";\nexport const b = c;\n',
-          c="export const c = 1;\n")
-    joined = join_modules(tmp_path, "main.js")
-    assert [line for line in joined.splitlines() if line.startswith("// ")] == ["// c.js", "// a.js", "// b.js", "// main.js"]
-    assert "import" not in joined
+def test_a_checkout_without_the_bundles_says_how_to_build_them_and_import_gymview_still_works(tmp_path):
+    shutil.copytree(ROOT / "gymview", tmp_path / "gymview", ignore=shutil.ignore_patterns("__pycache__", "static"))
+    (tmp_path / "js").mkdir()
+    shutil.copy(JS / "widget.css", tmp_path / "js")
+    environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    light = subprocess.run([sys.executable, "-c", "import sys, gymview; print(gymview.__file__, 'gymview.live.frontend' in sys.modules)"],
+                           capture_output=True, text=True, env=environment, cwd=tmp_path)
+    assert light.returncode == 0, light.stderr
+    assert light.stdout.split() == [str(tmp_path / "gymview" / "__init__.py"), "False"]
+    widget = subprocess.run([sys.executable, "-c", "import gymview.live.widget"],
+                            capture_output=True, text=True, env=environment, cwd=tmp_path)
+    assert widget.returncode != 0
+    last = widget.stderr.strip().splitlines()[-1]
+    assert last.startswith("gymview.live.frontend.FrontendNotBuilt: gymview's front-end is not built"), last
+    assert f"{tmp_path / 'js' / 'dist' / 'widget.js'} is missing" in last and "./dev.sh build" in last

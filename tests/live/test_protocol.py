@@ -11,7 +11,7 @@ def test_js_mirrors_the_protocol(repo_root):
     version = re.search(r"export const PROTOCOL_VERSION = (\d+);", messages)
     assert version and int(version.group(1)) == protocol.PROTOCOL_VERSION
     kinds = (protocol.FRAME, protocol.READY, protocol.ACK, protocol.VISIBILITY, protocol.CONTROL, protocol.KEY,
-             protocol.REPLAY, protocol.STATE)
+             protocol.REPLAY, protocol.STATE, protocol.JOB_STOP)
     for kind in kinds:  # each message is built or read in protocol.js
         assert f'type: "{kind}"' in messages or f'msg.type === "{kind}"' in messages, kind
     header = protocol.frame_header(3, "png", 10, 20, {"step": 1}, dropped=2)
@@ -60,7 +60,7 @@ def test_a_job_status_stop_button_is_its_own_message():
 
     stops = []
     status = JobStatus(on_stop=lambda: stops.append(1), name="learn")
-    assert f'{{"type": "{protocol.JOB_STOP}"}}' in status._esm
+    assert f'type: "{protocol.JOB_STOP}"' in status._esm  # js/job_status.js, bundled
     for content in ({"type": "control", "action": "stop"}, {"type": "stop"}, "stop"):  # as a page sends it
         status.comm.handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
     assert stops == [1]

@@ -3,7 +3,9 @@ and use it there as a user would. ``./dev.sh test`` runs this after pytest; by h
 
     python tests/packaging/wheel_smoke.py
 
-Checks: the wheel carries the widget's front-end and ``import gymview`` uses that copy; ``gymview
+The wheel carries the front-end's bundles, so build them first (``./dev.sh test`` does: ``./dev.sh build``).
+
+Checks: the wheel carries the widgets' front-end and ``import gymview`` uses that copy; ``gymview
 record CartPole-v1 --episodes 2 --out v`` writes two videos that ffmpeg decodes end to end; ``watch()``
 in a real IPython kernel sends frames over its comm. Exits non-zero naming the first check that fails.
 """
@@ -22,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONTEND = tuple(f"gymview/static/{path.name}" for path in sorted((ROOT / "js").glob("*.js"))) + ("gymview/static/widget.css",)
+FRONTEND = ("gymview/static/widget.js", "gymview/static/job_status.js", "gymview/static/widget.css")
 
 IMPORTED = """
 import json, sys
@@ -31,8 +33,8 @@ import gymview
 from gymview.live import frontend
 package = Path(gymview.__file__).parent
 print(json.dumps({"package": str(package), "prefix": sys.prefix,
-                  "esm_is_the_packaged_file": frontend.FRONTEND == package / "static"
-                  and gymview.LiveView._esm == frontend.join_modules(package / "static")}))
+                  "esm_is_the_packaged_file": frontend.FILES["widget.js"] == package / "static" / "widget.js"
+                  and gymview.LiveView._esm == (package / "static" / "widget.js").read_text(encoding="utf-8")}))
 """
 
 # Runs in the new environment: a kernel of that environment's Python, a watched loop, its frames counted.
@@ -94,6 +96,8 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def build_wheel(out: Path) -> Path:
+    if not (ROOT / "js" / "dist" / "widget.js").is_file():
+        raise SmokeFailure("js/dist/ holds no bundles for the wheel to carry: run ./dev.sh build first")
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check", "-w", str(out), str(ROOT)])
     (wheel,) = out.glob("gymview-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
