@@ -22,6 +22,7 @@ from __future__ import annotations
 import numbers
 import os
 import threading
+import weakref
 import time
 from collections.abc import Callable, Iterable
 
@@ -57,7 +58,7 @@ def check_speed(speed: float | str | None) -> float | None:
 
 # Threads asked to stop by gymview.background's job.stop(): their watched envs raise Stopped.
 _stopping_threads: set[int] = set()
-_all_controls: list[RunControls] = []
+_all_controls: weakref.WeakSet[RunControls] = weakref.WeakSet()  # a view never closed is not kept by it
 _registry_lock = threading.Lock()
 
 
@@ -106,7 +107,7 @@ class RunControls:
         self.engaged = False  # the one attribute a step reads: True when before_step has work
         self._loops_held = 0
         with _registry_lock:
-            _all_controls.append(self)
+            _all_controls.add(self)
 
     def reset_after_fork(self) -> None:
         """In a child forked from the kernel: running, unpaced, with fresh locks (another thread may
@@ -126,8 +127,7 @@ class RunControls:
     def forget(self) -> None:
         """Leave the process-wide list (the view closed)."""
         with _registry_lock:
-            if self in _all_controls:
-                _all_controls.remove(self)
+            _all_controls.discard(self)
 
     # -- what the buttons (and run.pause() ...) do: any thread ---------------------------------
     def pause(self) -> None:

@@ -96,6 +96,7 @@ class FrameStreamer:
         clock: Callable[[], float] = time.perf_counter,
         history: FrameHistory | None = None,
         codec: str = "auto",
+        on_watching: Callable[[bool], None] = lambda active: None,
     ) -> None:
         if isinstance(max_lag, bool) or not isinstance(max_lag, (int, float)) or not max_lag > 0:
             raise ValueError(f"max_lag must be a positive number of seconds; got {max_lag!r}")
@@ -124,6 +125,7 @@ class FrameStreamer:
         self._seq = -1
         self._acks = PageAcks(self.max_lag)  # each browser page's acks: pages come and go
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
+        self._on_watching = on_watching  # told when a watcher starts (True) and ends (False)
         self._watcher = Worker("stream", self._watch, wake=self._nudge.set)
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
@@ -456,6 +458,13 @@ class FrameStreamer:
 
     # -- the watcher thread ------------------------------------------------------------------
     def _watch(self, stop: threading.Event) -> None:
+        self._on_watching(True)
+        try:
+            self._watch_until(stop)
+        finally:
+            self._on_watching(False)
+
+    def _watch_until(self, stop: threading.Event) -> None:
         idle_since = time.perf_counter()
         while not stop.is_set():
             self._nudge.wait(PUMP_WAIT_SECONDS)

@@ -139,17 +139,19 @@ class LiveView(anywidget.AnyWidget):
         self._closed = True  # until fully built: Widget.__del__ calls close() even if __init__ raised
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead, clock=clock)
         codec = check_codec(codec)
+        self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
+        # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
+        self._marimo = self._in_kernel and in_marimo()
         self._streamer = FrameStreamer(
             send or self._send_frame, max_size=max_size,
             image_format=codec if codec in IMAGE_FORMATS else image_format,
             quality=quality, max_lag=max_lag, codec=codec,
             history=FrameHistory(replay_seconds, replay_max_bytes),
+            # while frames flow in a kernel, clicks are heard on ipykernel's shell-channel thread sooner
+            on_watching=switch_interval_lease.hold_while if self._in_kernel and not self._marimo else lambda active: None,
         )
         self._controls = RunControls(on_change=self._post_state)
         self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
-        self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
-        # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
-        self._marimo = self._in_kernel and in_marimo()
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
@@ -174,16 +176,11 @@ class LiveView(anywidget.AnyWidget):
         if self._in_kernel and not self._marimo:
             answer_on_shell_channel()  # clicks, and a page loading, heard while a cell runs
         self._closed = False
-        # see thread_switches: clicks heard during busy cells on ipykernel's shell-channel thread
-        self._holds_switch_interval = self._in_kernel and not self._marimo
-        if self._holds_switch_interval:
-            switch_interval_lease.hold()
-        registry.add(self, self._go_inert)
+        registry.add(self, LiveView._go_inert)  # not a bound method: that would keep the view alive
 
     def _go_inert(self) -> None:
         """In a forked child: forget the parent's stream and channel (see ``gymview.live.kernels.registry``)."""
         self._in_kernel = False
-        self._holds_switch_interval = False  # switch_interval_lease.after_fork() let go of every hold
         self._link.go_inert()
         self._streamer = self._messages.streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
@@ -381,9 +378,6 @@ class LiveView(anywidget.AnyWidget):
             return
         self._closed = True
         registry.remove(self)
-        if self._holds_switch_interval:
-            self._holds_switch_interval = False
-            switch_interval_lease.release()
         self._controls.forget()
         try:
             try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -23,20 +24,23 @@ from gymview.live.kernels.thread_switches import switch_interval_lease
 
 __all__ = ["add", "live_views", "remove"]
 
-_views: dict[Any, Callable[[], None]] = {}  # open view -> what makes it inert in a forked child
+# open view -> what makes it inert in a forked child; weak: a view never closed is not kept alive here
+_views: weakref.WeakKeyDictionary[Any, Callable[[Any], None]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
-def add(view: Any, go_inert: Callable[[], None]) -> None:
-    """Count ``view`` as open (every ``LiveView`` adds itself when made).
+def add(view: Any, go_inert: Callable[[Any], None]) -> None:
+    """Count ``view`` as open (every ``LiveView`` adds itself when made); held weakly.
 
     Args:
-        view: The view.
-        go_inert: Called in a child forked from this process, to make the view there send nothing.
+        view: The view (weakly referable).
+        go_inert: ``go_inert(view)`` is called in a child forked from this process, to make the view there
+            send nothing.
 
     Examples:
-        >>> view = object()
-        >>> add(view, lambda: None); view in live_views()
+        >>> class View: pass
+        >>> view = View()
+        >>> add(view, lambda view: None); view in live_views()
         True
         >>> remove(view)
     """
@@ -51,8 +55,9 @@ def remove(view: Any) -> None:
         view: The view.
 
     Examples:
-        >>> view = object()
-        >>> add(view, lambda: None); remove(view); remove(view)
+        >>> class View: pass
+        >>> view = View()
+        >>> add(view, lambda view: None); remove(view); remove(view)
         >>> view in live_views()
         False
     """
@@ -83,8 +88,8 @@ def _silence_views_in_forked_child() -> None:
     global _lock
     _lock = threading.Lock()  # another thread may have held it at the fork
     switch_interval_lease.after_fork()
-    for go_inert in list(_views.values()):
-        go_inert()
+    for view, go_inert in list(_views.items()):
+        go_inert(view)
 
 
 if hasattr(os, "register_at_fork"):

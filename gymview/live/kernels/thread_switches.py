@@ -3,9 +3,10 @@
 A cell that keeps the interpreter busy (a watched loop) lets another thread run only when that
 thread asks for the GIL and ``sys.getswitchinterval()`` (5 ms by default) has passed. ipykernel's
 shell-channel thread needs the GIL many times to take in one message, so a click waited for dozens
-of those turns. While any live view is open in a kernel the interval is 1 ms (clicks are heard
-several times sooner, the loop runs as fast: docs/performance.md), and the user's own setting comes
-back when the last one closes.
+of those turns. While frames flow to any live view in a kernel (its stream's watcher runs) the interval
+is 1 ms (clicks are heard several times sooner, the loop runs as fast: docs/performance.md), and the
+user's own setting comes back when the last stream goes quiet: a view closed, stopped, or left open
+with nothing to show for 10 s.
 
 >>> import sys
 >>> switches = SwitchIntervalLease()
@@ -44,6 +45,13 @@ class SwitchIntervalLease:
                 self._restore = current
                 sys.setswitchinterval(QUICK_SECONDS)
 
+    def hold_while(self, active: bool) -> None:
+        """:meth:`hold` when ``active``, else :meth:`release` (a stream's watcher starting and ending)."""
+        if active:
+            self.hold()
+        else:
+            self.release()
+
     def release(self) -> None:
         with self._lock:
             self._holders = max(0, self._holders - 1)
@@ -63,4 +71,4 @@ class SwitchIntervalLease:
 
 
 switch_interval_lease = SwitchIntervalLease()
-"""The process's one counter: every LiveView open in a kernel holds it."""
+"""The process's one counter: every LiveView in a kernel holds it while its frames flow."""
