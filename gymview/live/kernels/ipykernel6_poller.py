@@ -22,6 +22,7 @@ from typing import Any
 
 from gymview._internal.kernel import ipython_shell
 from gymview.live.kernels.page_requests import ANSWERED_TYPES, PageRequests
+from gymview.live.kernels.private_apis import warn_missing
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
@@ -54,9 +55,11 @@ class Ipykernel6CommPoller:
         except ValueError:
             return None
         kernel = getattr(shell, "kernel", None)
-        if major != 6 or kernel is None or not all(
-            hasattr(kernel, name) for name in ("msg_queue", "shell_stream", "dispatch_shell", "session", "shell_handlers")
-        ):
+        if major != 6 or kernel is None:
+            return None
+        if not all(hasattr(kernel, name) for name in ("msg_queue", "shell_stream", "dispatch_shell", "session",
+                                                      "shell_handlers")):
+            warn_missing("ipykernel.kernelbase.Kernel.msg_queue and shell_stream")
             return None
         return cls(kernel)
 

@@ -26,6 +26,7 @@ def show_in_cell(widget: Any, on_cell_end: Callable[[], None]) -> None:
 
         cells = get_context().cell_lifecycle_registry
     except Exception:  # a marimo laid out otherwise: the view is shown, only not stopped with its cell
+        warn_missing("marimo._runtime.cell_lifecycle_item and marimo._runtime.context")
         return
 
     class CellEnd(CellLifecycleItem):

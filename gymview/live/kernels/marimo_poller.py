@@ -23,6 +23,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gymview.live.kernels.private_apis import warn_missing
+
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
 __all__ = ["MarimoCommPoller"]
@@ -51,8 +53,10 @@ class MarimoCommPoller:
                 batcher = frame.f_locals.get(local)
                 if all(hasattr(batcher, name) for name in ("_set_ui_element_queue", "_processed_tokens")):
                     return cls(batcher, threading.get_ident())
-                return None
+                break
             frame = frame.f_back
+        if threading.current_thread() is threading.main_thread():  # where marimo runs cells
+            warn_missing("marimo._runtime.kernel_lifecycle.listen_messages (ui_request_mgr)")
         return None
 
     def deliver(self, handlers: Mapping[str, Handler]) -> int:

@@ -24,6 +24,7 @@ from typing import Any
 
 from gymview._internal.kernel import ipython_shell
 from gymview.live.kernels import registry
+from gymview.live.kernels.private_apis import warn_missing
 
 __all__ = ["PageRequests", "answer_on_shell_channel"]
 
@@ -54,7 +55,7 @@ class PageRequests:
         if msg_type in ("kernel_info_request", "comm_info_request"):
             return True
         if msg_type == "comm_open":
-            return content.get("target_name") == CONTROL_TARGET
+            return content.get("target_name") == CONTROL_TARGET and _widget_states_handler() is not None
         comm_id = content.get("comm_id")
         if comm_id in self._control_comms:
             return True
@@ -99,7 +100,11 @@ class PageRequests:
             if view is not None:
                 # The widget's own handler, not the comm's: the comm's fires IPython's pre/post-execute
                 # events, which would show and close the running cell's matplotlib figures.
-                view._handle_msg(message)
+                handle = getattr(view, "_handle_msg", None)
+                if handle is None:
+                    warn_missing("ipywidgets.Widget._handle_msg")
+                    handle = view.comm.handle_msg
+                handle(message)
 
     def _reply(self, idents: list[Any], parent: dict[str, Any], msg_type: str, content: dict[str, Any]) -> None:
         self._status("busy", parent)
@@ -108,8 +113,9 @@ class PageRequests:
 
     def _status(self, state: str, parent: dict[str, Any]) -> None:
         kernel = self.kernel
-        kernel.session.send(kernel.iopub_socket, "status", {"execution_state": state}, parent=parent,
-                            ident=kernel._topic("status"))
+        topic = getattr(kernel, "_topic", None)
+        ident = topic("status") if topic is not None else f"kernel.{kernel.ident}.status".encode()
+        kernel.session.send(kernel.iopub_socket, "status", {"execution_state": state}, parent=parent, ident=ident)
 
     def _comms(self, target_name: str | None) -> dict[str, dict[str, str]]:
         comms = dict(self.kernel.comm_manager.comms)  # a copy: the cell may open comms meanwhile
@@ -132,13 +138,22 @@ def _view_of(comm_id: Any) -> Any:
     return None
 
 
-def _send_widget_states(message: dict[str, Any]) -> None:
-    """ipywidgets' answer to ``request_states``: every widget's state, in one message."""
+def _widget_states_handler() -> Callable[[dict[str, Any]], None] | None:
+    """ipywidgets' handler of the control comm (``request_states``), or None where it has none."""
     from ipywidgets import Widget
 
+    handler = getattr(Widget, "_handle_control_comm_msg", None)
+    if handler is None:
+        warn_missing("ipywidgets.Widget._handle_control_comm_msg")
+    return handler
+
+
+def _send_widget_states(message: dict[str, Any]) -> None:
+    """ipywidgets' answer to ``request_states``: every widget's state, in one message."""
+    handler = _widget_states_handler()
     for _ in range(3):
         try:
-            Widget._handle_control_comm_msg(message)
+            handler(message)
             return
         except RuntimeError:  # the cell made or closed a widget while the states were read: read again
             continue
@@ -160,11 +175,15 @@ def answer_on_shell_channel() -> PageRequests | None:
     shell = ipython_shell()
     kernel = getattr(shell, "kernel", None)
     thread = getattr(kernel, "shell_channel_thread", None)
-    manager = getattr(thread, "manager", None)
+    if thread is None or not hasattr(kernel, "comm_manager") or getattr(kernel, "shell_stream", None) is None:
+        return None  # ipykernel 6 (its poller answers), or another kernel
+    route = getattr(getattr(thread, "manager", None), "get_shell_channel_to_subshell_socket", None)
     lock = getattr(kernel, "_main_asyncio_lock", None)
-    route = getattr(manager, "get_shell_channel_to_subshell_socket", None)
-    if route is None or lock is None or not hasattr(kernel, "comm_manager") or kernel.shell_stream is None:
+    if route is None or lock is None:
+        warn_missing("ipykernel.shellchannel.ShellChannelThread.manager.get_shell_channel_to_subshell_socket"
+                     if route is None else "ipykernel.kernelbase.Kernel._main_asyncio_lock")
         return None
+    manager = thread.manager
     with _install_lock:
         answers = _installed.get(id(kernel))
         if answers is None:
