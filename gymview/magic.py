@@ -1,6 +1,6 @@
 """The IPython face: ``%load_ext gymview`` and the ``%gymview`` line magic.
 
-marimo has no magics: there ``gymview.setup()`` stands for ``%load_ext gymview``, and
+marimo has no magics: there ``gymview.setup(human=True)`` stands for ``%load_ext gymview``, and
 ``gymview_magic("status")`` (or ``"stop"``) for the line magic.
 
 >>> from IPython.testing.globalipapp import get_ipython  # doctest: +SKIP
@@ -20,7 +20,7 @@ _USAGE = """usage: %gymview status | %gymview stop | %gymview setup | %gymview d
   status  print the counters of every live view in this kernel
   stop    end every gymview.play run and ask every gymview.background job to stop, then stop
           the stream threads of all live views (their last frames stay on the page)
-  setup   run gymview.setup() again and print its report
+  setup   run gymview.setup(human=True) again, as %load_ext gymview did, and print its report
   doctor  check display, Xvfb, ffmpeg, torch/CUDA and widget versions, and print fixes"""
 
 
@@ -58,7 +58,8 @@ def gymview_magic(line: str) -> None:
     ``%gymview status`` prints the live views' counters; ``%gymview stop`` ends every
     ``gymview.play`` run, asks every ``gymview.background`` job to stop, then stops the stream
     threads of all live views (their last frames stay on the page); ``%gymview setup`` runs
-    ``gymview.setup()`` again; ``%gymview doctor`` prints the doctor's report.
+    ``gymview.setup(human=True)`` again, as ``%load_ext gymview`` did; ``%gymview doctor`` prints the
+    doctor's report.
 
     Args:
         line: The text after ``%gymview``: ``status`` (the default), ``stop``, ``setup`` or ``doctor``.
@@ -97,7 +98,7 @@ def gymview_magic(line: str) -> None:
     elif command == "setup":
         from gymview.notebook import setup
 
-        setup()
+        setup(human=True)
     elif command == "doctor":
         from gymview.doctor import format_report, run_checks
 
@@ -124,10 +125,11 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register the ``%gymview`` magic and run ``gymview.setup``; ``%load_ext gymview`` calls it.
+    """Register the ``%gymview`` magic and run ``gymview.setup(human=True)``; ``%load_ext gymview`` calls it.
 
     So one line prepares any notebook: a virtual display where none exists, renderer variables,
-    Colab's widget manager, and ``render_mode="human"`` envs shown inline.
+    Colab's widget manager, and ``render_mode="human"`` envs shown inline (``gymnasium.make`` is
+    replaced until ``%unload_ext gymview``).
 
     Args:
         ipython: The running IPython shell, where ``%gymview`` is registered.
@@ -145,4 +147,4 @@ def load_ipython_extension(ipython: Any) -> None:
     from gymview.notebook import setup
 
     ipython.register_magic_function(gymview_magic, magic_kind="line", magic_name="gymview")
-    setup()
+    setup(human=True)

@@ -21,12 +21,13 @@ __all__ = ["setup"]
 def setup(
     display: bool = True,
     install: bool | None = None,
-    human: bool = True,
+    human: bool = False,
     quiet: bool = False,
 ) -> SetupReport:
     """Get the notebook ready to show envs; print and return what was done. Harmless to call again.
 
-    ``%load_ext gymview`` calls it in Jupyter; marimo has no magics: call it in a cell there.
+    ``%load_ext gymview`` calls it in Jupyter with ``human=True``; marimo has no magics: call it in a
+    cell there.
 
     * On Colab, it turns on the custom widget manager the live view needs.
     * Without a display, it finds the OpenGL backend MuJoCo renders with by trying them in a child
@@ -38,18 +39,19 @@ def setup(
         display: With no X display, start a virtual one (Xvfb) so that code that opens an X window
             works; it is stopped when Python exits.
         install: Install a missing Xvfb with apt-get (as root on Debian); None: only on Colab.
-        human: In a notebook, make ``gym.make(..., render_mode="human")`` show inline; False turns
-            that off again.
+        human: In a notebook, make ``gym.make(..., render_mode="human")`` show inline (this replaces
+            ``gymnasium.make``); False, the default, leaves ``gymnasium.make`` as gymnasium has it
+            (turning off an earlier ``human=True``).
         quiet: Do not print the report.
 
     Returns:
         A ``SetupReport``: what was found and done; ``str(report)`` is the text printed.
 
     Examples:
-        In a notebook's first cell:
+        In a notebook's first cell, with ``render_mode="human"`` envs shown inline:
 
         >>> import gymview
-        >>> gymview.setup()  # doctest: +SKIP
+        >>> gymview.setup(human=True)  # doctest: +SKIP
         gymview setup (colab, GPU)
           renderers  set MUJOCO_GL=egl, PYOPENGL_PLATFORM=egl
           ...
@@ -58,10 +60,12 @@ def setup(
 
         >>> import os
         >>> from unittest import mock
+        >>> import gymnasium
+        >>> make = gymnasium.make
         >>> with mock.patch.dict(os.environ):
-        ...     report = gymview.setup(display=False, human=False, quiet=True)
-        >>> report.started_display, report.human_inline
-        (False, False)
+        ...     report = gymview.setup(display=False, quiet=True)
+        >>> report.started_display, report.human_inline, gymnasium.make is make
+        (False, False, True)
     """
     report = prepare(display=display, install=install)
     report = dataclasses.replace(report, human_inline=_set_human(human and report.environment.in_notebook))

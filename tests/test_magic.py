@@ -41,22 +41,22 @@ def test_magic_status_and_stop(view, capsys):
     assert "usage" in capsys.readouterr().out
 
 
-def test_load_ext_registers_the_magic_and_runs_setup(monkeypatch):
+def test_load_ext_registers_the_magic_and_runs_setup_with_human_mode(monkeypatch):
     calls = []
     monkeypatch.setattr(gymview.notebook, "setup", lambda **kwargs: calls.append(kwargs))
     shell = FakeShell()
     load_ipython_extension(shell)
-    assert calls == [{}] and shell.registered["gymview"] == (gymview_magic, "line")
+    assert calls == [{"human": True}] and shell.registered["gymview"] == (gymview_magic, "line")
 
 
 def test_magic_setup_doctor_and_unload(monkeypatch, capsys):
     calls = []
-    monkeypatch.setattr(gymview.notebook, "setup", lambda **kwargs: calls.append("setup"))
+    monkeypatch.setattr(gymview.notebook, "setup", lambda **kwargs: calls.append(kwargs))
     monkeypatch.setattr(gymview.doctor, "run_checks", lambda: calls.append("checks") or [])
     monkeypatch.setattr(gymview.doctor, "format_report", lambda checks: "REPORT")
-    gymview_magic("setup")
+    gymview_magic("setup")  # the setup %load_ext ran, human mode included
     gymview_magic("doctor")
-    assert calls == ["setup", "checks"] and "REPORT" in capsys.readouterr().out
+    assert calls == [{"human": True}, "checks"] and "REPORT" in capsys.readouterr().out
     enable_inline_human()
     unload_ipython_extension(None)
     assert not inline_human_enabled()

@@ -7,14 +7,12 @@ import concurrent.futures
 import contextlib
 import functools
 import os
-import random
 import statistics
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
-import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview._internal.kernel import in_kernel
@@ -28,7 +26,7 @@ from gymview.neat.config import (
     make_env_from,
     spaces_of,
 )
-from gymview.neat.worker_side import Task, genome_seed
+from gymview.neat.worker_side import Task, genome_seed, random_state_kept
 from gymview.neat.dispatch import PendingGeneration, Evaluator
 from gymview.neat.panel import EvolutionPanel
 
@@ -215,6 +213,7 @@ def evolve(
         seed: The same seed gives the same run, serial or parallel, with any number of workers.
             (neat breeds with Python's ``random`` module: other threads of this process drawing
             from it between generations, a busy dask scheduler for one, can change the run.)
+            Afterwards ``random`` and ``np.random`` are put back as they were before the call.
         start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` for the worker processes (None: the
             platform's).
         max_steps: End each evaluation episode after this many steps (None: episodes end by
@@ -269,80 +268,80 @@ def evolve(
     if checkpoint_every is not None:
         check_int("checkpoint_every", checkpoint_every, hint=" (generations between checkpoints)")
     make, make_watched, name = _env_factories(env)
-    restored = neat.Checkpointer.restore_checkpoint(os.fspath(resume)) if resume is not None else None
-    config = _config(config if restored is None else restored.config, make)
-    evaluator = Evaluator(Task(make, fitness, config, episodes, max_steps), workers, executor, start_method)
-    with contextlib.closing(evaluator):
-        evaluator.prepare()  # the workers start and make their envs while neat makes its first population
-        population = restored if restored is not None else neat.Population(config, seed=seed)
-        history, stats = _History(), neat.StatisticsReporter()
-        population.add_reporter(history)
-        population.add_reporter(stats)
-        if checkpoint_every is not None:
-            population.add_reporter(neat.Checkpointer(checkpoint_every, filename_prefix=checkpoint_prefix))
-        probe, _ = make_env_from(make)
-        mapping, action_space = spaces_of(probe), probe.action_space
-        probe.close()
-        show = in_kernel() if panel is None else panel
-        view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
+    # neat seeds and breeds with the global random module: the caller's state comes back afterwards.
+    with random_state_kept():
+        restored = neat.Checkpointer.restore_checkpoint(os.fspath(resume)) if resume is not None else None
+        config = _config(config if restored is None else restored.config, make)
+        evaluator = Evaluator(Task(make, fitness, config, episodes, max_steps), workers, executor, start_method)
+        with contextlib.closing(evaluator):
+            evaluator.prepare()  # the workers start and make their envs while neat makes its first population
+            population = restored if restored is not None else neat.Population(config, seed=seed)
+            history, stats = _History(), neat.StatisticsReporter()
+            population.add_reporter(history)
+            population.add_reporter(stats)
+            if checkpoint_every is not None:
+                population.add_reporter(neat.Checkpointer(checkpoint_every, filename_prefix=checkpoint_prefix))
+            probe, _ = make_env_from(make)
+            mapping, action_space = spaces_of(probe), probe.action_space
+            probe.close()
+            show = in_kernel() if panel is None else panel
+            view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
 
-        started: list[PendingGeneration] = []  # the next generation's evaluation, handed to the workers as soon as it is bred
+            # The next generation's evaluation, handed to the workers as soon as it is bred.
+            started: list[PendingGeneration] = []
 
-        def pairs_of(genomes: Iterable[tuple[int, Any]], generation: int) -> list[tuple[Any, int]]:
-            return [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
+            def pairs_of(genomes: Iterable[tuple[int, Any]], generation: int) -> list[tuple[Any, int]]:
+                return [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
 
-        def assign(genomes: list[tuple[int, Any]], config: Any) -> None:
-            batch = started.pop() if started else None
-            if should_stop():
-                if batch is not None:
-                    batch.cancel()
-                raise _Stop
-            generation = population.generation
-            pairs = pairs_of(genomes, generation)
-            if batch is not None and not _same_pairs(batch.pairs, pairs):
-                batch.cancel()  # neat replaced the population it bred (a new one after an extinction)
-                batch = None
-            # neat breeds with Python's random module, which the evaluation seeds per genome in this
-            # process (workers=0, thread pools) and others here may draw from (a dask scheduler): none of
-            # it may change the next generation.
-            states = random.getstate(), np.random.get_state()
-            results = evaluator.collect(batch or evaluator.start(pairs))
-            random.setstate(states[0])
-            np.random.set_state(states[1])
-            failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
-            if failed:
-                key, error = failed[0]
-                more = f" ({len(failed) - 1} more genomes failed too)" if len(failed) > 1 else ""
-                raise FitnessError(f"the fitness of genome {key} in generation {generation} failed: {error}{more}")
-            for key, genome in genomes:
-                genome.fitness = results[key][0]
+            def assign(genomes: list[tuple[int, Any]], config: Any) -> None:
+                batch = started.pop() if started else None
+                if should_stop():
+                    if batch is not None:
+                        batch.cancel()
+                    raise _Stop
+                generation = population.generation
+                pairs = pairs_of(genomes, generation)
+                if batch is not None and not _same_pairs(batch.pairs, pairs):
+                    batch.cancel()  # neat replaced the population it bred (a new one after an extinction)
+                    batch = None
+                # neat breeds with Python's random module, which other threads here may draw from while
+                # the genomes are evaluated (a dask scheduler): that may not change the next generation.
+                with random_state_kept():
+                    results = evaluator.collect(batch or evaluator.start(pairs))
+                failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
+                if failed:
+                    key, error = failed[0]
+                    more = f" ({len(failed) - 1} more genomes failed too)" if len(failed) > 1 else ""
+                    raise FitnessError(f"the fitness of genome {key} in generation {generation} failed: {error}{more}")
+                for key, genome in genomes:
+                    genome.fitness = results[key][0]
 
-        breed = population.reproduction.reproduce
+            breed = population.reproduction.reproduce
 
-        def breed_and_start(config: Any, species: Any, pop_size: int, generation: int) -> dict[int, Any]:
-            children = breed(config, species, pop_size, generation)
-            if children and len(history.rows) < generations and not should_stop():
-                # Speciating the children needs no fitness: the workers evaluate them meanwhile.
-                started.append(evaluator.start(pairs_of(children.items(), generation + 1)))
-            return children
+            def breed_and_start(config: Any, species: Any, pop_size: int, generation: int) -> dict[int, Any]:
+                children = breed(config, species, pop_size, generation)
+                if children and len(history.rows) < generations and not should_stop():
+                    # Speciating the children needs no fitness: the workers evaluate them meanwhile.
+                    started.append(evaluator.start(pairs_of(children.items(), generation + 1)))
+                return children
 
-        def champion_policy() -> GenomePolicy:
-            return GenomePolicy(population.best_genome, config, mapping, action_space)
+            def champion_policy() -> GenomePolicy:
+                return GenomePolicy(population.best_genome, config, mapping, action_space)
 
-        stopped = False
-        if evaluator.runs_elsewhere:  # evaluations in this process would draw from neat's random state
-            population.reproduction.reproduce = breed_and_start
-        try:
-            if view is not None:
-                population.add_reporter(_PanelReporter(view, history, population, config, champion_policy))
+            stopped = False
+            if evaluator.runs_elsewhere:  # evaluations in this process would reseed neat's random state meanwhile
+                population.reproduction.reproduce = breed_and_start
             try:
-                population.run(assign, generations)
-            except _Stop:
-                stopped = True
-            if view is not None and history.rows and population.best_genome is not None:
-                view.update(history.rows, population.best_genome, config, champion_policy(), done=True)
-        finally:
-            population.reproduction.__dict__.pop("reproduce", None)
+                if view is not None:
+                    population.add_reporter(_PanelReporter(view, history, population, config, champion_policy))
+                try:
+                    population.run(assign, generations)
+                except _Stop:
+                    stopped = True
+                if view is not None and history.rows and population.best_genome is not None:
+                    view.update(history.rows, population.best_genome, config, champion_policy(), done=True)
+            finally:
+                population.reproduction.__dict__.pop("reproduce", None)
     if population.best_genome is None:
         raise RuntimeError("stopped before the first generation was evaluated: there is no genome to return")
     result_env = make()

@@ -1,16 +1,17 @@
 """Fitness evaluation in one process (a worker's side): one env reused across genomes, each genome's
-evaluation seeded, a fitness function's error returned as that genome's, and the chunking and seeds
-that make a run the same wherever it is evaluated."""
+evaluation seeded (leaving the process's random state as it was), a fitness function's error returned
+as that genome's, and the chunking and seeds that make a run the same wherever it is evaluated."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import math
 import pickle
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,25 @@ from gymview.neat.config import make_env_from
 from gymview.neat.policy import GenomePolicy
 
 _RANDOM_STATE = threading.Lock()  # held while a genome is evaluated with the process's random module seeded
+
+
+@contextlib.contextmanager
+def random_state_kept() -> Iterator[None]:
+    """Code inside may seed and draw from ``random`` and ``np.random``; afterwards both continue as before.
+
+    >>> random.seed(1); expected = random.random()
+    >>> random.seed(1)
+    >>> with random_state_kept():
+    ...     random.seed(99); _ = random.random(), np.random.random()
+    >>> random.random() == expected
+    True
+    """
+    states = random.getstate(), np.random.get_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
 
 
 def chunked(pairs: list, workers: int) -> list[list]:
@@ -92,9 +112,10 @@ class Evaluation:
         self.env, _ = make_env_from(task.make_env)
 
     def evaluate(self, genome: Any, seed: int) -> tuple[int, float | None, str | None]:
-        # Seeded per genome (evolve() puts neat's own state back after a generation). The state is
+        # Seeded per genome, for a fitness that draws from random or np.random, and put back: in the
+        # caller's process (workers=0, a thread pool) it is the caller's and neat's state. It is
         # process-wide, so the threads of a thread pool take turns (one genome at a time per process).
-        with _RANDOM_STATE:
+        with _RANDOM_STATE, random_state_kept():
             random.seed(seed)
             np.random.seed(seed)
             return self._evaluate(genome, seed)

@@ -15,13 +15,15 @@ episode that fails is a row with its error, never a gap. Seeds make runs reprodu
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import functools
 import html
 import os
 import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
-from gymview._internal.user_code import error_text, pickled
+from gymview._internal.user_code import pickled
 from gymview.errors import VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
@@ -39,6 +41,7 @@ from gymview.video.batch_episode import (
     finish_row,
     run_episode,
 )
+from gymview.video.batch_pool import Call, Outcome, RestartingPool, executor_results
 from gymview.video.env_ids import registered_env
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
 
@@ -144,9 +147,11 @@ def record_batch(
     Each episode runs in a worker: it is simulated first (recording only the small state needed to
     draw it when a vectorized renderer exists), ``keep`` decides whether it is worth a video, and
     only then is it rendered and encoded. Rows stream back as episodes finish; an episode that
-    fails is a row with its error, never a gap. The same arguments give the same episodes,
-    whatever the executor: random numbers the policy draws from ``random`` or ``np.random`` are
-    seeded per episode too.
+    fails is a row with its error, never a gap. When a worker process of the default pool dies (a
+    native crash, ``os._exit``), the episodes it was running run again, each alone: one whose
+    process dies again fails, naming the exit code or signal; the rest go on in a fresh pool. The
+    same arguments give the same episodes, whatever the executor: random numbers the policy draws
+    from ``random`` or ``np.random`` are seeded per episode too.
 
     Args:
         env: A registered env id (``"MountainCar-v0"``), or a function that makes the env (a
@@ -207,16 +212,15 @@ def record_batch(
     tag = {"mosaic": "videos/mosaic", "concat": "videos/episodes"}.get(layout, "videos/episode")
     log = _BatchLog(video_log(log_to, tag=tag, step_key="episode"), fps)  # a wrong log_to fails before any work
     job = _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
-    own_executor = executor is None
-    if own_executor:
-        executor = concurrent.futures.ProcessPoolExecutor(max_workers=_pool_size(workers))
+    pool = RestartingPool(_pool_size(workers)) if executor is None else None
+    run = pool.results if pool is not None else functools.partial(executor_results, executor)
     started = time.perf_counter()
     try:
-        rows = _simulate_all(executor, job, episodes, seed, progress, log)
-        files = _assemble(executor, job, rows, progress, log)
+        rows = _simulate_all(run, job, episodes, seed, progress, log)
+        files = _assemble(run, job, rows, progress, log)
     finally:
-        if own_executor:
-            executor.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown()
         if job.parts and os.path.isdir(job.parts) and not os.listdir(job.parts):
             os.rmdir(job.parts)
     for row in rows:
@@ -291,37 +295,31 @@ def _progress_bar(total: int, description: str, enabled: bool):  # noqa: ANN202
     return tqdm(total=total, desc=description, unit="ep", disable=not enabled, dynamic_ncols=True)
 
 
-def _simulate_all(executor: concurrent.futures.Executor, job: BatchSpec, episodes: int, seed: int, progress: bool,
+Runner = Callable[[list[Call]], Iterator[Outcome]]  # RestartingPool.results, or executor_results on an executor
+
+
+def _simulate_all(run: Runner, job: BatchSpec, episodes: int, seed: int, progress: bool,
                   log: _BatchLog) -> list[dict[str, Any]]:
     rows: list[dict[str, Any] | None] = [None] * episodes
     logged = 0  # rows before this one are logged (or have no file); logged in order, as rows arrive
-    futures = {executor.submit(run_episode, job, index, seed + index): index for index in range(episodes)}
+    calls: list[Call] = [(run_episode, (job, index, seed + index)) for index in range(episodes)]
     steps, started = 0, time.perf_counter()
-    with _progress_bar(episodes, "episodes", progress) as bar:
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                index = futures[future]
-                try:
-                    row = future.result()
-                except Exception as error:  # noqa: BLE001 - the worker itself died
-                    row = finish_row(dict(episode=index, seed=seed + index, steps=0, total=0.0, terminated=False,
-                                           truncated=False, file=None, frames=0, error=f"worker failed: {error!r}"))  # fmt: skip
-                rows[index] = row
-                while job.layout == "per-episode" and logged < episodes and rows[logged] is not None:
-                    log.file(rows[logged]["file"], [rows[logged]])
-                    logged += 1
-                steps += row["steps"] + 1
-                bar.set_postfix_str(f"{steps / max(time.perf_counter() - started, 1e-9):,.0f} steps/s", refresh=False)
-                bar.update(1)
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    with _progress_bar(episodes, "episodes", progress) as bar, contextlib.closing(run(calls)) as outcomes:
+        for index, row, error in outcomes:
+            if error is not None:  # the worker itself failed (run_episode reports the episode's own errors)
+                row = finish_row(dict(episode=index, seed=seed + index, steps=0, total=0.0, terminated=False,
+                                      truncated=False, file=None, frames=0, error=f"worker failed: {error}"))  # fmt: skip
+            rows[index] = row
+            while job.layout == "per-episode" and logged < episodes and rows[logged] is not None:
+                log.file(rows[logged]["file"], [rows[logged]])
+                logged += 1
+            steps += row["steps"] + 1
+            bar.set_postfix_str(f"{steps / max(time.perf_counter() - started, 1e-9):,.0f} steps/s", refresh=False)
+            bar.update(1)
     return rows  # type: ignore[return-value]
 
 
-def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[dict[str, Any]], progress: bool,
-              log: _BatchLog) -> list[Path]:
+def _assemble(run: Runner, job: BatchSpec, rows: list[dict[str, Any]], progress: bool, log: _BatchLog) -> list[Path]:
     """Files of the layout: per-episode files as they are, mosaics encoded, concat parts joined."""
     kept = [row for row in rows if row["frames"] and (row["file"] or "states" in row or "raw" in row)]
     if job.layout == "per-episode":
@@ -336,19 +334,17 @@ def _assemble(executor: concurrent.futures.Executor, job: BatchSpec, rows: list[
     groups = [kept[start : start + job.tiles] for start in range(0, len(kept), job.tiles)]
     width = max(4, len(str(len(groups) - 1)))
     paths = [str(Path(job.out) / f"mosaic-{number:0{width}d}.mp4") for number in range(len(groups))]
-    futures = {executor.submit(encode_mosaic, job, group, path): (group, path) for group, path in zip(groups, paths)}
+    calls: list[Call] = [(encode_mosaic, (job, group, path)) for group, path in zip(groups, paths)]
     done: set[str] = set()
     logged = 0  # mosaics logged in order as they finish, like episodes
-    with _progress_bar(len(groups), "mosaics", progress) as bar:
-        for future in concurrent.futures.as_completed(futures):
-            group, path = futures[future]
-            try:
-                future.result()
-                for row in group:
+    with _progress_bar(len(groups), "mosaics", progress) as bar, contextlib.closing(run(calls)) as outcomes:
+        for number, _, error in outcomes:
+            group, path = groups[number], paths[number]
+            for row in group:
+                if error is None:
                     row["file"] = path
-            except Exception as error:  # noqa: BLE001 - reported per episode
-                for row in group:
-                    row["error"] = (row["error"] + "; " if row["error"] else "") + f"mosaic failed: {error_text(error)}"
+                else:  # reported per episode
+                    row["error"] = (row["error"] + "; " if row["error"] else "") + f"mosaic failed: {error}"
             for row in group:
                 if "raw" in row:
                     Path(row["raw"][0]).unlink(missing_ok=True)

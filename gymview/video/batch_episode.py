@@ -178,14 +178,37 @@ def _record(env: gym.Env, renderer: BatchRenderer | None, states: list[np.ndarra
         sink.write(frame)  # type: ignore[union-attr]
 
 
+def _partial(path: Path) -> Path:
+    """Where this process writes the video ``path`` before :func:`_publish` renames it: a worker that
+    died may have left an ffmpeg finishing a file of the same video, its own one (its pid differs).
+
+    >>> _partial(Path("out/episode-0003.mp4")).name == f".episode-0003.{os.getpid()}.gymview-partial.mp4"
+    True
+    """
+    return path.with_name(f".{path.stem}.{os.getpid()}.gymview-partial{path.suffix}")
+
+
+def _publish(partial: Path, path: Path) -> None:
+    """Rename the written ``partial`` to ``path``; remove what attempts that died left of it."""
+    os.replace(partial, path)
+    for stale in path.parent.glob(f".{path.stem}.*.gymview-partial{path.suffix}"):
+        stale.unlink(missing_ok=True)
+
+
 def _encode_states(job: BatchSpec, renderer: BatchRenderer, states: np.ndarray, path: Path) -> None:
     buffer = np.empty((RENDER_CHUNK, renderer.height, renderer.width, 3), np.uint8)
-    with job.recorder(path) as recorder:
-        for start in range(0, len(states), RENDER_CHUNK):
-            chunk = states[start : start + RENDER_CHUNK]
-            frames = renderer.render(chunk, out=buffer[: len(chunk)] if len(chunk) < RENDER_CHUNK else buffer)
-            for frame in frames:
-                recorder.write(frame)
+    partial = _partial(path)
+    try:
+        with job.recorder(partial) as recorder:
+            for start in range(0, len(states), RENDER_CHUNK):
+                chunk = states[start : start + RENDER_CHUNK]
+                frames = renderer.render(chunk, out=buffer[: len(chunk)] if len(chunk) < RENDER_CHUNK else buffer)
+                for frame in frames:
+                    recorder.write(frame)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    _publish(partial, path)
 
 
 class _FrameSink:
@@ -204,7 +227,7 @@ class _FrameSink:
             self.file = open(self.path, "wb")  # noqa: SIM115 - closed in finish()
             self.tile_shape: tuple[int, ...] | None = None
         else:
-            self.path = self.final.with_name(f".{self.final.stem}.gymview-partial.mp4")
+            self.path = _partial(self.final)
             self.recorder = job.recorder(self.path)
 
     def write(self, frame: np.ndarray) -> None:
@@ -228,7 +251,7 @@ class _FrameSink:
         if not kept or not self.count:
             self.path.unlink(missing_ok=True)
             return {}
-        os.replace(self.path, self.final)
+        _publish(self.path, self.final)
         return {"file": str(self.final), "frames": self.count}
 
 
@@ -253,7 +276,13 @@ def encode_mosaic(job: BatchSpec, members: list[dict[str, Any]], path: str) -> s
     else:
         arrays = [np.memmap(m["raw"][0], np.uint8, "r").reshape(-1, *m["raw"][1]) for m in members]
         source = lambda t: [a[min(t, len(a) - 1)] for a in arrays]  # noqa: E731
-    with job.recorder(Path(path)) as recorder:
-        for t in range(length):
-            recorder.write(tile(source(t), labels, job.columns))
+    partial = _partial(Path(path))
+    try:
+        with job.recorder(partial) as recorder:
+            for t in range(length):
+                recorder.write(tile(source(t), labels, job.columns))
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    _publish(partial, Path(path))
     return path

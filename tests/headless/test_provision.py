@@ -161,6 +161,20 @@ def test_human_mode_is_left_alone_outside_a_notebook():
     assert seen == [False, True]
 
 
+def test_in_a_notebook_gymnasium_make_is_replaced_only_when_human_mode_is_asked_for():
+    seen = last_json(run_python(textwrap.dedent("""
+        import json, gymnasium, gymview
+        original = gymnasium.make
+        plain = gymview.setup(display=False, install=False, quiet=True)
+        seen = [plain.environment.in_notebook, plain.human_inline, gymnasium.make is original]
+        asked = gymview.setup(display=False, install=False, human=True, quiet=True)
+        seen += [asked.human_inline, gymnasium.make is not original]
+        gymview.setup(display=False, install=False, quiet=True)
+        print(json.dumps(seen + [gymnasium.make is original]))
+    """), PYTHONPATH=f"{FAKES}{os.pathsep}{ROOT}"))  # a stand-in Colab: a notebook
+    assert seen == [True, False, True, True, True, True]
+
+
 @pytest.mark.parametrize(
     ("xvfb_found", "allowed", "is_root", "apt_get", "wanted"),
     [

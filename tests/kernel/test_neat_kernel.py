@@ -2,9 +2,10 @@
 worker processes under fork, spawn and forkserver, errors name the genome, and neither an error nor
 an interrupt leaves a worker behind."""
 
-import time
+import re
 
 import pytest
+from waiting import wait_until
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 
@@ -63,22 +64,25 @@ gn.evolve("CartPole-v1", small(), generations=2, fitness=broken, workers=2, star
     assert kernel.run("print(workers_left())").stdout.strip() == "[]"
 
 
-def test_an_interrupt_during_evolution_leaves_no_workers(kernel):
+def test_an_interrupt_during_evaluation_ends_it_and_leaves_no_workers(kernel, tmp_path):
     kernel.run(SETUP)
+    evaluating = tmp_path / "evaluating"
 
-    def interrupt_soon():
-        time.sleep(2)  # the pool is evaluating by now (were it not, the check below holds all the same)
+    def interrupt_once_a_genome_is_evaluated():
+        wait_until(evaluating.exists, "a worker evaluating a genome", timeout=120)
         kernel.manager.interrupt_kernel()
 
-    reply = kernel.execute("""
-import time
-def slow(policy, env):
-    time.sleep(0.05)
-    return 1.0
+    reply = kernel.execute(f"""
+import pathlib, time
+def stuck(policy, env):  # never returns: only an interrupt ends the generation
+    pathlib.Path({str(evaluating)!r}).touch()
+    time.sleep(3600)
 print("EVOLVING", flush=True)
-gn.evolve("CartPole-v1", small(), generations=1000, fitness=slow, workers=2, start_method="spawn", panel=False)
-""", until_text="EVOLVING", on_text=interrupt_soon).reply
+gn.evolve("CartPole-v1", small(), generations=1, fitness=stuck, workers=2, start_method="spawn", panel=False)
+""", until_text="EVOLVING", on_text=interrupt_once_a_genome_is_evaluated).reply
     assert reply["ename"] == "KeyboardInterrupt"
+    traceback = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(reply["traceback"]))
+    assert "_drive(" in traceback, traceback  # raised while evolve waited for the workers' fitnesses
     assert kernel.run("print(workers_left())").stdout.strip() == "[]"
 
 

@@ -6,6 +6,7 @@ import copy
 import os
 import pathlib
 import pickle
+import random
 import signal
 import threading
 import time
@@ -130,6 +131,46 @@ def test_the_same_seed_gives_the_same_run_serial_in_processes_or_in_threads():
     assert np.random.random() == expected, "evolve leaves the caller's numpy random state as it was"
     assert history(other) != history(serial)
     assert children() <= before, "the run's workers are gone"
+
+
+def noisy(policy, env):
+    """A fitness drawing from the global random modules: reproducible only if each genome's evaluation is seeded."""
+    return random.random() + np.random.random()
+
+
+def draws():
+    return [random.random() for _ in range(3)], np.random.random(3).tolist()
+
+
+def test_the_callers_random_state_continues_as_if_evolve_had_not_run():
+    random.seed(3)
+    np.random.seed(3)
+    expected = draws()
+    runs = []
+    with concurrent.futures.ThreadPoolExecutor(2) as executor:
+        for how in (dict(workers=0), dict(executor=executor)):
+            random.seed(3)
+            np.random.seed(3)
+            runs.append(gn.evolve("CartPole-v1", small(), generations=2, fitness=noisy, seed=5, panel=False, **how))
+            assert draws() == expected, f"evolve({how}) changed the caller's random state"
+    assert history(runs[0]) == history(runs[1]), "each genome's evaluation is still seeded"
+
+
+def test_an_evaluation_is_seeded_and_leaves_the_random_state_of_its_process_as_it_was():
+    # What a thread pool runs in the caller's process, maybe after evolve returned (an interrupt).
+    from gymview.neat.worker_side import Evaluation, Task
+
+    genome = a_genome(small())
+    evaluation = Evaluation(Task(lambda: gym.make("CartPole-v1"), noisy, small(), 1, None))
+    random.seed(3)
+    np.random.seed(3)
+    expected = draws()
+    random.seed(3)
+    np.random.seed(3)
+    first = evaluation.evaluate(genome, 7)
+    assert draws() == expected
+    assert evaluation.evaluate(genome, 7) == first and first[2] is None
+    evaluation.close()
 
 
 def test_the_champion_policy_pickles_and_plays():

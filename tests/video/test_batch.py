@@ -159,6 +159,47 @@ def test_an_episode_that_raises_is_a_row_with_its_error(tmp_path: Path) -> None:
     assert result.table[3]["frames"] == 1 == frame_count(result.table[3]["file"])  # what there was is kept
 
 
+def test_a_worker_that_dies_fails_only_its_own_episode_naming_how(tmp_path: Path) -> None:
+    from dying_envs import DiesOnSeed
+
+    result = record_batch(DiesOnSeed(3, exit_code=7), balance, episodes=6, out=tmp_path, max_steps=5, workers=2,
+                          progress=False)  # fmt: skip
+    errors = [row["error"] for row in result.table]
+    assert errors[:3] + errors[4:] == [None] * 5, errors
+    assert errors[3] == "worker failed: its worker process died (exit code 7), also when run again alone"
+    assert [path.name for path in result.files] == [f"episode-{i:04d}.mp4" for i in (0, 1, 2, 4, 5)]
+    assert [frame_count(path) for path in result.files] == [6] * 5
+
+
+def test_mosaics_are_made_after_a_worker_died(tmp_path: Path) -> None:
+    from dying_envs import DiesOnSeed
+
+    result = record_batch(DiesOnSeed(2), balance, episodes=6, out=tmp_path, layout="mosaic", tiles=4, max_steps=5,
+                          workers=2, progress=False)  # fmt: skip
+    assert result.failed == [result.table[2]] and "(killed by SIGKILL)" in result.table[2]["error"]
+    assert [path.name for path in result.files] == ["mosaic-0000.mp4", "mosaic-0001.mp4"]
+    assert [row["file"] is not None for row in result.table] == [True, True, False, True, True, True]
+
+
+def test_an_episode_whose_worker_died_once_is_recorded_when_run_again(tmp_path: Path) -> None:
+    from dying_envs import DiesOnSeed
+
+    died = tmp_path / "died"
+    result = record_batch(DiesOnSeed(1, exit_code=7, once=died), balance, episodes=4, out=tmp_path / "videos",
+                          max_steps=5, workers=2, progress=False)  # fmt: skip
+    assert died.exists() and result.failed == [] and len(result.files) == 4
+
+
+def test_an_executor_of_the_callers_that_breaks_fails_the_rows_and_the_batch_returns(tmp_path: Path) -> None:
+    from dying_envs import DiesOnSeed
+
+    with concurrent.futures.ProcessPoolExecutor(2) as executor:
+        result = record_batch(DiesOnSeed(1, exit_code=7), balance, episodes=4, out=tmp_path, layout="mosaic", tiles=2,
+                              max_steps=5, executor=executor, progress=False)  # fmt: skip
+    assert result.table[1]["error"].startswith("worker failed: BrokenProcessPool")
+    assert result.files == [] and len(result.failed) == 4  # the mosaics could not be sent to the broken pool
+
+
 def test_env_render_is_used_without_a_vectorized_renderer(tmp_path: Path) -> None:
     result = record_batch("CartPole-v1", balance, episodes=3, out=tmp_path / "a", max_steps=5, workers=1,
                           vectorized=False, progress=False)  # fmt: skip
