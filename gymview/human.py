@@ -25,6 +25,7 @@ returns None, and ``env.view`` is the live view. :func:`disable_inline_human` re
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import time
 from collections.abc import Callable
@@ -33,7 +34,10 @@ from typing import Any, SupportsFloat
 import gymnasium
 import gymnasium.envs
 import numpy as np
-from gymnasium.envs.registration import EnvSpec, _find_spec, load_env_creator
+from gymnasium.envs import registration
+from gymnasium.envs.registration import EnvSpec, load_env_creator
+
+from gymview._internal.private_apis import warn_missing
 
 from gymview.watched import watch as gymview_watch
 
@@ -87,7 +91,7 @@ def _make_inline(
     make: Callable[..., Any], watch: Callable[[Any], Any] | None, id: str | EnvSpec, *args: Any, **kwargs: Any
 ) -> gymnasium.Env:
     if isinstance(id, str):  # resolved once here ("module:Env-v0", a missing version), then passed on
-        id = _find_spec(id)
+        id = _spec_of(id)
     if not isinstance(id, EnvSpec) or kwargs.get("render_mode", id.kwargs.get("render_mode")) != "human":
         return make(id, *args, **kwargs)
     modes = _render_modes(id)
@@ -109,6 +113,23 @@ def _watch_at_render_fps(env: gymnasium.Env) -> Any:
     fps = env.metadata.get("render_fps")
     settings = {"fps": min(float(fps), 120.0)} if fps else {}
     return gymview_watch(env, max_overhead=1.0, **settings)
+
+
+def _spec_of(env_id: str) -> EnvSpec | str:
+    """The spec ``gymnasium.make`` would make ``env_id`` from: gymnasium's own lookup, which imports the
+    module of "module:Env-v0" and fills in a missing version; without it, the public ``gymnasium.spec`` of
+    an exact id (else the id itself, made as the user asked and not shown inline)."""
+    find_spec = getattr(registration, "_find_spec", None)
+    if find_spec is not None:
+        return find_spec(env_id)
+    warn_missing("gymnasium.envs.registration._find_spec")
+    module, _, name = env_id.rpartition(":")
+    try:
+        if module:
+            importlib.import_module(module)
+        return gymnasium.spec(name)
+    except Exception:  # gymnasium.make says what is wrong with the id
+        return env_id
 
 
 def _render_modes(spec: EnvSpec) -> list[str]:

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gymview._internal.private_apis import warn_missing
+
 __all__ = [
     "VirtualDisplay",
     "find_xvfb",
@@ -104,6 +106,7 @@ def start_virtual_display(size: tuple[int, int] = (1400, 900)) -> VirtualDisplay
             _running.stop()  # died (killed from outside): restore $DISPLAY, then start afresh
             _running = None
         started = display_class(size=(int(width), int(height)), manage_global_env=True)
+        started.size_asked = (int(width), int(height))
         try:
             started.start()
         except Exception as error:
@@ -176,7 +179,7 @@ def set_renderer_variables(wanted: Mapping[str, str]) -> tuple[dict[str, str], d
 
 
 def _describe(running) -> VirtualDisplay:
-    return VirtualDisplay(name=running.new_display_var, pid=running.pid, size=tuple(running._size))
+    return VirtualDisplay(name=running.new_display_var, pid=running.pid, size=running.size_asked)
 
 
 def _xvfb_display_class():
@@ -186,6 +189,17 @@ def _xvfb_display_class():
         raise ModuleNotFoundError(
             f"gymview needs pyvirtualdisplay for a virtual display; install it with: {INSTALL_PYVIRTUALDISPLAY}"
         ) from error
+
+    if not hasattr(XvfbDisplay, "_popen"):
+        warn_missing("pyvirtualdisplay.abstractdisplay.AbstractDisplay._popen")
+
+        class PlainXvfbDisplay(XvfbDisplay):
+            """pyvirtualdisplay's Xvfb as it starts it."""
+
+            def log_tail(self) -> str:
+                return ""
+
+        return PlainXvfbDisplay
 
     class SessionXvfbDisplay(XvfbDisplay):
         """pyvirtualdisplay's Xvfb, started in its own session and stopped with SIGTERM (it cleans up)."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from gymview._internal.kernel import ipython_shell
 from gymview.live.kernels.page_requests import ANSWERED_TYPES, PageRequests
-from gymview.live.kernels.private_apis import warn_missing
+from gymview._internal.private_apis import warn_missing
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gymview._internal.private_apis import warn_missing
+
 __all__ = ["show_in_cell"]
 
 

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gymview.live.kernels.private_apis import warn_missing
+from gymview._internal.private_apis import warn_missing
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 

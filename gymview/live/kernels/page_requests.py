@@ -24,7 +24,7 @@ from typing import Any
 
 from gymview._internal.kernel import ipython_shell
 from gymview.live.kernels import registry
-from gymview.live.kernels.private_apis import warn_missing
+from gymview._internal.private_apis import warn_missing
 
 __all__ = ["PageRequests", "answer_on_shell_channel"]
 

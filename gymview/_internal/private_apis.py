@@ -1,10 +1,10 @@
-"""Where gymview's live view leans on another project's private API, what it does without it, and the
-one warning that says so.
+"""Where gymview leans on another project's private API, what it does without it, and the one warning
+that says so.
 
-Every such use is in this package (``kernels/``) and named in :data:`PRIVATE_APIS` (docs/architecture.md
-lists them with the versions tested). Each is looked up with ``getattr`` where it is used; when a release
-lacks it, the view keeps working in the documented, lesser way, and :func:`warn_missing` says so once per
-process.
+Every such use is named in :data:`PRIVATE_APIS` (docs/architecture.md lists them with the versions tested);
+the live view's are all in ``gymview/live/kernels/``. Each is looked up with ``getattr`` where it is used;
+when a release lacks it, gymview keeps working in the documented, lesser way, and :func:`warn_missing` says
+so once per process.
 
 >>> import warnings
 >>> with warnings.catch_warnings(record=True) as caught:
@@ -43,6 +43,12 @@ PRIVATE_APIS: dict[str, tuple[str, str]] = {
         "marimo 0.24-0.25", "in marimo the buttons act between cells only (a loop in gymview.play is not affected)"),
     "marimo._runtime.cell_lifecycle_item and marimo._runtime.context": (
         "marimo 0.24-0.25", "in marimo a view is not stopped when its cell runs again"),
+    "gymnasium.envs.registration._find_spec": (
+        "gymnasium 1.1-1.4", 'render_mode="human" envs made by an exact id ("CartPole-v1", "module:Env-v0") show '
+        "inline; an id without its version is made as asked, in its own window"),
+    "pyvirtualdisplay.abstractdisplay.AbstractDisplay._popen": (
+        "pyvirtualdisplay 3.0", "Xvfb starts as pyvirtualdisplay starts it: not in a session of its own, and with "
+        "no watchdog, so it may outlive a kernel that is killed"),
 }
 
 _warned: set[str] = set()
