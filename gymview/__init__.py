@@ -47,16 +47,16 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.headless.provision import SetupReport
     from gymview.image.frames import to_rgb_uint8
     from gymview.image.tiling import tile
-    from gymview.jobs import background, Job, should_stop
+    from gymview.jobs import Job, background, should_stop
     from gymview.live.kernels.registry import live_views
     from gymview.live.widget import LiveView
     from gymview.magic import load_ipython_extension, unload_ipython_extension
     from gymview.notebook import setup
-    from gymview.playback import play, Run
+    from gymview.playback import Run, play
     from gymview.video.batch import BatchResult, record_batch
     from gymview.video.player import show_video
     from gymview.video.record_video import RecordVideo
     from gymview.video.recorder import VideoRecorder
-    from gymview.watched import watch, WatchedEnv, WatchedVectorEnv
+    from gymview.watched import WatchedEnv, WatchedVectorEnv, watch
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -16,7 +16,11 @@ from collections.abc import Callable, Sequence
 
 __all__ = ["main"]
 
-KEEP_RULES = {"all": None, "terminated": lambda episode: episode.terminated, "truncated": lambda episode: episode.truncated}
+KEEP_RULES = {
+    "all": None,
+    "terminated": lambda episode: episode.terminated,
+    "truncated": lambda episode: episode.truncated,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,12 +49,22 @@ def _add_record_arguments(parser: argparse.ArgumentParser) -> None:
     from gymview.video.batch import LAYOUTS, QUALITIES
 
     parser.add_argument("env", help="registered env id, e.g. MountainCar-v0, ALE/Breakout-v5 or module:MyEnv-v0")
-    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
-                        help="import MODULE first (in every worker too), for envs it registers; repeatable")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (in every worker too), for envs it registers; repeatable",
+    )
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--out", default="videos/", help="folder for the videos (default: videos/)")
-    parser.add_argument("--policy", default="random", help="module:function taking an observation and returning an action, or 'random'")
-    parser.add_argument("--keep", default="all", help="all, terminated, truncated, or module:function taking an Episode")
+    parser.add_argument(
+        "--policy", default="random", help="module:function taking an observation and returning an action, or 'random'"
+    )
+    parser.add_argument(
+        "--keep", default="all", help="all, terminated, truncated, or module:function taking an Episode"
+    )
     parser.add_argument("--layout", choices=LAYOUTS, default="per-episode")
     parser.add_argument("--tiles", type=int, default=16, help="episodes per mosaic video")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")

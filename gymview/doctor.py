@@ -63,7 +63,20 @@ def run_checks(names: Collection[str] | None = None) -> list[Check]:
         True
     """
     checks = []
-    for check in (_display, _xvfb, _ffmpeg, _h264, _gymnasium, _pygame, _widgets, _ipykernel, _jupyterlab, _gpu, _opengl, _torch):
+    for check in (
+        _display,
+        _xvfb,
+        _ffmpeg,
+        _h264,
+        _gymnasium,
+        _pygame,
+        _widgets,
+        _ipykernel,
+        _jupyterlab,
+        _gpu,
+        _opengl,
+        _torch,
+    ):
         name = check.__name__.lstrip("_")
         if names is not None and name not in names:
             continue
@@ -122,20 +135,21 @@ def _display() -> Check:
         return Check("display", OK, f"windows can open ({where.display or platform.system()})")
     if where.display:
         return Check(
-            "display", WARN, f"DISPLAY={where.display} but no X server answers there",
+            "display",
+            WARN,
+            f"DISPLAY={where.display} but no X server answers there",
             "unset DISPLAY, or start the X server it names; gymview.setup() starts a virtual one",
         )
-    return Check(
-        "display", OK, "none (headless): rgb_array rendering works; gymview.setup() starts Xvfb for X windows"
-    )
+    return Check("display", OK, "none (headless): rgb_array rendering works; gymview.setup() starts Xvfb for X windows")
 
 
 def _xvfb() -> Check:
     path = virtual.find_xvfb()
     pyvirtualdisplay = _version("PyVirtualDisplay")
     if path is None:
-        return Check("xvfb", WARN, "Xvfb not found: no virtual display for programs that open X windows",
-                     virtual.INSTALL_XVFB)
+        return Check(
+            "xvfb", WARN, "Xvfb not found: no virtual display for programs that open X windows", virtual.INSTALL_XVFB
+        )
     if pyvirtualdisplay is None:
         return Check("xvfb", WARN, f"{path}, but pyvirtualdisplay is not installed", virtual.INSTALL_PYVIRTUALDISPLAY)
     return Check("xvfb", OK, f"{path}, pyvirtualdisplay {pyvirtualdisplay}")
@@ -146,14 +160,16 @@ def _ffmpeg() -> Check:
     from gymview.errors import FFmpegNotFoundError
     from gymview.video.ffmpeg import ENV_VAR, find_ffmpeg
 
-    fix = f'pip install -U imageio-ffmpeg, or set {ENV_VAR} to the path of an ffmpeg binary'
+    fix = f"pip install -U imageio-ffmpeg, or set {ENV_VAR} to the path of an ffmpeg binary"
     try:
         path = find_ffmpeg()
     except FFmpegNotFoundError as error:
         return Check("ffmpeg", FAIL, f"no video recording: {error}", fix)
     done = _run([path, "-hide_banner", "-version"])
     if done is None or done.returncode != 0:
-        return Check("ffmpeg", FAIL, f"{path} does not run: {(done.stderr if done else 'timed out').strip()[-200:]}", fix)
+        return Check(
+            "ffmpeg", FAIL, f"{path} does not run: {(done.stderr if done else 'timed out').strip()[-200:]}", fix
+        )
     version = done.stdout.splitlines()[0] if done.stdout else "version unknown"
     return Check("ffmpeg", OK, f"{path} ({version})")
 
@@ -180,8 +196,12 @@ def _gymnasium() -> Check:
 def _pygame() -> Check:
     version = _version("pygame-ce") or _version("pygame")
     if version is None:
-        return Check("pygame", WARN, "not installed: classic-control envs cannot render",
-                     'pip install "gymnasium[classic-control]"')
+        return Check(
+            "pygame",
+            WARN,
+            "not installed: classic-control envs cannot render",
+            'pip install "gymnasium[classic-control]"',
+        )
     return Check("pygame", OK, version)
 
 
@@ -202,8 +222,12 @@ def _ipykernel() -> Check:
     if version is None:
         return Check("ipykernel", WARN, "not installed: no Jupyter kernel in this environment", "pip install ipykernel")
     if ipykernel_breaks_thread_sends(version):
-        return Check("ipykernel", FAIL, f"{version} loses messages sent from threads: the live view stalls",
-                     'pip install -U "ipykernel>=7.1"')
+        return Check(
+            "ipykernel",
+            FAIL,
+            f"{version} loses messages sent from threads: the live view stalls",
+            'pip install -U "ipykernel>=7.1"',
+        )
     return Check("ipykernel", OK, version)
 
 
@@ -212,17 +236,23 @@ def _jupyterlab() -> Check:
     if version is None:
         return Check("jupyterlab", OK, "not installed here (Colab, VS Code or a remote server may serve the notebook)")
     if _release(version) < (4,):
-        return Check("jupyterlab", WARN, f"{version}: anywidget needs JupyterLab 4 for the best support",
-                     'pip install -U "jupyterlab>=4.4"')
+        return Check(
+            "jupyterlab",
+            WARN,
+            f"{version}: anywidget needs JupyterLab 4 for the best support",
+            'pip install -U "jupyterlab>=4.4"',
+        )
     if _release(version) < (4, 4):
-        return Check("jupyterlab", OK, f"{version} (browser messages reach a busy kernel only with comms over subshells, 4.4+)")
+        return Check(
+            "jupyterlab", OK, f"{version} (browser messages reach a busy kernel only with comms over subshells, 4.4+)"
+        )
     return Check("jupyterlab", OK, version)
 
 
 def _torch() -> Check:
     where = detect()
     if _version("torch") is None:
-        return Check("torch", OK, "not installed (only GPU preprocessing needs it: pip install \"gymview[torch]\")")
+        return Check("torch", OK, 'not installed (only GPU preprocessing needs it: pip install "gymview[torch]")')
     probe = "import torch; print(torch.__version__, torch.cuda.is_available(), torch.version.cuda)"
     done = _run([sys.executable, "-c", probe])  # in a child: a broken CUDA setup must not take the doctor down
     if done is None or done.returncode != 0:
@@ -232,8 +262,12 @@ def _torch() -> Check:
     if cuda == "True":
         return Check("torch", OK, f"{version}, CUDA {cuda_version} available")
     if where.gpu:
-        return Check("torch", WARN, f"{version} cannot use the GPU this machine has",
-                     "install a CUDA build of torch: https://pytorch.org/get-started/locally/")
+        return Check(
+            "torch",
+            WARN,
+            f"{version} cannot use the GPU this machine has",
+            "install a CUDA build of torch: https://pytorch.org/get-started/locally/",
+        )
     return Check("torch", OK, f"{version}, CPU only (no GPU here)")
 
 
@@ -247,19 +281,29 @@ def _opengl() -> Check:
     """Each OpenGL backend really tried with MuJoCo, and the one the current settings pick."""
     if not opengl.mujoco_installed():
         found = [backend for backend in ("osmesa", "egl") if opengl.library_present(backend)]
-        return Check("opengl", OK, f"not checked: mujoco is not installed (MuJoCo envs: pip install \"gymnasium[mujoco]\"); "
-                     f"OpenGL libraries found: {', '.join(found) or 'none'}")
+        return Check(
+            "opengl",
+            OK,
+            f'not checked: mujoco is not installed (MuJoCo envs: pip install "gymnasium[mujoco]"); '
+            f"OpenGL libraries found: {', '.join(found) or 'none'}",
+        )
     where = detect()
     probes = [opengl.probe(backend) for backend in opengl.backends_to_try(where.gpu, where.has_display)]
     summary = "; ".join(map(str, probes)) + ("" if where.has_display else "; glfw not tried: no X display")
     current = opengl.probe(None)
-    settings = f"MUJOCO_GL={current.backend}" if "MUJOCO_GL" in os.environ else "MUJOCO_GL unset (gymnasium tries glfw first)"
+    settings = (
+        f"MUJOCO_GL={current.backend}" if "MUJOCO_GL" in os.environ else "MUJOCO_GL unset (gymnasium tries glfw first)"
+    )
     working = [probe.backend for probe in probes if probe.works]
     if current.works:
         return Check("opengl", OK, f"MuJoCo renders with {settings} ({current.detail}); {summary}")
     if working:
-        return Check("opengl", WARN, f"MuJoCo cannot render with {settings}: {current.detail}; {summary}",
-                     f"run gymview.setup() first (it picks {working[0]}), or set MUJOCO_GL={working[0]}")
+        return Check(
+            "opengl",
+            WARN,
+            f"MuJoCo cannot render with {settings}: {current.detail}; {summary}",
+            f"run gymview.setup() first (it picks {working[0]}), or set MUJOCO_GL={working[0]}",
+        )
     return Check("opengl", WARN, f"no OpenGL backend renders MuJoCo: {summary}", opengl.what_to_install(probes))
 
 

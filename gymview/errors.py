@@ -5,7 +5,16 @@
 True
 """
 
-__all__ = ["EncoderProcessError", "FFmpegError", "FrameError", "FFmpegNotFoundError", "FitnessError", "Stopped", "VideoLogError", "WorkerError"]
+__all__ = [
+    "EncoderProcessError",
+    "FFmpegError",
+    "FFmpegNotFoundError",
+    "FitnessError",
+    "FrameError",
+    "Stopped",
+    "VideoLogError",
+    "WorkerError",
+]
 
 
 class Stopped(Exception):
@@ -25,7 +34,9 @@ class Stopped(Exception):
         ended: stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly
     """
 
-    def __init__(self, message: str = "stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly") -> None:
+    def __init__(
+        self, message: str = "stopped from the view (or run.stop()); catch gymview.Stopped to end the loop quietly"
+    ) -> None:
         super().__init__(message)
 
 

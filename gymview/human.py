@@ -38,7 +38,6 @@ from gymnasium.envs import registration
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
 from gymview._internal.private_apis import warn_missing
-
 from gymview.watched import watch as gymview_watch
 
 __all__ = ["InlineHuman", "PygameScreen", "disable_inline_human", "enable_inline_human", "inline_human_enabled"]

@@ -117,7 +117,9 @@ class Job(BackgroundTask):
 
             self._status = JobStatus(name=self.name, started=self.started, on_stop=self.request_stop)
             show_in_notebook(self._status)
-        self._thread = threading.Thread(target=self._main, args=(fn, args, kwargs), name=f"gymview-job-{self.name}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._main, args=(fn, args, kwargs), name=f"gymview-job-{self.name}", daemon=True
+        )
         self.begin(_running)
         self._thread.start()
 
@@ -188,8 +190,11 @@ class Job(BackgroundTask):
             TimeoutError: When the call is still running after ``timeout``.
             Exception: The call's own error, re-raised.
         """
-        self.wait_for_end(timeout, on_interrupt=self.request_stop,
-                          still_running=f"{self.name} is still running after {timeout} s; job.stop() asks it to end")
+        self.wait_for_end(
+            timeout,
+            on_interrupt=self.request_stop,
+            still_running=f"{self.name} is still running after {timeout} s; job.stop() asks it to end",
+        )
         if self.error is not None:
             raise self.error
         return self.result
@@ -223,5 +228,7 @@ def background(fn: Callable[..., Any], *args: Any, display: bool = True, **kwarg
         6
     """
     if not callable(fn):
-        raise TypeError(f"background() runs a callable, e.g. background(model.learn, total_timesteps=10_000); got {fn!r}")
+        raise TypeError(
+            f"background() runs a callable, e.g. background(model.learn, total_timesteps=10_000); got {fn!r}"
+        )
     return Job(fn, args, kwargs, display)

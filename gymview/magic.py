@@ -14,7 +14,7 @@ from typing import Any
 
 from gymview.live.kernels.registry import live_views
 
-__all__ = ["load_ipython_extension", "unload_ipython_extension", "gymview_magic", "status_table"]
+__all__ = ["gymview_magic", "load_ipython_extension", "status_table", "unload_ipython_extension"]
 
 _USAGE = """usage: %gymview status | %gymview stop | %gymview setup | %gymview doctor
   status  print the counters of every live view in this kernel
@@ -41,7 +41,9 @@ def status_table() -> str:
     views = live_views()
     if not views:
         return "no live views (create one with gymview.watch(env) or gymview.LiveView())"
-    lines = [f"{'#':>2}  {'title':<20} {'sent':>7} {'dropped':>8} {'msg/s':>6} {'MB sent':>8} {'enc ms':>6}  shown  streaming"]
+    lines = [
+        f"{'#':>2}  {'title':<20} {'sent':>7} {'dropped':>8} {'msg/s':>6} {'MB sent':>8} {'enc ms':>6}  shown  streaming"
+    ]
     for index, view in enumerate(views):
         s = view.stats
         lines.append(

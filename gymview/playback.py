@@ -25,7 +25,7 @@ from gymview.errors import Stopped
 from gymview.live.controls import check_speed
 from gymview.watched import WatchedEnv, pettingzoo_kind, watch
 
-__all__ = ["play", "Run", "key_policy", "running_plays"]
+__all__ = ["Run", "key_policy", "play", "running_plays"]
 
 _running: ActiveSet[Run] = ActiveSet()
 
@@ -46,6 +46,7 @@ def running_plays() -> list[Run]:
         >>> run.env.close()
     """
     return _running.now()
+
 
 # How long stop() and close waits for the loop to reach a step boundary.
 STOP_TIMEOUT_SECONDS = 10.0
@@ -77,8 +78,9 @@ def _as_policy(policy: Any, random_action: Callable[[Any], Any]) -> Callable[[An
     )
 
 
-def key_policy(keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozenset[str]],
-               space: gym.Space) -> Callable[[Any], Any]:
+def key_policy(
+    keys: Mapping[Any, Any], noop: Any, pressed: Callable[[], frozenset[str]], space: gym.Space
+) -> Callable[[Any], Any]:
     """Make a policy that maps the keys held down now to an action, like ``gymnasium.utils.play``.
 
     Of the combinations held, the one with the most keys wins; ``noop`` is played when none is.
@@ -162,9 +164,16 @@ class Run(BackgroundTask):
         >>> env.close()
     """
 
-    def __init__(self, env: WatchedEnv, act: Callable[[Any], Any] | None, episodes: int | None, steps: int | None,
-                 seed: int | None, restore_speed: float | None,
-                 play_steps: Callable[[], Iterator[dict[str, Any] | None]] | None = None) -> None:
+    def __init__(
+        self,
+        env: WatchedEnv,
+        act: Callable[[Any], Any] | None,
+        episodes: int | None,
+        steps: int | None,
+        seed: int | None,
+        restore_speed: float | None,
+        play_steps: Callable[[], Iterator[dict[str, Any] | None]] | None = None,
+    ) -> None:
         self.env = env
         self.view = env.view
         self._controls = env.feed.controls
@@ -239,8 +248,11 @@ class Run(BackgroundTask):
             TimeoutError: When the loop is still running after ``timeout``.
             Exception: The loop's own error (the policy's or the env's), re-raised.
         """
-        self.wait_for_end(timeout, on_interrupt=self.stop,
-                          still_running=f"the play loop is still running after {timeout} s; run.stop() ends it")
+        self.wait_for_end(
+            timeout,
+            on_interrupt=self.stop,
+            still_running=f"the play loop is still running after {timeout} s; run.stop() ends it",
+        )
         if self._error is not None:
             raise self._error
         return self.results
@@ -292,7 +304,12 @@ class Run(BackgroundTask):
             if not (terminated or truncated):
                 yield None
                 continue
-            yield {"steps": steps, "return": episode_return, "terminated": bool(terminated), "truncated": bool(truncated)}
+            yield {
+                "steps": steps,
+                "return": episode_return,
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+            }
             observation, _ = self.env.reset()
             steps, episode_return = 0, 0.0
 
@@ -370,7 +387,8 @@ def play(
                 raise TypeError(
                     f"play() takes one gymnasium env (gym.make(id, render_mode='rgb_array')), a PettingZoo env, or "
                     f"gymview.watch() of one; got {type(env).__name__}. A vector env trains, it is not watched "
-                    f"playing: play one of its envs")
+                    f"playing: play one of its envs"
+                )
             env = watch(env)
         play_steps = None
         if keys is not None:
@@ -380,7 +398,9 @@ def play(
         else:
             act = _as_policy(policy, lambda observation: env.action_space.sample())
     if any(run.env is env for run in running_plays()):
-        raise RuntimeError("this env is already playing: run.stop() the other run first (two loops cannot step one env)")
+        raise RuntimeError(
+            "this env is already playing: run.stop() the other run first (two loops cannot step one env)"
+        )
     if keys is not None:
         env.feed.take_keys(True)
     controls = env.feed.controls
@@ -391,12 +411,13 @@ def play(
     return Run(env, act, episodes, steps, seed, restore, play_steps)
 
 
-def _agents_playing(env: Any, policy: Any, keys: Mapping[Any, Any] | None, noop: Any, seed: int | None,
-                    agent: Any) -> tuple[Any, None, Callable[[], Iterator[dict[str, Any] | None]]]:
+def _agents_playing(
+    env: Any, policy: Any, keys: Mapping[Any, Any] | None, noop: Any, seed: int | None, agent: Any
+) -> tuple[Any, None, Callable[[], Iterator[dict[str, Any] | None]]]:
     """A PettingZoo env (watched here if it is not yet), a policy per agent (a person's keys for
     ``agent``) and its steps, for ``play``."""
     from gymview.integrations.pettingzoo import WatchedAECEnv, WatchedParallelEnv
-    from gymview.integrations.pettingzoo_play import agent_policies, aec_steps, parallel_steps, turn_policy
+    from gymview.integrations.pettingzoo_play import aec_steps, agent_policies, parallel_steps, turn_policy
 
     if not isinstance(env, (WatchedAECEnv, WatchedParallelEnv)):
         env = watch(env)
@@ -410,12 +431,16 @@ def _agents_playing(env: Any, policy: Any, keys: Mapping[Any, Any] | None, noop:
         if agent not in agents:
             raise ValueError(f"play(agent={agent!r}): this env's agents are {agents}")
         if isinstance(policy, Mapping) and policy.get(agent) is not None:
-            raise ValueError(f"policy gives {agent!r} a policy, but the person plays it with keys: leave it out of policy")
+            raise ValueError(
+                f"policy gives {agent!r} a policy, but the person plays it with keys: leave it out of policy"
+            )
         if noop is not None:
             policies[agent] = key_policy(keys, noop, lambda: env.feed.controls.keys_down, env.action_space(agent))
         elif parallel:
-            raise ValueError("play(keys=...) of a Parallel env needs noop=: every agent moves at each step, the "
-                             "person's agent plays noop while no mapped key is held")
+            raise ValueError(
+                "play(keys=...) of a Parallel env needs noop=: every agent moves at each step, the "
+                "person's agent plays noop while no mapped key is held"
+            )
         else:
             policies[agent] = turn_policy(env, agent, keys, env.feed)
     steps_of = parallel_steps if parallel else aec_steps

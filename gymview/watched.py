@@ -34,7 +34,8 @@ from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, stat
 from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.video.record_video import RecordVideo
 
-__all__ = ["watch", "WatchedEnv", "WatchedVectorEnv"]
+__all__ = ["WatchedEnv", "WatchedVectorEnv", "watch"]
+
 
 def _is_sb3_vec_env(env: object) -> bool:
     """A stable-baselines3 VecEnv, told without importing stable-baselines3."""
@@ -45,8 +46,13 @@ def _is_sb3_vec_env(env: object) -> bool:
 def pettingzoo_kind(env: object) -> str | None:
     """'aec' or 'parallel' for a PettingZoo env, told without importing pettingzoo; else None."""
     envs = sys.modules.get("pettingzoo.utils.env")  # loaded by whoever made a PettingZoo env
-    return None if envs is None else "aec" if isinstance(env, envs.AECEnv) else (
-        "parallel" if isinstance(env, envs.ParallelEnv) else None)
+    return (
+        None
+        if envs is None
+        else "aec"
+        if isinstance(env, envs.AECEnv)
+        else ("parallel" if isinstance(env, envs.ParallelEnv) else None)
+    )
 
 
 def _kind_of(env: object) -> str:
@@ -63,7 +69,8 @@ def _kind_of(env: object) -> str:
         f"watch() takes a gymnasium env (gym.make(id, render_mode='rgb_array')), a gymnasium vector env "
         f"(gym.make_vec(id, n, render_mode='rgb_array')), a stable-baselines3 VecEnv (make_vec_env(id, n, "
         f"env_kwargs={{'render_mode': 'rgb_array'}})) or a PettingZoo env (connect_four_v3.env(render_mode="
-        f"'rgb_array'), pistonball_v6.parallel_env(render_mode='rgb_array')); got {type(env).__name__}")
+        f"'rgb_array'), pistonball_v6.parallel_env(render_mode='rgb_array')); got {type(env).__name__}"
+    )
 
 
 def _check_render_mode(env: gym.Env | VectorEnv, kind: str) -> None:
@@ -151,12 +158,21 @@ def watch(
         >>> envs.close()
     """
     kind = _kind_of(env)
-    settings = {"fps": fps, "max_size": max_size, "quality": quality, "image_format": image_format, "title": title,
-                "max_overhead": max_overhead, "codec": codec}
+    settings = {
+        "fps": fps,
+        "max_size": max_size,
+        "quality": quality,
+        "image_format": image_format,
+        "title": title,
+        "max_overhead": max_overhead,
+        "codec": codec,
+    }
     settings = {name: value for name, value in settings.items() if value is not None}
     if view is not None and settings:
-        raise ValueError("watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
-                         "image_format, title, max_overhead and codec on the LiveView instead (LiveView(fps=15, ...))")
+        raise ValueError(
+            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
+            "image_format, title, max_overhead and codec on the LiveView instead (LiveView(fps=15, ...))"
+        )
     spec, snapshot = getattr(env, "spec", None), None
     if kind in ("aec", "parallel"):
         from gymview.integrations import pettingzoo
@@ -168,10 +184,17 @@ def watch(
         default_title = spec.id if spec is not None else ""
         if record is not None:
             if kind != "env":
-                raise ValueError("watch(record=...) records single envs; wrap each sub-env in gymview.RecordVideo "
-                                 "(make_vec_env(..., wrapper_class=gymview.RecordVideo)), or use gymview.record_batch")
-            env = RecordVideo(env, os.fspath(record), episode_trigger=lambda episode: True,
-                              name_prefix=default_title or "episode", fast_render=fast_render)
+                raise ValueError(
+                    "watch(record=...) records single envs; wrap each sub-env in gymview.RecordVideo "
+                    "(make_vec_env(..., wrapper_class=gymview.RecordVideo)), or use gymview.record_batch"
+                )
+            env = RecordVideo(
+                env,
+                os.fspath(record),
+                episode_trigger=lambda episode: True,
+                name_prefix=default_title or "episode",
+                fast_render=fast_render,
+            )
         if first_render_makes_gl_context(env):
             # Checked in a child process: a failed GL context can make MuJoCo abort the next try (the kernel).
             check_mujoco_rendering()
@@ -250,8 +273,13 @@ class WatchedEnv(gym.Wrapper):
         >>> env.close()
     """
 
-    def __init__(self, env: gym.Env, view: LiveView, snapshot: Callable[[gym.Env], DeferredFrame | None] | None = None,
-                 owns_view: bool = False) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        view: LiveView,
+        snapshot: Callable[[gym.Env], DeferredFrame | None] | None = None,
+        owns_view: bool = False,
+    ) -> None:
         super().__init__(env)
         self.view = view
         self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
@@ -372,7 +400,9 @@ class WatchedVectorEnv(VectorWrapper):
         self._painter = state_painter(self._sub_envs)
         # MuJoCo sub-envs: painted there from copies of their simulation state, once each has rendered once.
         many = self._sub_envs is not None and len(self._sub_envs) <= MAX_TILED_ENVS
-        self._mujoco = MujocoGridPainter.for_envs(self._sub_envs, preview=True) if self._painter is None and many else None
+        self._mujoco = (
+            MujocoGridPainter.for_envs(self._sub_envs, preview=True) if self._painter is None and many else None
+        )
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the envs (only those in ``options["reset_mask"]``, when given) and their running returns.

@@ -19,7 +19,7 @@ __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.atari.pipeline import AtariPipeline
-    from gymview.atari.resize import area_weights, GRAY_WEIGHTS
-    from gymview.atari.vector import atari_vector_env, PreprocessedVectorEnv, wrap
+    from gymview.atari.resize import GRAY_WEIGHTS, area_weights
+    from gymview.atari.vector import PreprocessedVectorEnv, atari_vector_env, wrap
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -79,7 +79,10 @@ def integer_area_weights(source: int, target: int) -> np.ndarray:
     """
     starts = np.arange(source) * target  # source pixel edges, in units of 1/target of a pixel
     weights = np.array(
-        [np.clip(np.minimum((row + 1) * source, starts + target) - np.maximum(row * source, starts), 0, None) for row in range(target)]
+        [
+            np.clip(np.minimum((row + 1) * source, starts + target) - np.maximum(row * source, starts), 0, None)
+            for row in range(target)
+        ]
     )
     return weights // np.gcd.reduce(weights[weights > 0])
 
@@ -153,9 +156,15 @@ class ExactAreaResize:
         if not isinstance(frames, np.ndarray) or frames.dtype != np.uint8 or frames.shape[1:] != expected:
             got = f"{frames.dtype} {frames.shape}" if isinstance(frames, np.ndarray) else type(frames).__name__
             raise ValueError(f"frames must be uint8 gray frames of shape (n, {expected[0]}, {expected[1]}); got {got}")
-        if not isinstance(out, np.ndarray) or out.dtype != np.uint8 or out.shape != (len(frames), self._size, self._size):
+        if (
+            not isinstance(out, np.ndarray)
+            or out.dtype != np.uint8
+            or out.shape != (len(frames), self._size, self._size)
+        ):
             got = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
-            raise ValueError(f"out must be a uint8 array of shape ({len(frames)}, {self._size}, {self._size}); got {got}")
+            raise ValueError(
+                f"out must be a uint8 array of shape ({len(frames)}, {self._size}, {self._size}); got {got}"
+            )
         if not len(frames):
             return
         if self._chunk < min(len(frames), CHUNK_FRAMES):
@@ -202,7 +211,9 @@ class ExactAreaResize:
                     np.add(row_sum, source[:, pixel], out=row_sum, dtype=np.uint16)
                 else:
                     row_sum += np.multiply(source[:, pixel], weight, dtype=np.uint16)  # uint16 on numpy 1.x too
-            by_phase[:, :, phase, :, :-1] = row_sum.reshape(count, patterns, self._width // self._columns_in, self._columns_in)
+            by_phase[:, :, phase, :, :-1] = row_sum.reshape(
+                count, patterns, self._width // self._columns_in, self._columns_in
+            )
         scaled = self._scaled[: count * size * (self._width // self._columns_in)]
         self._products(sums.reshape(-1, self._columns_in + 1), scaled)
         out[...] = scaled.reshape(out.shape)  # truncation = floor: every value is positive
@@ -218,10 +229,14 @@ class ExactAreaResize:
         frame, pixel = np.divmod(found, size * size)
         return np.array([frame, *np.divmod(pixel, size)])
 
-    def _opencv_rounding(self, frames: np.ndarray, frame: np.ndarray, row: np.ndarray, column: np.ndarray) -> np.ndarray:
+    def _opencv_rounding(
+        self, frames: np.ndarray, frame: np.ndarray, row: np.ndarray, column: np.ndarray
+    ) -> np.ndarray:
         """OpenCV's float32 result at these pixels: per source row a weighted sum over columns, then over rows."""
         (row_pixels, row_weights), (column_pixels, column_weights) = self._opencv_rows, self._opencv_columns
-        values = frames[frame[:, None, None], row_pixels[row][:, :, None], column_pixels[column][:, None, :]].astype(np.float32)
+        values = frames[frame[:, None, None], row_pixels[row][:, :, None], column_pixels[column][:, None, :]].astype(
+            np.float32
+        )
         across = np.zeros(values.shape[:2], np.float32)
         for tap in range(values.shape[2]):
             across = across + values[:, :, tap] * column_weights[column, tap][:, None]

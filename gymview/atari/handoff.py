@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Batch", "CONVERTED", "HandOff"]
+__all__ = ["CONVERTED", "Batch", "HandOff"]
 
 # Batches looked back on: one slow put()-to-get() gap (a garbage collection, the OS scheduling
 # another process) does not switch the hand-off on, and a real change switches it in three batches.
@@ -89,10 +89,11 @@ class Batch:
         False
     """
 
-    __slots__ = ("frames", "reset", "put_at", "result", "error", "done")
+    __slots__ = ("done", "error", "frames", "put_at", "reset", "result")
 
-    def __init__(self, frames: np.ndarray | None, reset: np.ndarray, put_at: float = 0.0,
-                 done: threading.Event | None = None) -> None:
+    def __init__(
+        self, frames: np.ndarray | None, reset: np.ndarray, put_at: float = 0.0, done: threading.Event | None = None
+    ) -> None:
         self.frames: np.ndarray | None = frames
         self.reset = reset
         self.put_at = put_at

@@ -265,7 +265,9 @@ class AtariPipeline:
         """
         self._check_usable()
         if self._waiting:
-            raise RuntimeError(f"process() needs an empty pipeline; take the {len(self._waiting)} pending batches with get()")
+            raise RuntimeError(
+                f"process() needs an empty pipeline; take the {len(self._waiting)} pending batches with get()"
+            )
         out, ready = self._convert_here(self._check_frames(frames), self._reset_envs(reset_mask))
         if self._cuda is not None:
             self._cuda.hand_over(out, ready)
@@ -358,7 +360,9 @@ class AtariPipeline:
         if reset_mask is not None:
             mask = np.asarray(reset_mask)
             if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(f"reset_mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}")
+                raise ValueError(
+                    f"reset_mask must be a bool array of shape ({self.num_envs},); got {mask.dtype} {mask.shape}"
+                )
         if not self._started:
             self._started = True
             return np.arange(self.num_envs)
@@ -368,7 +372,9 @@ class AtariPipeline:
         if self._closed:
             raise RuntimeError("this AtariPipeline is closed; create a new one")
         if self._failure is not None:
-            message = f"this AtariPipeline failed on an earlier batch ({self._failure!r}); its frame stacks are incomplete"
+            message = (
+                f"this AtariPipeline failed on an earlier batch ({self._failure!r}); its frame stacks are incomplete"
+            )
             raise RuntimeError(message + ": create a new one") from self._failure
 
     def _convert_here(self, frames: np.ndarray, reset: np.ndarray) -> tuple[torch.Tensor, Any]:
@@ -447,4 +453,3 @@ class AtariPipeline:
         if self.scale:
             return stacked.to(self._torch.float32).mul_(1.0 / 255.0)
         return stacked
-

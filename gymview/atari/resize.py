@@ -17,7 +17,6 @@ GRAY_WEIGHTS = (0.299, 0.587, 0.114)
 """RGB to gray weights of ALE's ``getScreenGrayscale`` (and of OpenCV's ``COLOR_RGB2GRAY``): red, green, blue."""
 
 
-
 def import_torch() -> Any:
     """Import torch, saying how to install it when it is missing.
 
@@ -120,7 +119,11 @@ class Cv2Resizer:
         self, cv2: Any, size: int, grayscale: bool, num_envs: int, height: int, width: int, threads: int
     ) -> None:
         self._cv2, self._size, self._grayscale = cv2, size, grayscale
-        exact = ExactAreaResize(height, width, size) if grayscale and ExactAreaResize.supported(height, width, size) else None
+        exact = (
+            ExactAreaResize(height, width, size)
+            if grayscale and ExactAreaResize.supported(height, width, size)
+            else None
+        )
         if exact is not None and not exact.matches_cv2(cv2):
             exact = None
         # numpy holds the GIL between its calls: a part pays for its thread only with a whole chunk.
@@ -129,7 +132,9 @@ class Cv2Resizer:
         """How many threads convert one batch: the caller's and ``threads - 1`` from a pool."""
         bounds = np.linspace(0, num_envs, parts + 1).round().astype(int)
         self._parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-        self._exact = None if exact is None else [exact] + [ExactAreaResize(height, width, size) for _ in self._parts[1:]]
+        self._exact = (
+            None if exact is None else [exact] + [ExactAreaResize(height, width, size) for _ in self._parts[1:]]
+        )
         self.stacked = self._exact is not None or num_envs == 1 or self._stacking_is_exact(num_envs, height, width)
         self._gray: list[np.ndarray | None] = [None] * parts  # each part's gray frames, reused
         self._pool = (
@@ -144,7 +149,9 @@ class Cv2Resizer:
             self._convert(0, frames, out)
             return
         *others, last = self._parts
-        pending = [self._pool.submit(self._convert, index, frames[part], out[part]) for index, part in enumerate(others)]
+        pending = [
+            self._pool.submit(self._convert, index, frames[part], out[part]) for index, part in enumerate(others)
+        ]
         self._convert(len(others), frames[last], out[last])
         for future in pending:
             future.result()
@@ -217,7 +224,9 @@ class RingStack:
     def __init__(self, num_envs: int, stack: int, frame_shape: tuple[int, ...], channels_first: bool) -> None:
         self._ring = np.zeros((stack, num_envs, *frame_shape), np.uint8)
         self._stack, self._head, self._channels_first = stack, stack - 1, channels_first
-        shape = (num_envs, stack, frame_shape[2], *frame_shape[:2]) if channels_first else (num_envs, stack, *frame_shape)
+        shape = (
+            (num_envs, stack, frame_shape[2], *frame_shape[:2]) if channels_first else (num_envs, stack, *frame_shape)
+        )
         self._out_shape = shape
 
     def slot(self) -> np.ndarray:

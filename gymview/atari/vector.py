@@ -50,7 +50,12 @@ class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
         vector = gymnasium.vector
         super().__init__(env)
         space = env.single_observation_space
-        if not (isinstance(space, Box) and space.dtype == np.uint8 and space.shape[-1:] == (3,) and len(space.shape) in (3, 4)):
+        if not (
+            isinstance(space, Box)
+            and space.dtype == np.uint8
+            and space.shape[-1:] == (3,)
+            and len(space.shape) in (3, 4)
+        ):
             raise ValueError(
                 f"wrap() needs raw RGB frames, a uint8 Box of shape (H, W, 3); got {space}. For ale_py's vector "
                 "env pass img_height=210, img_width=160, grayscale=False, stack_num=1 (or use atari_vector_env())"
@@ -186,7 +191,9 @@ class _NativeToTorch(gymnasium.vector.VectorWrapper):
 
     def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         if options and "reset_mask" in options and not np.all(options["reset_mask"]):
-            raise ValueError("atari_vector_env() restarts stacks on full resets and autoresets only, not partial resets")
+            raise ValueError(
+                "atari_vector_env() restarts stacks on full resets and autoresets only, not partial resets"
+            )
         observations, infos = self.env.reset(seed=seed, options=options)
         self._age[:] = 0
         self._ended[:] = False
@@ -255,6 +262,10 @@ def atari_vector_env(
     from ale_py.vector_env import AtariVectorEnv
 
     torch = import_torch()
-    resolved = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else "cpu" if device == "auto" else device)
-    native = AtariVectorEnv(game, num_envs, img_height=size, img_width=size, grayscale=True, stack_num=stack, **ale_kwargs)
+    resolved = torch.device(
+        "cuda" if device == "auto" and torch.cuda.is_available() else "cpu" if device == "auto" else device
+    )
+    native = AtariVectorEnv(
+        game, num_envs, img_height=size, img_width=size, grayscale=True, stack_num=stack, **ale_kwargs
+    )
     return _NativeToTorch(native, stack, scale, resolved)

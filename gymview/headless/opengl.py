@@ -27,7 +27,11 @@ __all__ = ["GLProbe", "backends_to_try", "check_mujoco_rendering", "choose_backe
 
 # MUJOCO_GL's names, and the Debian package each needs
 BACKENDS = ("egl", "osmesa", "glfw")
-PACKAGES = {"egl": "libegl1", "osmesa": "libosmesa6", "glfw": "libgl1 libglfw3 (and an X display: gymview.setup() starts Xvfb)"}
+PACKAGES = {
+    "egl": "libegl1",
+    "osmesa": "libosmesa6",
+    "glfw": "libgl1 libglfw3 (and an X display: gymview.setup() starts Xvfb)",
+}
 # PyOpenGL's platform to go with each (GLFW uses PyOpenGL's default, GLX)
 PYOPENGL_PLATFORMS = {"egl": "egl", "osmesa": "osmesa", "glfw": None}
 
@@ -85,9 +89,7 @@ def probe(backend: str | None, timeout: float = 120.0) -> GLProbe:
             env["PYOPENGL_PLATFORM"] = PYOPENGL_PLATFORMS[backend]
     name = backend or env.get("MUJOCO_GL") or "unset"
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        child = subprocess.Popen(
-            [sys.executable, "-c", _PROBE], stdin=subprocess.PIPE, stdout=out, stderr=err, env=env
-        )
+        child = subprocess.Popen([sys.executable, "-c", _PROBE], stdin=subprocess.PIPE, stdout=out, stderr=err, env=env)
         try:
             code = child.wait(timeout)
         except subprocess.TimeoutExpired:

@@ -217,7 +217,10 @@ def _xvfb_display_class():
             )
             self._watchdog = subprocess.Popen(
                 [sys.executable, "-c", _WATCHDOG, str(self._subproc.pid)],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
             )
 
         def log_tail(self) -> str:

@@ -23,7 +23,7 @@ try:
 except ImportError:  # optional speed-up; Pillow does the same job
     simplejpeg = None
 
-__all__ = ["IMAGE_FORMATS", "encode_frame", "check_format", "check_quality"]
+__all__ = ["IMAGE_FORMATS", "check_format", "check_quality", "encode_frame"]
 
 IMAGE_FORMATS = ("jpeg", "png")
 

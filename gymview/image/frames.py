@@ -18,7 +18,7 @@ from PIL import Image
 
 from gymview._internal.checks import check_int
 
-__all__ = ["to_rgb_uint8", "check_frame", "downsample", "fit_size"]
+__all__ = ["check_frame", "downsample", "fit_size", "to_rgb_uint8"]
 
 _EXPECTED = (
     "expected an image array of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4) with dtype uint8, "
@@ -59,7 +59,9 @@ def check_frame(frame: object) -> np.ndarray:
         raise ValueError(f"{_EXPECTED}; got shape {array.shape}")
     if array.shape[0] < 1 or array.shape[1] < 1:
         raise ValueError(f"{_EXPECTED}; got an empty frame of shape {array.shape}")
-    if not (array.dtype == np.bool_ or np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+    if not (
+        array.dtype == np.bool_ or np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)
+    ):
         raise ValueError(f"{_EXPECTED}; got dtype {array.dtype}")
     return array
 
@@ -174,4 +176,3 @@ def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
         blocks = frame.reshape(new_height, fy, new_width, fx, 3)
         return (blocks.mean(axis=(1, 3), dtype=np.float32) + 0.5).astype(np.uint8)
     return np.asarray(Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX))
-

@@ -124,4 +124,3 @@ def changed_boxes(frame: np.ndarray, previous: np.ndarray) -> list[tuple[int, in
         left, right = int(columns[0]) * size // 3, -(-(int(columns[-1]) + 1) * size // 3)
         boxes.append((top & ~1, min(height, bottom + 1) & ~1, left & ~1, min(width, right + 1) & ~1))
     return boxes
-

@@ -33,7 +33,9 @@ try:
     from pettingzoo import AECEnv, ParallelEnv
     from pettingzoo.utils import BaseParallelWrapper, BaseWrapper
 except ImportError as error:  # pragma: no cover - the message is the point
-    raise ImportError(f'gymview.integrations.pettingzoo needs pettingzoo: pip install "gymview[pettingzoo]" ({error})') from error
+    raise ImportError(
+        f'gymview.integrations.pettingzoo needs pettingzoo: pip install "gymview[pettingzoo]" ({error})'
+    ) from error
 
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
@@ -101,7 +103,9 @@ def check_render_mode(env: AECEnv | ParallelEnv) -> None:
     maker = "parallel_env" if isinstance(env, ParallelEnv) else "env"
     hint = f"create it with {env_name(env)}.{maker}(render_mode='rgb_array')"
     if mode is None:
-        raise ValueError(f"watch() needs a PettingZoo env that renders frames, but this one has render_mode=None: {hint}")
+        raise ValueError(
+            f"watch() needs a PettingZoo env that renders frames, but this one has render_mode=None: {hint}"
+        )
     raise ValueError(f"watch() needs render_mode='rgb_array'; got {mode!r}: {hint}")
 
 
@@ -133,7 +137,9 @@ class _EpisodeVideos:
             return
         frame = env.render()
         if not isinstance(frame, np.ndarray):
-            raise TypeError(f"watch(record=...) needs env.render() to return an image (an array); got {type(frame).__name__}")
+            raise TypeError(
+                f"watch(record=...) needs env.render() to return an image (an array); got {type(frame).__name__}"
+            )
         self._recorder.write(frame)
         self.last_frame = frame
 
@@ -156,8 +162,9 @@ class _Watch:
     view: LiveView
     feed: ViewFeed
 
-    def _watch(self, env: AECEnv | ParallelEnv, view: LiveView, owns_view: bool,
-               record: str | os.PathLike[str] | None) -> None:
+    def _watch(
+        self, env: AECEnv | ParallelEnv, view: LiveView, owns_view: bool, record: str | os.PathLike[str] | None
+    ) -> None:
         self.view = view
         self.total_steps = 0
         self.episode = 0
@@ -200,9 +207,13 @@ class _Watch:
 
     def _info(self) -> dict[str, Any]:
         mover = self._mover()
-        return {"step": self.total_steps, "episode": self.episode, "episode_return": None,
-                "agent": None if mover is None else str(mover),
-                "returns": {str(agent): value for agent, value in self.returns.items()}}
+        return {
+            "step": self.total_steps,
+            "episode": self.episode,
+            "episode_return": None,
+            "agent": None if mover is None else str(mover),
+            "returns": {str(agent): value for agent, value in self.returns.items()},
+        }
 
     def show_final_frame(self) -> None:
         """Show the env's state now and keep it in the notebook's output as a still image."""
@@ -217,6 +228,7 @@ class _Watch:
         Raises:
             gymview.errors.FFmpegError: When a video could not be finished.
         """
+
         def close_env() -> None:
             try:
                 self.env.close()
@@ -260,8 +272,9 @@ class WatchedAECEnv(_Watch, BaseWrapper):
         >>> env.close()
     """
 
-    def __init__(self, env: AECEnv, view: LiveView, owns_view: bool = False,
-                 record: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, env: AECEnv, view: LiveView, owns_view: bool = False, record: str | os.PathLike[str] | None = None
+    ) -> None:
         BaseWrapper.__init__(self, env)
         self._watch(env, view, owns_view, record)
 
@@ -341,12 +354,15 @@ class WatchedParallelEnv(_Watch, BaseParallelWrapper):
         >>> env.close()
     """
 
-    def __init__(self, env: ParallelEnv, view: LiveView, owns_view: bool = False,
-                 record: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, env: ParallelEnv, view: LiveView, owns_view: bool = False, record: str | os.PathLike[str] | None = None
+    ) -> None:
         BaseParallelWrapper.__init__(self, env)
         self._watch(env, view, owns_view, record)
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[Any, Any], dict[Any, Any]]:
         """Reset the env and start a new episode (and video) in the view.
 
         Args:

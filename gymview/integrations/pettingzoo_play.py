@@ -27,7 +27,7 @@ import numpy as np
 
 from gymview.live.feed import ViewFeed
 
-__all__ = ["agent_policies", "turn_policy", "aec_steps", "parallel_steps"]
+__all__ = ["aec_steps", "agent_policies", "parallel_steps", "turn_policy"]
 
 # How often a loop waiting for a person's move looks at the keys pressed.
 KEY_POLL_SECONDS = 0.02
@@ -143,7 +143,8 @@ def turn_policy(env: Any, agent: Any, keys: Mapping[Any, Any], feed: ViewFeed) -
         if not isinstance(name, str) or not name:
             raise TypeError(
                 f"in a turn-based game each key of keys is one key name (a move is one key press); got {name!r}. "
-                "Keys held together work with noop= (real-time play)")
+                "Keys held together work with noop= (real-time play)"
+            )
         if not space.contains(action):
             raise ValueError(f"keys[{name!r}] = {action!r} is not an action of {agent}'s action space {space}")
     controls = feed.controls

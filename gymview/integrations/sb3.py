@@ -30,7 +30,9 @@ try:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 except ImportError as error:  # pragma: no cover - the message is the point
-    raise ImportError(f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})') from error
+    raise ImportError(
+        f'gymview.integrations.sb3 needs stable-baselines3: pip install "gymview[sb3]" ({error})'
+    ) from error
 
 from gymview._internal.checks import check_int
 from gymview.errors import Stopped
@@ -48,6 +50,7 @@ def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]
     """What makes the tiled frame of ``venv``'s sub-envs, given their running returns: a drawing
     from their states (a ``DummyVecEnv``'s sub-envs that gymview's renderers draw, under
     VecEnvWrappers that leave its frames alone) or their renders."""
+
     def renders(returns: np.ndarray) -> np.ndarray:
         return tiled(first_tiled(venv.get_images()), returns)
 
@@ -127,9 +130,14 @@ class WatchedVecEnv(VecEnvWrapper):
         self.returns = _Returns(venv.num_envs)
         self._started = False
         self._grid = _grid_source(venv, fast_render)
-        self.feed = ViewFeed(view, lambda: self._grid(self.returns.running), self.returns.info,
-                             helper_competes=torch_fills_cpus, owns_view=owns_view,  # training fills every core
-                             render_fps=_render_fps(venv))
+        self.feed = ViewFeed(
+            view,
+            lambda: self._grid(self.returns.running),
+            self.returns.info,
+            helper_competes=torch_fills_cpus,
+            owns_view=owns_view,  # training fills every core
+            render_fps=_render_fps(venv),
+        )
 
     def reset(self) -> Any:
         """Reset the sub-envs and their running returns.
@@ -240,9 +248,19 @@ class WatchCallback(BaseCallback):
         >>> callback.view.close()
     """
 
-    def __init__(self, view: LiveView | None = None, display: bool = True, verbose: int = 0,
-                 fast_render: bool = True, *, log_to: LogTarget | None = None, log_every: int = 10_000,
-                 log_max_frames: int = 1000, video_folder: str | os.PathLike[str] = "videos", **view_options: Any) -> None:
+    def __init__(
+        self,
+        view: LiveView | None = None,
+        display: bool = True,
+        verbose: int = 0,
+        fast_render: bool = True,
+        *,
+        log_to: LogTarget | None = None,
+        log_every: int = 10_000,
+        log_max_frames: int = 1000,
+        video_folder: str | os.PathLike[str] = "videos",
+        **view_options: Any,
+    ) -> None:
         super().__init__(verbose)
         check_int("log_every", log_every, hint=" (env steps between videos)")
         check_int("log_max_frames", log_max_frames, hint=" (frames per video at most)")
@@ -271,8 +289,13 @@ class WatchCallback(BaseCallback):
                 self.view.show()
         returns, grid = _Returns(env.num_envs), _grid_source(env, self._fast_render)
         self._returns = returns
-        self.feed = ViewFeed(self.view, lambda: grid(returns.running), returns.info,
-                              helper_competes=torch_fills_cpus, render_fps=_render_fps(env))
+        self.feed = ViewFeed(
+            self.view,
+            lambda: grid(returns.running),
+            returns.info,
+            helper_competes=torch_fills_cpus,
+            render_fps=_render_fps(env),
+        )
         if self._videos is not None:
             self._videos.begin(env, self.num_timesteps)
 
@@ -334,8 +357,11 @@ class _TrainingVideos:
         if (self.folder / f"{name}.mp4").exists():  # an earlier learn() counted from 0 too: keep its video
             name = next(f"{name}-{n}" for n in itertools.count(2) if not (self.folder / f"{name}-{n}.mp4").exists())
         self.info = {"episode": self.videos, "name": name, "fps": self.fps}
-        self.recorder = VideoRecorder(self.folder / f"{name}.mp4", fps=self.fps, on_finished=self.log.on_finished(
-            self.info, getattr(self.finishing.newest, "finished", None)))
+        self.recorder = VideoRecorder(
+            self.folder / f"{name}.mp4",
+            fps=self.fps,
+            on_finished=self.log.on_finished(self.info, getattr(self.finishing.newest, "finished", None)),
+        )
         self.recorder.write(_first_frame(env))
         self.next_start = steps + self.every
         self.videos += 1
@@ -363,6 +389,8 @@ class _TrainingVideos:
 def _first_frame(env: VecEnv) -> np.ndarray:
     frame = env.env_method("render", indices=[0])[0]
     if frame is None:
-        raise ValueError("WatchCallback(log_to=...) records the first sub-env's env.render(), which returned None: "
-                         "make the envs with render_mode='rgb_array'")
+        raise ValueError(
+            "WatchCallback(log_to=...) records the first sub-env's env.render(), which returned None: "
+            "make the envs with render_mode='rgb_array'"
+        )
     return frame

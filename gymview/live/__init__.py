@@ -30,11 +30,11 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.errors import Stopped
     from gymview.live.controls import RunControls
     from gymview.live.encoding.deferred import DeferredFrame
+    from gymview.live.encoding.replay import FrameHistory
     from gymview.live.feed import ViewFeed
     from gymview.live.kernels.registry import live_views
-    from gymview.live.encoding.replay import FrameHistory
-    from gymview.live.streamer import FrameStreamer
     from gymview.live.pacing.throttle import FrameThrottle, MessageBudget
+    from gymview.live.streamer import FrameStreamer
     from gymview.live.widget import LiveView
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -35,8 +35,13 @@ class BrowserMessages:
     themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not.
     """
 
-    def __init__(self, controls: RunControls, streamer: Any, post_state: Callable[[], None],
-                 page_seen: Callable[[str, bool, bool], None]) -> None:
+    def __init__(
+        self,
+        controls: RunControls,
+        streamer: Any,
+        post_state: Callable[[], None],
+        page_seen: Callable[[str, bool, bool], None],
+    ) -> None:
         self.controls = controls
         self.streamer = streamer
         self._post_state = post_state
@@ -100,8 +105,12 @@ class BrowserMessages:
             except (TypeError, ValueError):
                 self._post_state()  # a speed this kernel does not take: the page shows the current one
             return
-        {"pause": self.controls.pause, "play": self.controls.resume, "step": self.controls.step,
-         "stop": self.controls.stop}[action]()
+        {
+            "pause": self.controls.pause,
+            "play": self.controls.resume,
+            "step": self.controls.step,
+            "stop": self.controls.stop,
+        }[action]()
 
     def _cancel(self, click: str) -> None:
         """The page gave up on this click (no answer while a cell ran): undo it if it came only now,

@@ -22,13 +22,13 @@ from __future__ import annotations
 import numbers
 import os
 import threading
-import weakref
 import time
+import weakref
 from collections.abc import Callable, Iterable
 
 from gymview.errors import Stopped
 
-__all__ = ["RunControls", "SPEEDS", "check_speed", "request_thread_stop", "thread_stop_requested"]
+__all__ = ["SPEEDS", "RunControls", "check_speed", "request_thread_stop", "thread_stop_requested"]
 
 # The speeds the view offers, as multiples of the env's render_fps; None is "max" (no pacing).
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -52,7 +52,9 @@ def check_speed(speed: float | str | None) -> float | None:
         return None
     speed = float(speed)
     if not speed > 0:
-        raise ValueError(f"speed must be above 0 (1.0 = the env's real time, 'max' = as fast as it goes); got {speed!r}")
+        raise ValueError(
+            f"speed must be above 0 (1.0 = the env's real time, 'max' = as fast as it goes); got {speed!r}"
+        )
     return float(speed)
 
 
@@ -137,25 +139,32 @@ class RunControls:
         def resume() -> None:
             self.state, self._steps_allowed, self._stop_pending = RUNNING, 0, False
             self._next_deadline = 0.0
+
         self._change(resume)
 
     def step(self) -> None:
         """Let exactly one more step through; pauses a running loop first."""
+
         def step() -> None:
             self.state = PAUSED
             self._steps_allowed += 1
+
         self._change(step)
 
     def stop(self) -> None:
         """The next ``before_step`` raises :class:`Stopped` (once)."""
+
         def stop() -> None:
             self.state, self._stop_pending = STOPPED, True
+
         self._change(stop)
 
     def set_speed(self, speed: float | str | None) -> None:
         speed = check_speed(speed)
+
         def set_speed() -> None:
             self.speed, self._next_deadline = speed, 0.0
+
         self._change(set_speed)
 
     def set_keys(self, down: Iterable[str]) -> None:
@@ -167,7 +176,7 @@ class RunControls:
         with self._cond:
             (self._keys_down.add if down else self._keys_down.discard)(key)
             if down:
-                self._presses = [*self._presses[-(MAX_PRESSES - 1):], key]
+                self._presses = [*self._presses[-(MAX_PRESSES - 1) :], key]
 
     def take_presses(self) -> list[str]:
         """The keys pressed (down) since the last call, oldest first (at most MAX_PRESSES), then forgotten."""
@@ -182,8 +191,11 @@ class RunControls:
 
     def undo_stop(self) -> None:
         """Forget a stop that no loop has acted on (a click that arrived after its cell ended)."""
-        self._change(lambda: (setattr(self, "_stop_pending", False), setattr(self, "state", RUNNING))
-                     if self._stop_pending else None)
+        self._change(
+            lambda: (
+                (setattr(self, "_stop_pending", False), setattr(self, "state", RUNNING)) if self._stop_pending else None
+            )
+        )
 
     def _change(self, change: Callable[[], None]) -> None:
         with self._cond:
@@ -226,7 +238,9 @@ class RunControls:
         with self._cond:
             held = False
             try:
-                while self.state == PAUSED and not (self._steps_allowed or self._stop_pending or thread_stop_requested()):
+                while self.state == PAUSED and not (
+                    self._steps_allowed or self._stop_pending or thread_stop_requested()
+                ):
                     if not held:
                         held, self._loops_held = True, self._loops_held + 1
                     if wait is None:

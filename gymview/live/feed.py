@@ -19,7 +19,6 @@ loop one clock read until ``next_check``: the loops users watch run at up to 100
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from time import perf_counter
 from typing import Any
 
 from gymview.live.controls import PAUSED
@@ -41,9 +40,15 @@ class ViewFeed:
     1.0 plays at), given to a view that has none yet.
     """
 
-    def __init__(self, view: LiveView, frame: Callable[[], Any], info: Callable[[], dict[str, Any]],
-                 helper_competes: Callable[[], bool] = lambda: False, owns_view: bool = False,
-                 render_fps: float | None = None) -> None:
+    def __init__(
+        self,
+        view: LiveView,
+        frame: Callable[[], Any],
+        info: Callable[[], dict[str, Any]],
+        helper_competes: Callable[[], bool] = lambda: False,
+        owns_view: bool = False,
+        render_fps: float | None = None,
+    ) -> None:
         self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
         if link.env_fps is None:
             link.env_fps = render_fps

@@ -40,14 +40,20 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
     if (static / "widget.js").is_file():
         return {name: static / name for name in ("widget.js", "job_status.js", "widget.css")}
     js = package.parent / "js"
-    files = {"widget.js": js / "dist" / "widget.js", "job_status.js": js / "dist" / "job_status.js",
-             "widget.css": js / "widget.css"}
+    files = {
+        "widget.js": js / "dist" / "widget.js",
+        "job_status.js": js / "dist" / "job_status.js",
+        "widget.css": js / "widget.css",
+    }
     missing = [path for path in files.values() if not path.is_file()]
     if missing:
-        raise FrontendNotBuilt(f"gymview's front-end is not built ({missing[0]} is missing): "
-                               f"run {BUILD} in {package.parent}")
+        raise FrontendNotBuilt(
+            f"gymview's front-end is not built ({missing[0]} is missing): run {BUILD} in {package.parent}"
+        )
     return files
 
 
 FILES = locate(pathlib.Path(__file__).parents[1])
-ESM, JOB_STATUS_ESM, CSS = (FILES[name].read_text(encoding="utf-8") for name in ("widget.js", "job_status.js", "widget.css"))
+ESM, JOB_STATUS_ESM, CSS = (
+    FILES[name].read_text(encoding="utf-8") for name in ("widget.js", "job_status.js", "widget.css")
+)

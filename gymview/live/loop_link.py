@@ -22,10 +22,10 @@ from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
 from gymview.live.pacing.cpus import HELPER_NEEDS_CPUS, usable_cpus
-from gymview.live.streamer import FrameStreamer
 from gymview.live.pacing.throttle import FrameThrottle
+from gymview.live.streamer import FrameStreamer
 
-__all__ = ["LoopLink", "BrowserPoller"]
+__all__ = ["BrowserPoller", "LoopLink"]
 
 
 class BrowserPoller(Protocol):
@@ -37,12 +37,15 @@ class BrowserPoller(Protocol):
         """Hand the waiting messages addressed to the comm ids in ``handlers`` to them; how many."""
         ...
 
+
 # After a frame message went to ipykernel, the producer sleeps this long so that the kernel's IOPub
 # thread can send it without waiting for the GIL (docs/performance.md has the measurements).
 IOPUB_HAND_OVER_SECONDS = 0.0002
 # How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
 # this long, and the loop pays one socket poll per period.
 POLL_SECONDS = 0.02
+
+
 class LoopLink:
     """What a loop feeding one view calls.
 
@@ -51,11 +54,19 @@ class LoopLink:
     ``report(message)`` and ``take_keys(on)`` act on the view's output, status line and keyboard.
     """
 
-    def __init__(self, streamer: FrameStreamer, throttle: FrameThrottle, controls: RunControls,
-                 poller: BrowserPoller | None, is_active: Callable[[], bool],
-                 handlers: Callable[[], dict[str, Callable[[Any], None]]], keep_still_image: Callable[[], None],
-                 report: Callable[[str], None], take_keys: Callable[[bool], None],
-                 cpus: float | None = None) -> None:
+    def __init__(
+        self,
+        streamer: FrameStreamer,
+        throttle: FrameThrottle,
+        controls: RunControls,
+        poller: BrowserPoller | None,
+        is_active: Callable[[], bool],
+        handlers: Callable[[], dict[str, Callable[[Any], None]]],
+        keep_still_image: Callable[[], None],
+        report: Callable[[str], None],
+        take_keys: Callable[[bool], None],
+        cpus: float | None = None,
+    ) -> None:
         self.streamer = streamer
         self.throttle = throttle
         self.controls = controls

@@ -109,15 +109,30 @@ def frame_header(
     }
 
 
-def state_message(state: str, speed: float | None, fps: float | None, speeds: list[Any], history: int,
-                  heard: list[str], message: str | None = None) -> dict[str, Any]:
+def state_message(
+    state: str,
+    speed: float | None,
+    fps: float | None,
+    speeds: list[Any],
+    history: int,
+    heard: list[str],
+    message: str | None = None,
+) -> dict[str, Any]:
     """The state message: what the loop does now, and the clicks it heard.
 
     >>> state_message("paused", 1.0, 50.0, [1.0], 3, ["k3x9:4"])["heard"]
     ['k3x9:4']
     """
-    return {"type": STATE, "state": state, "speed": speed, "fps": fps, "speeds": speeds, "history": history,
-            "heard": heard, "message": message}
+    return {
+        "type": STATE,
+        "state": state,
+        "speed": speed,
+        "fps": fps,
+        "speeds": speeds,
+        "history": history,
+        "heard": heard,
+        "message": message,
+    }
 
 
 def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
@@ -170,10 +185,19 @@ def read(content: Any) -> FromPage | None:
         return value if isinstance(value, kind) and not (kind is int and isinstance(value, bool)) else None
 
     return FromPage(
-        type=content["type"], id=field("id", str), client=str(content.get("client", "")), version=content.get("v"),
-        seq=field("seq", int), visible=bool(content.get("visible")), action=field("action", str),
-        value=content.get("value"), of=field("of", str), key=field("key", str), down=bool(content.get("down")),
-        index=field("index", int), codecs=_names(content.get("codecs")),
+        type=content["type"],
+        id=field("id", str),
+        client=str(content.get("client", "")),
+        version=content.get("v"),
+        seq=field("seq", int),
+        visible=bool(content.get("visible")),
+        action=field("action", str),
+        value=content.get("value"),
+        of=field("of", str),
+        key=field("key", str),
+        down=bool(content.get("down")),
+        index=field("index", int),
+        codecs=_names(content.get("codecs")),
     )
 
 

@@ -44,17 +44,17 @@ import numpy as np
 from gymview._internal.checks import check_int
 from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
+from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
 from gymview.live.encoding.deferred import DeferredFrame
-from gymview.errors import EncoderProcessError, FrameError
 from gymview.live.encoding.encoder_process import EncoderProcess
 from gymview.live.encoding.h264 import H264
-from gymview.live.protocol import frame_header
 from gymview.live.encoding.replay import FrameHistory
-from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
 from gymview.live.encoding.video_stream import VideoStream, check_codec
+from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
 from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
+from gymview.live.protocol import frame_header
 
 __all__ = ["FrameStreamer", "check_max_size"]
 
@@ -277,8 +277,11 @@ class FrameStreamer:
             blind = self.codec == H264 and H264 not in (codecs or ()) and not self._warned_blind
             self._warned_blind = self._warned_blind or blind
         if blind:
-            warnings.warn("a page showing this view cannot decode H.264 (no WebCodecs, or no H.264 in it): it shows no "
-                          "new frames; codec='auto' sends H.264 where pages decode it, JPEG elsewhere", stacklevel=2)
+            warnings.warn(
+                "a page showing this view cannot decode H.264 (no WebCodecs, or no H.264 in it): it shows no "
+                "new frames; codec='auto' sends H.264 where pages decode it, JPEG elsewhere",
+                stacklevel=2,
+            )
 
     def want_key_frame(self) -> None:
         """A page cannot decode the stream from here (it joined it, or its decoder failed): the next
@@ -490,4 +493,3 @@ class FrameStreamer:
                     return
             if active:
                 give_back_free_memory()  # outside the lock: the loop's push and pump never wait for a trim
-

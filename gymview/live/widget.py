@@ -32,20 +32,20 @@ from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import frontend, protocol
-from gymview.live.kernels import registry
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
+from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
+from gymview.live.encoding.video_stream import check_codec
+from gymview.live.kernels import registry
 from gymview.live.kernels.ipykernel6_poller import Ipykernel6CommPoller
-from gymview.live.loop_link import LoopLink
 from gymview.live.kernels.marimo_cell import show_in_cell
 from gymview.live.kernels.marimo_poller import MarimoCommPoller
 from gymview.live.kernels.page_requests import answer_on_shell_channel
-from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
-from gymview.live.streamer import FrameStreamer, Send, check_max_size
-from gymview.live.encoding.video_stream import check_codec
 from gymview.live.kernels.thread_switches import switch_interval_lease
+from gymview.live.loop_link import LoopLink
 from gymview.live.pacing.throttle import FrameThrottle, check_fps
+from gymview.live.streamer import FrameStreamer, Send, check_max_size
 
 __all__ = ["LiveView"]
 
@@ -143,12 +143,17 @@ class LiveView(anywidget.AnyWidget):
         # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
         self._marimo = self._in_kernel and in_marimo()
         self._streamer = FrameStreamer(
-            send or self._send_frame, max_size=max_size,
+            send or self._send_frame,
+            max_size=max_size,
             image_format=codec if codec in IMAGE_FORMATS else image_format,
-            quality=quality, max_lag=max_lag, codec=codec,
+            quality=quality,
+            max_lag=max_lag,
+            codec=codec,
             history=FrameHistory(replay_seconds, replay_max_bytes),
             # while frames flow in a kernel, clicks are heard on ipykernel's shell-channel thread sooner
-            on_watching=switch_interval_lease.hold_while if self._in_kernel and not self._marimo else lambda active: None,
+            on_watching=switch_interval_lease.hold_while
+            if self._in_kernel and not self._marimo
+            else lambda active: None,
         )
         self._controls = RunControls(on_change=self._post_state)
         self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
@@ -156,10 +161,13 @@ class LiveView(anywidget.AnyWidget):
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
         self._link = LoopLink(  # what a loop feeding this view calls (gymview.live.feed.ViewFeed)
-            self._streamer, self._throttle, self._controls,
+            self._streamer,
+            self._throttle,
+            self._controls,
             # ipykernel 6 and marimo deliver no browser message while a cell runs: the loop fetches them
             poller=_poller(self._in_kernel, self._marimo),
-            is_active=lambda: self._active, handlers=_message_handlers,
+            is_active=lambda: self._active,
+            handlers=_message_handlers,
             keep_still_image=lambda: self._leave_last_frame(keep_widget=True),
             report=lambda message: self._post_state(message=message),
             take_keys=lambda on: setattr(self, "_keyboard", bool(on)),
@@ -168,9 +176,15 @@ class LiveView(anywidget.AnyWidget):
         if in_forked_child():  # opening a real comm would send from the fork
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(
-            fps=float(fps), max_size=int(max_size), quality=self._streamer.quality,
-            image_format=self._streamer.image_format, codec=codec, title=title, _stream_id=uuid.uuid4().hex,
-            show_controls=bool(show_controls), **kwargs,
+            fps=float(fps),
+            max_size=int(max_size),
+            quality=self._streamer.quality,
+            image_format=self._streamer.image_format,
+            codec=codec,
+            title=title,
+            _stream_id=uuid.uuid4().hex,
+            show_controls=bool(show_controls),
+            **kwargs,
         )
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
         if self._in_kernel and not self._marimo:
@@ -187,8 +201,13 @@ class LiveView(anywidget.AnyWidget):
         self.comm = DummyComm(target_name="jupyter.widget")
 
     # -- configuration changes from Python or the browser ---------------------------------------
-    _CHECKS = {"fps": check_fps, "max_size": check_max_size, "quality": check_quality, "image_format": check_format,
-               "codec": check_codec}
+    _CHECKS = {
+        "fps": check_fps,
+        "max_size": check_max_size,
+        "quality": check_quality,
+        "image_format": check_format,
+        "codec": check_codec,
+    }
 
     @traitlets.validate(*_CHECKS)
     def _check_setting(self, proposal: dict[str, Any]) -> Any:
@@ -426,11 +445,16 @@ class LiveView(anywidget.AnyWidget):
             return
         header, data = latest
         mime = f"image/{header['format']}"
-        bundle = {mime: base64.b64encode(data).decode("ascii"), "text/plain": f"<{self.title or 'gymview'}: last frame>"}
+        bundle = {
+            mime: base64.b64encode(data).decode("ascii"),
+            "text/plain": f"<{self.title or 'gymview'}: last frame>",
+        }
         if keep_widget:
             bundle[_WIDGET_VIEW] = {"version_major": 2, "version_minor": 1, "model_id": self.model_id}
         self._display_handle.update(
-            bundle, metadata={mime: {"width": header["width"], "height": header["height"]}}, raw=True,
+            bundle,
+            metadata={mime: {"width": header["width"], "height": header["height"]}},
+            raw=True,
         )
 
     def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:
@@ -439,10 +463,17 @@ class LiveView(anywidget.AnyWidget):
 
     def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
         controls = controls or self._controls
-        self._streamer.post(protocol.state_message(
-            controls.state, controls.speed, self._link.env_fps, list(SPEEDS), len(self._streamer.history),
-            self._messages.heard, message,
-        ))
+        self._streamer.post(
+            protocol.state_message(
+                controls.state,
+                controls.speed,
+                self._link.env_fps,
+                list(SPEEDS),
+                len(self._streamer.history),
+                self._messages.heard,
+                message,
+            )
+        )
 
 
 def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommPoller | None:

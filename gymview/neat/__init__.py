@@ -32,7 +32,7 @@ __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.errors import FitnessError
-    from gymview.neat.config import config_for, DEFAULTS, load_config, spaces_of
+    from gymview.neat.config import DEFAULTS, config_for, load_config, spaces_of
     from gymview.neat.evolution import EvolutionResult, evolve, record
     from gymview.neat.panel import EvolutionPanel, fitness_chart_svg, network_svg
     from gymview.neat.policy import GenomePolicy

@@ -18,32 +18,69 @@ from gymview.neat._neat import neat_module
 
 DEFAULTS: dict[str, dict[str, str]] = {
     "NEAT": {
-        "fitness_criterion": "max", "fitness_threshold": "inf", "pop_size": "150",
-        "reset_on_extinction": "True", "no_fitness_termination": "False",
+        "fitness_criterion": "max",
+        "fitness_threshold": "inf",
+        "pop_size": "150",
+        "reset_on_extinction": "True",
+        "no_fitness_termination": "False",
     },
     "DefaultGenome": {
-        "num_inputs": "1", "num_outputs": "1", "num_hidden": "0", "feed_forward": "True",
-        "initial_connection": "full_direct", "single_structural_mutation": "False",
+        "num_inputs": "1",
+        "num_outputs": "1",
+        "num_hidden": "0",
+        "feed_forward": "True",
+        "initial_connection": "full_direct",
+        "single_structural_mutation": "False",
         "structural_mutation_surer": "default",
-        "compatibility_disjoint_coefficient": "1.0", "compatibility_weight_coefficient": "0.5",
-        "conn_add_prob": "0.5", "conn_delete_prob": "0.5", "node_add_prob": "0.2", "node_delete_prob": "0.2",
-        "activation_default": "tanh", "activation_mutate_rate": "0.0", "activation_options": "tanh",
-        "aggregation_default": "sum", "aggregation_mutate_rate": "0.0", "aggregation_options": "sum",
-        "bias_init_mean": "0.0", "bias_init_stdev": "1.0", "bias_init_type": "gaussian",
-        "bias_max_value": "30.0", "bias_min_value": "-30.0", "bias_mutate_power": "0.5",
-        "bias_mutate_rate": "0.7", "bias_replace_rate": "0.1",
-        "response_init_mean": "1.0", "response_init_stdev": "0.0", "response_init_type": "gaussian",
-        "response_max_value": "30.0", "response_min_value": "-30.0", "response_mutate_power": "0.0",
-        "response_mutate_rate": "0.0", "response_replace_rate": "0.0",
-        "weight_init_mean": "0.0", "weight_init_stdev": "1.0", "weight_init_type": "gaussian",
-        "weight_max_value": "30", "weight_min_value": "-30", "weight_mutate_power": "0.5",
-        "weight_mutate_rate": "0.8", "weight_replace_rate": "0.1",
-        "enabled_default": "True", "enabled_mutate_rate": "0.01",
-        "enabled_rate_to_true_add": "0.0", "enabled_rate_to_false_add": "0.0",
+        "compatibility_disjoint_coefficient": "1.0",
+        "compatibility_weight_coefficient": "0.5",
+        "conn_add_prob": "0.5",
+        "conn_delete_prob": "0.5",
+        "node_add_prob": "0.2",
+        "node_delete_prob": "0.2",
+        "activation_default": "tanh",
+        "activation_mutate_rate": "0.0",
+        "activation_options": "tanh",
+        "aggregation_default": "sum",
+        "aggregation_mutate_rate": "0.0",
+        "aggregation_options": "sum",
+        "bias_init_mean": "0.0",
+        "bias_init_stdev": "1.0",
+        "bias_init_type": "gaussian",
+        "bias_max_value": "30.0",
+        "bias_min_value": "-30.0",
+        "bias_mutate_power": "0.5",
+        "bias_mutate_rate": "0.7",
+        "bias_replace_rate": "0.1",
+        "response_init_mean": "1.0",
+        "response_init_stdev": "0.0",
+        "response_init_type": "gaussian",
+        "response_max_value": "30.0",
+        "response_min_value": "-30.0",
+        "response_mutate_power": "0.0",
+        "response_mutate_rate": "0.0",
+        "response_replace_rate": "0.0",
+        "weight_init_mean": "0.0",
+        "weight_init_stdev": "1.0",
+        "weight_init_type": "gaussian",
+        "weight_max_value": "30",
+        "weight_min_value": "-30",
+        "weight_mutate_power": "0.5",
+        "weight_mutate_rate": "0.8",
+        "weight_replace_rate": "0.1",
+        "enabled_default": "True",
+        "enabled_mutate_rate": "0.01",
+        "enabled_rate_to_true_add": "0.0",
+        "enabled_rate_to_false_add": "0.0",
         # time constants are read by continuous-time (CTRNN) networks only
-        "time_constant_init_mean": "1.0", "time_constant_init_stdev": "0.0", "time_constant_init_type": "gaussian",
-        "time_constant_max_value": "10.0", "time_constant_min_value": "0.01", "time_constant_mutate_power": "0.0",
-        "time_constant_mutate_rate": "0.0", "time_constant_replace_rate": "0.0",
+        "time_constant_init_mean": "1.0",
+        "time_constant_init_stdev": "0.0",
+        "time_constant_init_type": "gaussian",
+        "time_constant_max_value": "10.0",
+        "time_constant_min_value": "0.01",
+        "time_constant_mutate_power": "0.0",
+        "time_constant_mutate_rate": "0.0",
+        "time_constant_replace_rate": "0.0",
     },
     "DefaultSpeciesSet": {"compatibility_threshold": "3.0"},
     "DefaultStagnation": {"species_fitness_func": "max", "max_stagnation": "20", "species_elitism": "2"},
@@ -155,7 +192,9 @@ def make_env_from(env_or_id: gym.Env | str | Callable[[], gym.Env]) -> tuple[gym
         if not isinstance(env, gym.Env):
             raise TypeError(f"the env factory returned {type(env).__name__}, not a gymnasium env")
         return env, True
-    raise TypeError(f"expected a gymnasium env, an env id or a function that makes the env; got {type(env_or_id).__name__}")
+    raise TypeError(
+        f"expected a gymnasium env, an env id or a function that makes the env; got {type(env_or_id).__name__}"
+    )
 
 
 def _section_of(name: str) -> str:
@@ -225,8 +264,9 @@ def config_for(
         raise ValueError(f"pop_size must be an int of at least 2; got {pop_size!r}")
     values = {section: dict(keys) for section, keys in DEFAULTS.items()}
     values["NEAT"]["pop_size"] = str(pop_size)
-    values["DefaultGenome"].update(num_inputs=str(shape.inputs), num_outputs=str(shape.outputs),
-                                   feed_forward=str(not recurrent))
+    values["DefaultGenome"].update(
+        num_inputs=str(shape.inputs), num_outputs=str(shape.outputs), feed_forward=str(not recurrent)
+    )
     if threshold is None:
         values["NEAT"]["no_fitness_termination"] = "True"
     else:
@@ -288,8 +328,9 @@ def _load(neat: Any, values: dict[str, dict[str, str]], path: str | os.PathLike[
 
 
 def _read(neat: Any, path: str | os.PathLike[str]) -> Any:
-    return neat.Config(neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet,
-                       neat.DefaultStagnation, os.fspath(path))
+    return neat.Config(
+        neat.DefaultGenome, neat.DefaultReproduction, neat.DefaultSpeciesSet, neat.DefaultStagnation, os.fspath(path)
+    )
 
 
 def load_config(path: str | os.PathLike[str], env: gym.Env | str | Callable[[], gym.Env] | None = None) -> Any:
@@ -320,7 +361,9 @@ def load_config(path: str | os.PathLike[str], env: gym.Env | str | Callable[[], 
     """
     neat = neat_module()
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"no NEAT config file at {os.path.abspath(path)!r}; config_for(env, path=...) writes one")
+        raise FileNotFoundError(
+            f"no NEAT config file at {os.path.abspath(path)!r}; config_for(env, path=...) writes one"
+        )
     parser = configparser.ConfigParser()
     parser.read(path)
     values = {section: dict(parser[section]) for section in parser.sections()}
@@ -330,8 +373,10 @@ def load_config(path: str | os.PathLike[str], env: gym.Env | str | Callable[[], 
         missing = _required_missing(neat, values)
         if not missing:
             raise ValueError(f"neat-python refused {os.fspath(path)!r}: {error}") from error
-        lines = "\n".join(f"[{section}]\n" + "\n".join(f"{key} = {DEFAULTS[section][key]}" for key in keys)
-                          for section, keys in missing.items())
+        lines = "\n".join(
+            f"[{section}]\n" + "\n".join(f"{key} = {DEFAULTS[section][key]}" for key in keys)
+            for section, keys in missing.items()
+        )
         raise ValueError(
             f"{os.fspath(path)!r} was written for an older neat-python: neat-python 2 needs these settings "
             f"(add them; the values shown are gymview's defaults):\n{lines}"
@@ -349,7 +394,9 @@ def load_config(path: str | os.PathLike[str], env: gym.Env | str | Callable[[], 
 
 def _required_missing(neat: Any, values: dict[str, dict[str, str]]) -> dict[str, list[str]]:
     """The settings the file lacks that neat-python cannot do without (each tried left out alone)."""
-    absent = [(section, key) for section, keys in DEFAULTS.items() for key in keys if key not in values.get(section, {})]
+    absent = [
+        (section, key) for section, keys in DEFAULTS.items() for key in keys if key not in values.get(section, {})
+    ]
     required: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="gymview-neat-") as folder:
         for section, key in absent:
@@ -361,6 +408,6 @@ def _required_missing(neat: Any, values: dict[str, dict[str, str]]) -> dict[str,
             _write(trial, target)
             try:
                 _read(neat, target)
-            except Exception:  # noqa: BLE001 - any refusal: this key is needed
+            except Exception:
                 required.setdefault(section, []).append(key)
     return required

@@ -29,7 +29,9 @@ class PendingGeneration:
     pairs: list[tuple[Any, int]]
     results: Results = field(default_factory=dict)
     futures: dict[concurrent.futures.Future, list] = field(default_factory=dict)  # with an executor
-    waiting: deque[tuple[list, bool]] = field(default_factory=deque)  # chunks not yet sent, and if each is one genome alone
+    waiting: deque[tuple[list, bool]] = field(
+        default_factory=deque
+    )  # chunks not yet sent, and if each is one genome alone
     in_workers: int = 0  # chunks sent and not yet answered
     cancelled: bool = False
 
@@ -62,12 +64,15 @@ class Evaluator:
     ``start_method``) or the given ``executor`` do the work.
     """
 
-    def __init__(self, task: Task, workers: int | None, executor: concurrent.futures.Executor | None,
-                 start_method: str | None) -> None:
+    def __init__(
+        self, task: Task, workers: int | None, executor: concurrent.futures.Executor | None, start_method: str | None
+    ) -> None:
         if start_method is not None and start_method not in START_METHODS:
             raise ValueError(f"start_method must be one of {', '.join(START_METHODS)} or None; got {start_method!r}")
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
-            raise TypeError(f"executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); got {type(executor).__name__}")
+            raise TypeError(
+                f"executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); got {type(executor).__name__}"
+            )
         # One per core by default, and never more than there are genomes to play at once.
         self.workers = min((os.cpu_count() or 1) if workers is None else workers, task.config.pop_size)
         self.executor = executor
@@ -151,10 +156,14 @@ class Evaluator:
                     owner.waiting.appendleft((chunk, alone))
                 elif isinstance(reply, Died):
                     if alone:
-                        owner.results[chunk[0][0].key] = (None, (
-                            f"its worker process died ({reply.reason}): a crash in native code, os._exit or out "
-                            f"of memory; a script started with spawn or forkserver also needs `if __name__ == "
-                            f"'__main__':` around its code"))
+                        owner.results[chunk[0][0].key] = (
+                            None,
+                            (
+                                f"its worker process died ({reply.reason}): a crash in native code, os._exit or out "
+                                f"of memory; a script started with spawn or forkserver also needs `if __name__ == "
+                                f"'__main__':` around its code"
+                            ),
+                        )
                         owner.cancel()
                         return
                     owner.waiting.extendleft(([pair], True) for pair in reversed(chunk))
@@ -168,7 +177,7 @@ class Evaluator:
         for future in concurrent.futures.as_completed(batch.futures):
             try:
                 batch.results.update((key, (value, error)) for key, value, error in future.result())
-            except Exception as error:  # noqa: BLE001 - e.g. a dask worker lost
+            except Exception as error:
                 failure = f"the executor failed this task: {error_text(error)}"
                 batch.results.update((genome.key, (None, failure)) for genome, _ in batch.futures[future])
 

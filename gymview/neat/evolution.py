@@ -26,9 +26,9 @@ from gymview.neat.config import (
     make_env_from,
     spaces_of,
 )
-from gymview.neat.worker_side import Task, genome_seed, random_state_kept
-from gymview.neat.dispatch import PendingGeneration, Evaluator
+from gymview.neat.dispatch import Evaluator, PendingGeneration
 from gymview.neat.panel import EvolutionPanel
+from gymview.neat.worker_side import Task, genome_seed, random_state_kept
 
 if TYPE_CHECKING:
     from gymview.video.batch import BatchResult
@@ -63,8 +63,17 @@ class EvolutionResult:
         >>> result.env.close()
     """
 
-    def __init__(self, winner: Any, config: Any, history: list[dict[str, Any]], stats: Any, env: Any,
-                 policy: GenomePolicy, stopped: bool, population: Any) -> None:
+    def __init__(
+        self,
+        winner: Any,
+        config: Any,
+        history: list[dict[str, Any]],
+        stats: Any,
+        env: Any,
+        policy: GenomePolicy,
+        stopped: bool,
+        population: Any,
+    ) -> None:
         self.winner = winner
         self.config = config
         self.history = history
@@ -87,10 +96,13 @@ class EvolutionResult:
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td>{r['generation']}</td><td>{r['best']:.4g}</td><td>{r['mean']:.4g}</td><td>{r['stdev']:.3g}</td>"
-            f"<td>{r['species']}</td><td>{r['seconds']:.2f}</td></tr>" for r in self.history[-15:]
+            f"<td>{r['species']}</td><td>{r['seconds']:.2f}</td></tr>"
+            for r in self.history[-15:]
         )
-        return (f"<p>{self.__repr__()[1:-1]}</p><table><tr><th>generation</th><th>best</th><th>mean</th>"
-                f"<th>stdev</th><th>species</th><th>seconds</th></tr>{rows}</table>")
+        return (
+            f"<p>{self.__repr__()[1:-1]}</p><table><tr><th>generation</th><th>best</th><th>mean</th>"
+            f"<th>stdev</th><th>species</th><th>seconds</th></tr>{rows}</table>"
+        )
 
 
 class _History:
@@ -107,10 +119,16 @@ class _History:
 
     def post_evaluate(self, config: Any, population: dict[int, Any], species: Any, best_genome: Any) -> None:
         fitnesses = [genome.fitness for genome in population.values()]
-        self.rows.append(dict(
-            generation=self.generation, best=max(fitnesses), mean=statistics.fmean(fitnesses),
-            stdev=statistics.pstdev(fitnesses), species=len(species.species), seconds=time.perf_counter() - self.started,
-        ))
+        self.rows.append(
+            dict(
+                generation=self.generation,
+                best=max(fitnesses),
+                mean=statistics.fmean(fitnesses),
+                stdev=statistics.pstdev(fitnesses),
+                species=len(species.species),
+                seconds=time.perf_counter() - self.started,
+            )
+        )
 
     def __getattr__(self, name: str) -> Callable[..., None]:  # the reporter hooks neat calls that we ignore
         if name.startswith("_"):
@@ -137,8 +155,10 @@ def _env_factories(env: str | Callable[[], gym.Env]) -> tuple[Callable[[], gym.E
 
         return make, (lambda: gym.make(env, render_mode="rgb_array")), env
     if isinstance(env, gym.Env):
-        raise TypeError("evolve() needs an env id or a function that makes the env (workers each make their own), "
-                        "e.g. lambda: gym.make('CartPole-v1'); not an env object")
+        raise TypeError(
+            "evolve() needs an env id or a function that makes the env (workers each make their own), "
+            "e.g. lambda: gym.make('CartPole-v1'); not an env object"
+        )
     if not callable(env):
         raise TypeError(f"env must be an env id or a function that makes the env; got {type(env).__name__}")
     probe = env()
@@ -161,12 +181,15 @@ def _config(config: Any, make: Callable[[], gym.Env]) -> Any:
         try:
             name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
             genome = config.genome_config
-            check_against_env({"num_inputs": str(genome.num_inputs), "num_outputs": str(genome.num_outputs)},
-                              spaces_of(env), name)
+            check_against_env(
+                {"num_inputs": str(genome.num_inputs), "num_outputs": str(genome.num_outputs)}, spaces_of(env), name
+            )
         finally:
             env.close()
         return config
-    raise TypeError(f"config must be None, a neat.Config (see gymview.neat.config_for) or a config file path; got {type(config).__name__}")
+    raise TypeError(
+        f"config must be None, a neat.Config (see gymview.neat.config_for) or a config file path; got {type(config).__name__}"
+    )
 
 
 def evolve(
@@ -345,23 +368,29 @@ def evolve(
     if population.best_genome is None:
         raise RuntimeError("stopped before the first generation was evaluated: there is no genome to return")
     result_env = make()
-    return EvolutionResult(population.best_genome, config, history.rows, stats, result_env, champion_policy(),
-                           stopped, population)
+    return EvolutionResult(
+        population.best_genome, config, history.rows, stats, result_env, champion_policy(), stopped, population
+    )
 
 
 class _PanelReporter:
     """Updates the panel after each generation (neat calls post_evaluate once fitnesses are in)."""
 
-    def __init__(self, panel: EvolutionPanel, history: _History, population: Any, config: Any,
-                 policy: Callable[[], GenomePolicy]) -> None:
+    def __init__(
+        self, panel: EvolutionPanel, history: _History, population: Any, config: Any, policy: Callable[[], GenomePolicy]
+    ) -> None:
         self.panel, self.history, self.population, self.config, self.policy = panel, history, population, config, policy
 
     def post_evaluate(self, config: Any, population: dict[int, Any], species: Any, best_genome: Any) -> None:
         champion = self.population.best_genome
         if champion is None or best_genome.fitness > champion.fitness:
             champion = best_genome  # neat updates best_genome just after this call
-        self.panel.update(self.history.rows, champion, self.config,
-                          GenomePolicy(champion, self.config, self.policy().mapping, self.policy().action_space))
+        self.panel.update(
+            self.history.rows,
+            champion,
+            self.config,
+            GenomePolicy(champion, self.config, self.policy().mapping, self.policy().action_space),
+        )
 
     def __getattr__(self, name: str) -> Callable[..., None]:
         if name.startswith("_"):
@@ -375,8 +404,9 @@ def _watch(make: Callable[[], gym.Env]) -> Any:
     return watch(make())
 
 
-def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/",
-           **options: Any) -> BatchResult:
+def record(
+    result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[str] = "videos/", **options: Any
+) -> BatchResult:
     """Record the champion's episodes to video with ``gymview.record_batch``.
 
     The episodes run on the env the result was evolved on, remade from its spec with the same settings.
@@ -407,8 +437,10 @@ def record(result: EvolutionResult, episodes: int = 10, out: str | os.PathLike[s
         raise TypeError(f"record() takes the result of gymview.neat.evolve(); got {type(result).__name__}")
     spec = result.env.spec
     if spec is None:
-        raise ValueError("record() needs an env made by gym.make(...): the result's env has no spec to remake it "
-                         "from; record it with gymview.record_batch(make_env, result.policy, ...)")
+        raise ValueError(
+            "record() needs an env made by gym.make(...): the result's env has no spec to remake it "
+            "from; record it with gymview.record_batch(make_env, result.policy, ...)"
+        )
     settings = {name: value for name, value in spec.kwargs.items() if name != "render_mode"}
     registered = gym.spec(spec.id) if spec.id in gym.registry else None
     if not settings and registered is not None and registered.max_episode_steps == spec.max_episode_steps:

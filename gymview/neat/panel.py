@@ -67,8 +67,9 @@ def fitness_chart_svg(history: Sequence[dict[str, float]]) -> str:
     )
 
 
-def network_svg(genome: Any, config: Any, input_names: Sequence[str] | None = None,
-                output_names: Sequence[str] | None = None) -> str:
+def network_svg(
+    genome: Any, config: Any, input_names: Sequence[str] | None = None, output_names: Sequence[str] | None = None
+) -> str:
     """Draw the genome's network as a small SVG (no graphviz needed).
 
     Inputs are on the left, outputs on the right and hidden nodes between them by depth. Only
@@ -114,18 +115,24 @@ def network_svg(genome: Any, config: Any, input_names: Sequence[str] | None = No
     position = {}
     for column, keys in layers.items():
         for row, key in enumerate(keys):
-            position[key] = (_PAD + column / max(1, columns - 1) * (_WIDTH - 2 * _PAD),
-                             _PAD + (row + 0.5) / len(keys) * (_HEIGHT - 2 * _PAD))
+            position[key] = (
+                _PAD + column / max(1, columns - 1) * (_WIDTH - 2 * _PAD),
+                _PAD + (row + 0.5) / len(keys) * (_HEIGHT - 2 * _PAD),
+            )
     heaviest = max([abs(w) for _, _, w in edges] + [1e-9])
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" role="img" '
-             f'aria-label="Champion network" font-family="sans-serif" font-size="9">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" role="img" '
+        f'aria-label="Champion network" font-family="sans-serif" font-size="9">'
+    ]
     for a, b, weight in edges:
         if a in position and b in position:
             (x1, y1), (x2, y2) = position[a], position[b]
             color = "#1f77b4" if weight >= 0 else "#d62728"
             width = 0.5 + 3.0 * abs(weight) / heaviest
-            parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}" '
-                         f'stroke-width="{width:.2f}" stroke-opacity="0.7"><title>{weight:+.3f}</title></line>')
+            parts.append(
+                f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{color}" '
+                f'stroke-width="{width:.2f}" stroke-opacity="0.7"><title>{weight:+.3f}</title></line>'
+            )
     names = {**dict(zip(inputs, input_names or [])), **dict(zip(outputs, output_names or []))}
     for key, (cx, cy) in position.items():
         fill = "#ddd" if key in inputs else "#ffd27f" if key in outputs else "#fff"
@@ -186,10 +193,15 @@ class EvolutionPanel:
         self._run: Any = None
         self._playing: tuple[int, float] | None = None
         self._champion: _Champion | None = None
-        self.note = "" if make_watched_env is not None else (
-            "(make the env with render_mode='rgb_array' to see the champion play)")
+        self.note = (
+            ""
+            if make_watched_env is not None
+            else ("(make the env with render_mode='rgb_array' to see the champion play)")
+        )
 
-    def update(self, history: Sequence[dict[str, float]], champion: Any, config: Any, policy: Any, done: bool = False) -> None:
+    def update(
+        self, history: Sequence[dict[str, float]], champion: Any, config: Any, policy: Any, done: bool = False
+    ) -> None:
         """Show the latest generation, and let the champion play.
 
         A new champion takes over the replay at its next step. When ``done``, the final champion plays
@@ -240,7 +252,7 @@ class EvolutionPanel:
             run.stop()
             try:
                 run.wait(timeout=30)
-            except Exception as error:  # noqa: BLE001 - a failing replay must not end evolution: say so
+            except Exception as error:
                 self.note = f"(the champion's replay failed: {type(error).__name__}: {error})"
 
     @property

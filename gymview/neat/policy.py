@@ -39,7 +39,9 @@ class GenomePolicy:
         True
     """
 
-    def __init__(self, genome: Any, config: Any, env: gym.Env | SpaceMapping, action_space: gym.Space | None = None) -> None:
+    def __init__(
+        self, genome: Any, config: Any, env: gym.Env | SpaceMapping, action_space: gym.Space | None = None
+    ) -> None:
         self.observation_start = 0  # Discrete observations are one-hot from their space's start
         if isinstance(env, gym.Env):
             self.mapping, self.action_space = spaces_of(env), env.action_space
@@ -108,7 +110,9 @@ class GenomePolicy:
         space = self.action_space
         if self.mapping.action == "discrete":
             return self._action_start + max(range(len(outputs)), key=outputs.__getitem__)  # argmax, first on ties
-        scaled = space.low + (np.clip(np.asarray(outputs, dtype=np.float64), -1.0, 1.0) + 1.0) / 2.0 * (space.high - space.low)
+        scaled = space.low + (np.clip(np.asarray(outputs, dtype=np.float64), -1.0, 1.0) + 1.0) / 2.0 * (
+            space.high - space.low
+        )
         return scaled.reshape(space.shape).astype(space.dtype)
 
     def __getstate__(self) -> dict[str, Any]:

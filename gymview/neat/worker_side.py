@@ -56,7 +56,7 @@ def chunked(pairs: list, workers: int) -> list[list]:
     chunks, start = [], 0
     while start < len(pairs):
         size = max(1, (len(pairs) - start) // (2 * max(1, workers)))
-        chunks.append(pairs[start:start + size])
+        chunks.append(pairs[start : start + size])
         start += size
     return chunks
 
@@ -83,14 +83,19 @@ class Task:
 
 
 def fitness_style(fitness: Callable[..., float] | None) -> str:
-    """"return" (the default), "genome" for ``fitness(genome, config, env)``, "policy" for ``fitness(policy, env)``."""
+    """ "return" (the default), "genome" for ``fitness(genome, config, env)``, "policy" for ``fitness(policy, env)``."""
     if fitness is None:
         return "return"
     if not callable(fitness):
-        raise TypeError(f"fitness must be a function fitness(genome, config, env) or fitness(policy, env); got {type(fitness).__name__}")
+        raise TypeError(
+            f"fitness must be a function fitness(genome, config, env) or fitness(policy, env); got {type(fitness).__name__}"
+        )
     try:
-        parameters = [p for p in inspect.signature(fitness).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+        parameters = [
+            p
+            for p in inspect.signature(fitness).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        ]
     except (TypeError, ValueError):
         return "genome"
     if len(parameters) == 3:
@@ -136,7 +141,7 @@ class Evaluation:
             if math.isnan(value):
                 raise ValueError("the fitness is NaN")
             return genome.key, value, None
-        except Exception as error:  # noqa: BLE001 - reported as this genome's error
+        except Exception as error:
             return genome.key, None, error_text(error)
 
     def _mean_return(self, policy: GenomePolicy, seed: int) -> float:

@@ -52,7 +52,7 @@ def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
     try:
         evaluation = Evaluation(pickle.loads(payload))
         failure = ""
-    except Exception as error:  # noqa: BLE001 - reported for every chunk this worker is sent
+    except Exception as error:
         failure = error_text(error)
     try:
         while (message := inbox.get()) is not None:
@@ -60,7 +60,7 @@ def serve(connection: Connection, parent: int | None, payload: bytes) -> None:
             if evaluation is not None:
                 try:
                     reply = [evaluation.evaluate(genome, seed) for genome, seed in pickle.loads(message)]
-                except Exception as error:  # noqa: BLE001 - the whole chunk's error, reported by the caller
+                except Exception as error:
                     reply = error_text(error)
             connection.send_bytes(pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
     finally:
@@ -186,8 +186,9 @@ class Workers:
             ours, theirs = self.context.Pipe()
             # A forkserver's children are the server's, not ours: they die with it (it ends with us).
             parent = None if self.context.get_start_method() == "forkserver" else os.getpid()
-            process = self.context.Process(target=serve, args=(theirs, parent, self.payload),
-                                           name=f"gymview-neat-{slot}")
+            process = self.context.Process(
+                target=serve, args=(theirs, parent, self.payload), name=f"gymview-neat-{slot}"
+            )
             process.start()
             theirs.close()
             self._processes[slot], self._connections[slot] = process, ours

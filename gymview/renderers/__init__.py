@@ -42,9 +42,12 @@ __all__ = list(_EXPORTS)
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.renderers.base import BatchRenderer, Drawing
     from gymview.renderers.classic_control import (
-        AcrobotRenderer, CartPoleRenderer, MountainCarRenderer, PendulumRenderer,
+        AcrobotRenderer,
+        CartPoleRenderer,
+        MountainCarRenderer,
+        PendulumRenderer,
     )
-    from gymview.renderers.grid import tiled, TiledDrawing, TiledPainter
+    from gymview.renderers.grid import TiledDrawing, TiledPainter, tiled
     from gymview.renderers.mujoco import MujocoFrame, MujocoGridPainter, MujocoPainter
     from gymview.renderers.registry import renderer_for
 

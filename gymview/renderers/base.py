@@ -84,7 +84,6 @@ class BatchRenderer:
             self._last_out = out
         return frames
 
-
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """Draw one ``state`` as a (height, width, 3) frame; passing back the frame this returned
         last time as ``canvas`` repaints only what moved (see :meth:`render`)."""
@@ -147,9 +146,10 @@ class BatchRenderer:
             )
         drawn = array[:, : self._drawn_columns]
         if not np.isfinite(drawn).all():
-            raise ValueError(f"{self.env_id} states must be finite in columns {self.state_names[: self._drawn_columns]}")
+            raise ValueError(
+                f"{self.env_id} states must be finite in columns {self.state_names[: self._drawn_columns]}"
+            )
         return array
-
 
     def _window(self, shape: object) -> tuple[np.ndarray, np.ndarray, int, int]:
         """Per-frame origin (pygame coordinates) and common size of a window holding the shape.
@@ -164,7 +164,9 @@ class BatchRenderer:
         height = int(min(self.height, max(1, (high[:, 1] - low[:, 1]).max(initial=1))))
         return np.clip(low[:, 0], 0, self.width - width), np.clip(low[:, 1], 0, self.height - height), width, height
 
-    def _paint(self, frames: np.ndarray, shape: object, x0: np.ndarray, y0: np.ndarray, width: int, height: int) -> None:
+    def _paint(
+        self, frames: np.ndarray, shape: object, x0: np.ndarray, y0: np.ndarray, width: int, height: int
+    ) -> None:
         """Gather each frame's window (flipped to pygame's orientation), paint the shape, put it back."""
         count = frames.shape[0]
         if isinstance(shape, Box):  # no blending needed: set the pixels
@@ -192,7 +194,9 @@ class BatchRenderer:
         for rows, columns, _, _ in self._overlays:
             for x0, y0, width, height in windows:
                 top = self.height - y0 - height
-                touched |= (top < rows.stop) & (top + height > rows.start) & (x0 < columns.stop) & (x0 + width > columns.start)
+                touched |= (
+                    (top < rows.stop) & (top + height > rows.start) & (x0 < columns.stop) & (x0 + width > columns.start)
+                )
         if touched.any():
             for rows, columns, _, _ in self._overlays:
                 frames[touched, rows, columns] = self._underlay[rows, columns]
@@ -239,5 +243,7 @@ class Drawing(NamedTuple):
         """This drawing with its state checked as :meth:`BatchRenderer.render` checks states (a
         clear error now instead of one from another process later) and copied as float64."""
         if not isinstance(self.renderer, BatchRenderer):
-            raise TypeError(f"a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); got {type(self.renderer).__name__}")
+            raise TypeError(
+                f"a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); got {type(self.renderer).__name__}"
+            )
         return Drawing(self.renderer, self.renderer._check_states([self.state])[0].copy())

@@ -199,7 +199,9 @@ class PendulumRenderer(BatchRenderer):
         count = len(states)
         rod_length, rod_width = self.scale, 0.2 * self.scale
         center = np.full((count, 2), float(self.offset))
-        rod = np.array([(0.0, -rod_width / 2), (0.0, rod_width / 2), (rod_length, rod_width / 2), (rod_length, -rod_width / 2)])
+        rod = np.array(
+            [(0.0, -rod_width / 2), (0.0, rod_width / 2), (rod_length, rod_width / 2), (rod_length, -rod_width / 2)]
+        )
         rod = rotate(rod, theta + np.pi / 2) + center[:, None]
         tip = rotate(np.array([(rod_length, 0.0)]), theta + np.pi / 2)[:, 0] + center
         arrows: list[Sprite | None] = []

@@ -26,8 +26,16 @@ from gymview.image.tiling import tile
 from gymview.renderers.base import BatchRenderer
 from gymview.renderers.registry import renderer_for
 
-__all__ = ["MAX_TILED_ENVS", "TiledDrawing", "TiledPainter", "drawing_of", "env_label", "first_tiled",
-           "state_painter", "tiled"]
+__all__ = [
+    "MAX_TILED_ENVS",
+    "TiledDrawing",
+    "TiledPainter",
+    "drawing_of",
+    "env_label",
+    "first_tiled",
+    "state_painter",
+    "tiled",
+]
 
 # A vector env's frames are tiled into one picture; beyond this many sub-envs only the first are shown.
 MAX_TILED_ENVS = 16
@@ -88,7 +96,9 @@ class TiledDrawing(NamedTuple):
         size = painter.count * painter.renderer.state_dim
         state = np.asarray(self.state, np.float64)
         if state.shape != (size + painter.count,):
-            raise ValueError(f"a TiledDrawing of {painter.count} envs needs {size + painter.count} numbers; got shape {state.shape}")
+            raise ValueError(
+                f"a TiledDrawing of {painter.count} envs needs {size + painter.count} numbers; got shape {state.shape}"
+            )
         painter.renderer._check_states(state[:size].reshape(painter.count, -1))
         return TiledDrawing(painter, state.copy())
 

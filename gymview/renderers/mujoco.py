@@ -43,14 +43,50 @@ __all__ = ["MujocoFrame", "MujocoGridPainter", "MujocoPainter", "first_render_ma
 # What mjv_updateScene reads from MjData: poses (copied, see the module docstring), tendon
 # paths, actuator and sensor values, flex vertices.
 DATA_FIELDS = (
-    "qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat",
-    "xpos", "xquat", "xmat", "xipos", "ximat", "xanchor", "xaxis", "subtree_com",
-    "geom_xpos", "geom_xmat", "site_xpos", "site_xmat", "cam_xpos", "cam_xmat", "light_xpos", "light_xdir",
-    "ten_wrapadr", "ten_wrapnum", "wrap_obj", "wrap_xpos", "ten_length", "actuator_length", "sensordata",
-    "flexvert_xpos", "flexelem_aabb", "flexedge_length",
+    "qpos",
+    "qvel",
+    "act",
+    "ctrl",
+    "mocap_pos",
+    "mocap_quat",
+    "xpos",
+    "xquat",
+    "xmat",
+    "xipos",
+    "ximat",
+    "xanchor",
+    "xaxis",
+    "subtree_com",
+    "geom_xpos",
+    "geom_xmat",
+    "site_xpos",
+    "site_xmat",
+    "cam_xpos",
+    "cam_xmat",
+    "light_xpos",
+    "light_xdir",
+    "ten_wrapadr",
+    "ten_wrapnum",
+    "wrap_obj",
+    "wrap_xpos",
+    "ten_length",
+    "actuator_length",
+    "sensordata",
+    "flexvert_xpos",
+    "flexelem_aabb",
+    "flexedge_length",
 )
 # The visual options users change (gymnasium's visual_options, or viewer.vopt directly).
-OPTION_ARRAYS = ("flags", "geomgroup", "sitegroup", "jointgroup", "tendongroup", "actuatorgroup", "flexgroup", "skingroup")
+OPTION_ARRAYS = (
+    "flags",
+    "geomgroup",
+    "sitegroup",
+    "jointgroup",
+    "tendongroup",
+    "actuatorgroup",
+    "flexgroup",
+    "skingroup",
+)
 OPTION_VALUES = ("frame", "label", "bvh_depth", "flex_layer")
 CAMERA_VALUES = ("type", "fixedcamid", "trackbodyid", "distance", "azimuth", "elevation", "orthographic")
 
@@ -212,7 +248,9 @@ class MujocoPainter:
 
         # Kept, never freed before exit: in one process, a freed OSMesa viewer left the viewers made
         # after it drawing black. max_size seldom changes, so there are one or two.
-        viewer = OffScreenViewer(preview_quality(self.model, height, width), self._data_here(), width, height, self.max_geom)
+        viewer = OffScreenViewer(
+            preview_quality(self.model, height, width), self._data_here(), width, height, self.max_geom
+        )
         atexit.register(viewer.free)
         self._previews[(height, width)] = viewer
         return viewer
@@ -285,7 +323,10 @@ class MujocoGridPainter:
             return None
         painters = [MujocoPainter.for_env(env, preview) for env in envs]
         first = painters[0]
-        if any(p is None or (p.width, p.height, p.camera_id) != (first.width, first.height, first.camera_id) for p in painters):
+        if any(
+            p is None or (p.width, p.height, p.camera_id) != (first.width, first.height, first.camera_id)
+            for p in painters
+        ):
             return None
         model = pickle.dumps(first.model)
         if any(pickle.dumps(p.model) != model for p in painters[1:]):
@@ -309,7 +350,10 @@ class MujocoGridPainter:
         per_env = (len(state) - self.count) // self.count
         # tile() makes the grid as square as possible: ceil(sqrt(count)) cells a row
         cell = None if max_size is None else max(16, int(max_size) // int(np.ceil(np.sqrt(self.count))))
-        frames = [self.painter.paint(state[index * per_env : (index + 1) * per_env], max_size=cell) for index in range(self.count)]
+        frames = [
+            self.painter.paint(state[index * per_env : (index + 1) * per_env], max_size=cell)
+            for index in range(self.count)
+        ]
         return tiled(frames, state[self.count * per_env :])
 
     def __repr__(self) -> str:

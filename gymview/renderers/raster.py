@@ -162,8 +162,6 @@ def aaline_layer(start: tuple[float, float], end: tuple[float, float], height: i
     return coverage.T if steep else coverage
 
 
-
-
 def rotate(points: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """Rotate (K, 2) points by each of (N,) angles like pygame's ``Vector2.rotate_rad``: (N, K, 2)."""
     cos, sin = np.cos(angles)[:, None], np.sin(angles)[:, None]

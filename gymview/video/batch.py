@@ -35,8 +35,8 @@ from gymview._internal.user_code import pickled
 from gymview.errors import VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
-    Episode,
     BatchSpec,
+    Episode,
     encode_mosaic,
     finish_row,
     run_episode,
@@ -112,7 +112,11 @@ class BatchResult:
         for row in self.table[:max_rows]:
             cells = {**row, "file": None if row["file"] is None else Path(row["file"]).name}
             body += "<tr>" + "".join(f"<td>{html.escape(_cell(cells[column]))}</td>" for column in COLUMNS) + "</tr>"
-        more = f"<p>… {len(self.table) - max_rows} more rows in <code>.table</code></p>" if len(self.table) > max_rows else ""
+        more = (
+            f"<p>… {len(self.table) - max_rows} more rows in <code>.table</code></p>"
+            if len(self.table) > max_rows
+            else ""
+        )
         return f"<p><b>BatchResult</b>: {html.escape(self._summary())}</p><table><tr>{head}</tr>{body}</table>{more}"
 
 
@@ -211,7 +215,24 @@ def record_batch(
     """
     tag = {"mosaic": "videos/mosaic", "concat": "videos/episodes"}.get(layout, "videos/episode")
     log = _BatchLog(video_log(log_to, tag=tag, step_key="episode"), fps)  # a wrong log_to fails before any work
-    job = _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor)
+    job = _batch_spec(
+        env,
+        policy,
+        keep,
+        episodes,
+        out,
+        layout,
+        seed,
+        max_steps,
+        fps,
+        quality,
+        crf,
+        preset,
+        tiles,
+        vectorized,
+        workers,
+        executor,
+    )
     pool = RestartingPool(_pool_size(workers)) if executor is None else None
     run = pool.results if pool is not None else functools.partial(executor_results, executor)
     started = time.perf_counter()
@@ -229,7 +250,24 @@ def record_batch(
     return BatchResult(rows, files, Path(job.out), time.perf_counter() - started)
 
 
-def _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, quality, crf, preset, tiles, vectorized, workers, executor) -> BatchSpec:  # noqa: ANN001, PLR0913
+def _batch_spec(
+    env,
+    policy,
+    keep,
+    episodes,
+    out,
+    layout,
+    seed,
+    max_steps,
+    fps,
+    quality,
+    crf,
+    preset,
+    tiles,
+    vectorized,
+    workers,
+    executor,
+) -> BatchSpec:
     if isinstance(env, str):
         make_env: Callable[[], gym.Env] = registered_env(env)  # an unknown id fails here, once
     elif callable(env):
@@ -237,9 +275,13 @@ def _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, 
     else:
         raise TypeError(f"env must be an env id string or a function that makes the env; got {type(env).__name__}")
     if policy is not None and not callable(policy):
-        raise TypeError(f"policy must be a function observation -> action, or None for random actions; got {type(policy).__name__}")
+        raise TypeError(
+            f"policy must be a function observation -> action, or None for random actions; got {type(policy).__name__}"
+        )
     if keep is not None and not callable(keep):
-        raise TypeError(f"keep must be a function Episode -> bool, or None to keep every episode; got {type(keep).__name__}")
+        raise TypeError(
+            f"keep must be a function Episode -> bool, or None to keep every episode; got {type(keep).__name__}"
+        )
     check_int("seed", seed, minimum=0, hint=" (episode i uses seed + i)")
     from gymview.video.ffmpeg import fps_text
 
@@ -253,11 +295,15 @@ def _batch_spec(env, policy, keep, episodes, out, layout, seed, max_steps, fps, 
     check_int("tiles", tiles, hint=" (episodes per mosaic video)")
     check_optional_int("workers", workers, meaning_of_none="one per core")
     if executor is not None and not isinstance(executor, concurrent.futures.Executor):
-        raise TypeError(f"executor must be a concurrent.futures.Executor (e.g. client.get_executor()); got {type(executor).__name__}")
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor (e.g. client.get_executor()); got {type(executor).__name__}"
+        )
     try:
         payload = pickled((make_env, policy, keep))
     except Exception as error:
-        raise TypeError(f"could not pickle the env factory, policy or keep function for the workers: {error}") from error
+        raise TypeError(
+            f"could not pickle the env factory, policy or keep function for the workers: {error}"
+        ) from error
     out_path = Path(os.fspath(out)).absolute()
     out_path.mkdir(parents=True, exist_ok=True)
     parts = ""
@@ -289,7 +335,7 @@ def _pool_size(workers: int | None) -> int:
     return workers or (os.cpu_count() or 1)
 
 
-def _progress_bar(total: int, description: str, enabled: bool):  # noqa: ANN202
+def _progress_bar(total: int, description: str, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=description, unit="ep", disable=not enabled, dynamic_ncols=True)
@@ -298,8 +344,9 @@ def _progress_bar(total: int, description: str, enabled: bool):  # noqa: ANN202
 Runner = Callable[[list[Call]], Iterator[Outcome]]  # RestartingPool.results, or executor_results on an executor
 
 
-def _simulate_all(run: Runner, job: BatchSpec, episodes: int, seed: int, progress: bool,
-                  log: _BatchLog) -> list[dict[str, Any]]:
+def _simulate_all(
+    run: Runner, job: BatchSpec, episodes: int, seed: int, progress: bool, log: _BatchLog
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any] | None] = [None] * episodes
     logged = 0  # rows before this one are logged (or have no file); logged in order, as rows arrive
     calls: list[Call] = [(run_episode, (job, index, seed + index)) for index in range(episodes)]
@@ -414,5 +461,7 @@ class _BatchLog:
             for row in members:
                 row["error"] = (row["error"] + "; " if row["error"] else "") + f"logging failed: {error.__cause__!r}"
             if not self.warned:
-                warnings.warn(f"{error} (noted in the rows' error column; the batch goes on)", RuntimeWarning, stacklevel=4)
+                warnings.warn(
+                    f"{error} (noted in the rows' error column; the batch goes on)", RuntimeWarning, stacklevel=4
+                )
                 self.warned = True

@@ -71,11 +71,15 @@ class BatchSpec:
         )
 
         return VideoRecorder(
-            path, fps=self.fps, codec="libx264", crf=self.crf, preset=self.preset, threads=self.threads, tune=None,
+            path,
+            fps=self.fps,
+            codec="libx264",
+            crf=self.crf,
+            preset=self.preset,
+            threads=self.threads,
+            tune=None,
             crash_safe=False,  # one ffmpeg process per video; a crashed episode is simply re-run
         )
-
-
 
 
 class _Setup:
@@ -131,7 +135,7 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
             if job.max_steps is not None and row["steps"] >= job.max_steps:
                 row["truncated"] = True
                 break
-    except Exception as error:  # noqa: BLE001 - reported in the table
+    except Exception as error:
         row["error"] = error_text(error)
         if setup is None:  # no env: nothing to record
             return finish_row(row)
@@ -140,7 +144,7 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
         episode = Episode(index, seed, row["steps"], row["total"], row["terminated"], row["truncated"], row["error"])
         try:
             kept = bool(setup.keep(episode))
-        except Exception as error:  # noqa: BLE001 - kept, so nothing is lost; the error is shown
+        except Exception as error:
             note = f"keep() raised {error_text(error)}; the episode was kept"
             row["error"] = f"{row['error']}; {note}" if row["error"] else note
     try:
@@ -154,7 +158,7 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
                 path = job.episode_path(index)
                 _encode_states(job, setup.renderer, np.stack(states), path)
                 row["file"], row["frames"] = str(path), len(states)
-    except Exception as error:  # noqa: BLE001 - reported in the table
+    except Exception as error:
         row["error"] = (row["error"] + "; " if row["error"] else "") + f"recording failed: {error_text(error)}"
     return finish_row(row)
 

@@ -38,7 +38,7 @@ def _run_marked(index: int, function: Callable[..., Any], args: tuple[Any, ...])
 def _run_and_send(connection: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
         reply = (function(*args), None)
-    except Exception as error:  # noqa: BLE001 - the call's error, reported by the caller
+    except Exception as error:
         reply = (None, error_text(error))
     connection.send(reply)
 
@@ -161,7 +161,7 @@ def executor_results(executor: concurrent.futures.Executor, calls: list[Call]) -
         for index, (function, args) in enumerate(calls):
             try:
                 futures[executor.submit(function, *args)] = index
-            except Exception as error:  # noqa: BLE001 - e.g. a process pool a dead worker broke
+            except Exception as error:
                 yield index, None, error_text(error)
         for future in concurrent.futures.as_completed(futures):
             yield _outcome(futures[future], future)

@@ -53,7 +53,9 @@ def registered_env(env_id: str, imports: Sequence[str] = ()) -> RegisteredEnv:
         gym.spec(name)
     except gym.error.NamespaceNotFound:
         namespace = name.split("/")[0]
-        plugin, install = KNOWN_NAMESPACES.get(namespace, (namespace.lower(), f"pip install the package for {namespace}"))
+        plugin, install = KNOWN_NAMESPACES.get(
+            namespace, (namespace.lower(), f"pip install the package for {namespace}")
+        )
         try:
             importlib.import_module(plugin)
         except ImportError as error:

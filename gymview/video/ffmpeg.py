@@ -59,7 +59,9 @@ def find_ffmpeg() -> str:
     >>> os.path.basename(find_ffmpeg()).startswith("ffmpeg")
     True
     """
-    return _find_ffmpeg(os.environ.get(ENV_VAR, ""), os.environ.get("IMAGEIO_FFMPEG_EXE", ""), os.environ.get("PATH", ""))
+    return _find_ffmpeg(
+        os.environ.get(ENV_VAR, ""), os.environ.get("IMAGEIO_FFMPEG_EXE", ""), os.environ.get("PATH", "")
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -312,7 +314,5 @@ class FFmpegProcess:
         if len(text) > _STDERR_SHOWN:
             text = "...\n" + text[-_STDERR_SHOWN:]
         return FFmpegError(
-            f"{what}; ffmpeg exit code {self._returncode}.\n"
-            f"ffmpeg's output:\n{text}\n"
-            f"command: {self.command_text}"
+            f"{what}; ffmpeg exit code {self._returncode}.\nffmpeg's output:\n{text}\ncommand: {self.command_text}"
         )

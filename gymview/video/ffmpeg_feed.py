@@ -39,8 +39,15 @@ class FFmpegFeed:
     """
 
     def __init__(
-        self, path: Path, command: list[str], ffmpeg: str, frame_shape: tuple[int, ...], max_queued_frames: int | None,
-        remux: bool, converter: I420Converter | None, on_finished: Callable[[Path], None] | None = None,
+        self,
+        path: Path,
+        command: list[str],
+        ffmpeg: str,
+        frame_shape: tuple[int, ...],
+        max_queued_frames: int | None,
+        remux: bool,
+        converter: I420Converter | None,
+        on_finished: Callable[[Path], None] | None = None,
     ) -> None:
         self.path = path
         self.ffmpeg = ffmpeg

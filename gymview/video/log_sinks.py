@@ -72,7 +72,9 @@ class VideoLog:
         ('function', 'print')
     """
 
-    def __init__(self, target: LogTarget, tag: str, step_key: str = "env_step", max_size: int = TENSORBOARD_MAX_SIZE) -> None:
+    def __init__(
+        self, target: LogTarget, tag: str, step_key: str = "env_step", max_size: int = TENSORBOARD_MAX_SIZE
+    ) -> None:
         self.kind = _kind_of(target)
         if self.kind == "wandb" and isinstance(target, types.ModuleType) and target.run is None:
             raise ValueError("log_to=wandb needs an active run: call wandb.init(...) first, or pass the run it returns")
@@ -192,8 +194,10 @@ class VideoLog:
         """
         with self._queue_changed:
             if not self._queue_changed.wait_for(lambda: not self._logging, timeout):
-                raise VideoLogError(f"logging videos to {self.describe()} still runs after {timeout:g} s; "
-                                    "the videos themselves are finished and kept")
+                raise VideoLogError(
+                    f"logging videos to {self.describe()} still runs after {timeout:g} s; "
+                    "the videos themselves are finished and kept"
+                )
         self.raise_failure()
 
     def _log_queued(self) -> None:

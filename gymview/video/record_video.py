@@ -180,7 +180,9 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
         if self._renderer is not None:  # drawn straight into an array the encoder gives back: no copy
             blank = self._recorder.frame_to_fill()  # type: ignore[union-attr]
-            frames = self._renderer.render(self._renderer.state_of(self.env)[None], out=None if blank is None else blank[None])
+            frames = self._renderer.render(
+                self._renderer.state_of(self.env)[None], out=None if blank is None else blank[None]
+            )
             # The array itself (not a view of it) goes to write(), so the encoder recognises it and gives it back.
             self.last_frame = frames[0] if blank is None else blank
             self._recorder.write(self.last_frame, copy=False)  # type: ignore[union-attr]
@@ -276,9 +278,12 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.stop_recording()
         self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
         self._recorder = VideoRecorder(
-            os.path.join(self.video_folder, f"{video_name}.mp4"), fps=self.frames_per_sec, **self._encoder_options,
-            on_finished=None if self._log is None else self._log.on_finished(
-                self._log_info, getattr(self._finishing.newest, "finished", None)),
+            os.path.join(self.video_folder, f"{video_name}.mp4"),
+            fps=self.frames_per_sec,
+            **self._encoder_options,
+            on_finished=None
+            if self._log is None
+            else self._log.on_finished(self._log_info, getattr(self._finishing.newest, "finished", None)),
         )
         self.recording = True
         self._video_name = video_name
@@ -310,7 +315,9 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # The recorders' own finalizers finish every video; only say that close() was missed.
         # getattr: __init__ may have raised before these existed (a bad render_mode, say).
         if getattr(self, "recording", False) and not getattr(self, "disable_logger", True):
-            logger.warn(f"RecordVideo was not closed while recording {self._video_name}: finishing it; call env.close()")
+            logger.warn(
+                f"RecordVideo was not closed while recording {self._video_name}: finishing it; call env.close()"
+            )
 
     def close(self) -> None:
         """Close the env, then finish every video, waiting for each.

@@ -180,7 +180,13 @@ class VideoRecorder:
         """
         if self._closed:
             raise ValueError(f"this VideoRecorder is closed ({str(self._path)!r}); create a new one to record more")
-        if copy and self._feed is not None and isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.shape == self._shape:
+        if (
+            copy
+            and self._feed is not None
+            and isinstance(frame, np.ndarray)
+            and frame.dtype == np.uint8
+            and frame.shape == self._shape
+        ):
             rgb = self._feed.spare_frame()  # no allocation per frame: see FFmpegFeed
             np.copyto(rgb, frame)
         else:
@@ -226,12 +232,23 @@ class VideoRecorder:
         # need ffmpeg's padding, which works on RGB input.
         converter = I420Converter(width, height) if width % 2 == 0 and height % 2 == 0 else None
         command = encode_command(
-            self._ffmpeg, self._path, width=width, height=height, fragmented=self._crash_safe,
-            input_format="rgb24" if converter is None else "yuv420p", **self._settings,
+            self._ffmpeg,
+            self._path,
+            width=width,
+            height=height,
+            fragmented=self._crash_safe,
+            input_format="rgb24" if converter is None else "yuv420p",
+            **self._settings,
         )
         self._feed = FFmpegFeed(
-            self._path, command, self._ffmpeg, (height, width, 3), self._max_queued_frames, remux=self._crash_safe,
-            converter=converter, on_finished=self._on_finished,
+            self._path,
+            command,
+            self._ffmpeg,
+            (height, width, 3),
+            self._max_queued_frames,
+            remux=self._crash_safe,
+            converter=converter,
+            on_finished=self._on_finished,
         )
         self._shape = shape
         self._finalizer = weakref.finalize(self, self._feed.finish_quietly)
@@ -349,6 +366,5 @@ def check_writable_folder(folder: Path) -> None:
             pass
     except OSError as error:
         raise PermissionError(
-            f"cannot write videos into {str(folder)!r}: {error.strerror or error}. "
-            f"Choose a folder you can write to."
+            f"cannot write videos into {str(folder)!r}: {error.strerror or error}. Choose a folder you can write to."
         ) from error

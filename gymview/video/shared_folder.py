@@ -70,7 +70,7 @@ class NameSlot:
             os.close(lock_file)  # drops the flock
 
 
-def _lock(path: str) -> int | None | bool:
+def _lock(path: str) -> int | bool | None:
     """An fd holding an exclusive flock on ``path``; None without flock; False if another holds it."""
     if fcntl is None:
         return None

@@ -125,10 +125,17 @@ def _paint(painter: Any, state: np.ndarray, canvas: Any, max_size: int) -> np.nd
         picture = painter.paint(state, canvas, max_size=max_size)
     else:
         picture = painter.paint(state, canvas)
-    if not (isinstance(picture, np.ndarray) and picture.dtype == np.uint8 and picture.ndim == 3
-            and picture.shape[2] == 3 and picture.size):
-        raise TypeError(f"{type(painter).__name__}.paint() must return an (H, W, 3) uint8 array; "
-                        f"got {getattr(picture, 'dtype', type(picture).__name__)} {getattr(picture, 'shape', '')}")
+    if not (
+        isinstance(picture, np.ndarray)
+        and picture.dtype == np.uint8
+        and picture.ndim == 3
+        and picture.shape[2] == 3
+        and picture.size
+    ):
+        raise TypeError(
+            f"{type(painter).__name__}.paint() must return an (H, W, 3) uint8 array; "
+            f"got {getattr(picture, 'dtype', type(picture).__name__)} {getattr(picture, 'shape', '')}"
+        )
     return picture
 
 

@@ -122,20 +122,26 @@ class EncoderProcess:
         env.setdefault("LP_NUM_THREADS", "1")
         self._output = tempfile.TemporaryFile()
         if fcntl is not None:  # appended to, so that emptying it (see _read) leaves no hole
-            fcntl.fcntl(self._output.fileno(), fcntl.F_SETFL,
-                        fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND)
+            fcntl.fcntl(
+                self._output.fileno(), fcntl.F_SETFL, fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND
+            )
         try:
             process = subprocess.Popen(
-                encoder_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._output,
-                start_new_session=True, env=env,
+                encoder_command(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._output,
+                start_new_session=True,
+                env=env,
             )
         except OSError as error:
             raise EncoderProcessError(f"could not start gymview's encoder process: {error}") from error
         _widen_pipe(process.stdin.fileno())
         return process
 
-    def encode(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int,
-               key: bool = False) -> tuple[bytes, int, int]:
+    def encode(
+        self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int, key: bool = False
+    ) -> tuple[bytes, int, int]:
         """Downsample ``frame`` to ``max_size`` and compress it: :meth:`submit`, then :meth:`receive`."""
         self.submit(frame, max_size, image_format, quality, key)
         return self.receive()
@@ -146,8 +152,9 @@ class EncoderProcess:
         if self._pickled is None or self._pickled[0] is not painter:
             self._pickled = (painter, _pickled_painter(painter))
 
-    def submit(self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int,
-               key: bool = False) -> None:
+    def submit(
+        self, frame: np.ndarray | DeferredFrame, max_size: int, image_format: str, quality: int, key: bool = False
+    ) -> None:
         """Hand ``frame`` to the child and return at once; :meth:`receive` collects the result.
 
         ``quality`` is the JPEG quality, or for ``"h264"`` the stream's quality level; ``key`` asks
@@ -229,8 +236,10 @@ class EncoderProcess:
         for stream in (process.stdin, process.stdout):
             stream.close()
         how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
-        return EncoderProcessError(f"gymview's helper process {how} while making a frame; the frame is lost, and "
-                                   f"the next one starts a new helper{_last_lines(output)}")
+        return EncoderProcessError(
+            f"gymview's helper process {how} while making a frame; the frame is lost, and "
+            f"the next one starts a new helper{_last_lines(output)}"
+        )
 
     def close(self, timeout: float = 5.0) -> None:
         """End the child: close its stdin, wait, kill as a last resort. Idempotent."""

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["H264", "H264Encoder", "h264_unavailable", "KEY_INTERVAL", "QUALITY_LEVELS", "codec_string", "decode_h264"]
+__all__ = ["H264", "KEY_INTERVAL", "QUALITY_LEVELS", "H264Encoder", "codec_string", "decode_h264", "h264_unavailable"]
 
 H264 = "h264"  # the format name in frame messages
 
@@ -96,7 +96,10 @@ class H264Encoder:
             self._scaler = av.video.reformatter.VideoReformatter()  # keeps its scaler from frame to frame
             self._size, self._level, self._count, key = (width, height), level, 0, True
         picture = self._scaler.reformat(
-            av.VideoFrame.from_ndarray(frame, format="rgb24"), width=width, height=height, format="yuv420p",
+            av.VideoFrame.from_ndarray(frame, format="rgb24"),
+            width=width,
+            height=height,
+            format="yuv420p",
             interpolation="AREA",
         )
         picture.pts = self._count
@@ -117,7 +120,9 @@ class H264Encoder:
         # WebCodecs decoder takes; forced-idr: a requested key frame is an IDR (a decoder can start
         # there); repeat-headers: SPS and PPS before each of them
         context.options = {
-            "preset": "ultrafast", "tune": "zerolatency", "crf": str(crf),
+            "preset": "ultrafast",
+            "tune": "zerolatency",
+            "crf": str(crf),
             "x264-params": "forced-idr=1:repeat-headers=1:keyint=infinite",
         }
         context.open()

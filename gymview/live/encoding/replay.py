@@ -29,8 +29,7 @@ from gymview._internal.checks import check_int
 from gymview.image.codec import encode_frame
 from gymview.live.encoding.h264 import H264, decode_h264
 
-
-__all__ = ["FrameHistory", "DEFAULT_SECONDS", "DEFAULT_MAX_BYTES"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_SECONDS", "FrameHistory"]
 
 DEFAULT_SECONDS = 30.0
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
@@ -131,8 +130,10 @@ def _decoded(frames: list[tuple[dict[str, Any], bytes]]) -> list[np.ndarray]:
     for header, data in [*frames, ({"format": None}, b"")]:
         if stream and (header.get("format") != H264 or header.get("key")):
             pictures = decode_h264([packet for _, packet in stream])
-            images.extend(Image.fromarray(picture[: kept["height"], : kept["width"]])
-                          for (kept, _), picture in zip(stream, pictures))
+            images.extend(
+                Image.fromarray(picture[: kept["height"], : kept["width"]])
+                for (kept, _), picture in zip(stream, pictures)
+            )
             stream = []
         if header.get("format") == H264:
             stream.append((header, data))

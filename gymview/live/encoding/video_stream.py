@@ -79,8 +79,12 @@ class VideoStream:
             for page in [page for page, (_, last) in self._pages.items() if now - last >= self.forget_after]:
                 del self._pages[page]  # closed or reloaded long ago
             heard = [codecs for codecs, _ in self._pages.values()]
-            if image_format != "png" and heard and all(H264 in codecs for codecs in heard) \
-                    and h264.h264_unavailable() is None:
+            if (
+                image_format != "png"
+                and heard
+                and all(H264 in codecs for codecs in heard)
+                and h264.h264_unavailable() is None
+            ):
                 return H264
             return image_format
         return self.codec
@@ -105,8 +109,9 @@ class VideoStream:
         self._packets.append(data)
         header.update(key=key, codec=self._codec_string)
 
-    def image_of(self, latest: tuple[dict[str, Any], bytes], image_format: str,
-                 quality: int) -> tuple[dict[str, Any], bytes] | None:
+    def image_of(
+        self, latest: tuple[dict[str, Any], bytes], image_format: str, quality: int
+    ) -> tuple[dict[str, Any], bytes] | None:
         """``latest`` (the last frame sent) as an image: an H.264 frame decoded from its key frame on;
         None when its packets do not decode (they always start at a key frame; this is a last guard)."""
         if latest[0]["format"] != H264:

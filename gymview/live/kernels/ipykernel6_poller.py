@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gymview._internal.kernel import ipython_shell
-from gymview.live.kernels.page_requests import ANSWERED_TYPES, PageRequests
 from gymview._internal.private_apis import warn_missing
+from gymview.live.kernels.page_requests import ANSWERED_TYPES, PageRequests
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
 
@@ -57,8 +57,10 @@ class Ipykernel6CommPoller:
         kernel = getattr(shell, "kernel", None)
         if major != 6 or kernel is None:
             return None
-        if not all(hasattr(kernel, name) for name in ("msg_queue", "shell_stream", "dispatch_shell", "session",
-                                                      "shell_handlers")):
+        if not all(
+            hasattr(kernel, name)
+            for name in ("msg_queue", "shell_stream", "dispatch_shell", "session", "shell_handlers")
+        ):
             warn_missing("ipykernel.kernelbase.Kernel.msg_queue and shell_stream")
             return None
         return cls(kernel)
@@ -70,7 +72,12 @@ class Ipykernel6CommPoller:
         Only from the kernel's main thread (a loop in another thread leaves the shell free: the
         kernel delivers by itself) and only in the process that started the kernel.
         """
-        if self._busy or not handlers or threading.current_thread() is not threading.main_thread() or os.getpid() != self._pid:
+        if (
+            self._busy
+            or not handlers
+            or threading.current_thread() is not threading.main_thread()
+            or os.getpid() != self._pid
+        ):
             return 0
         kernel = self._kernel
         self._busy = True
@@ -127,7 +134,12 @@ class Ipykernel6CommPoller:
                 return None
             peeked = session.unpack(_bytes(parts[4]))
             comm_id, data = peeked.get("comm_id"), peeked.get("data")
-            if msg_type == "comm_msg" and comm_id in handlers and isinstance(data, dict) and data.get("method") == "custom":
+            if (
+                msg_type == "comm_msg"
+                and comm_id in handlers
+                and isinstance(data, dict)
+                and data.get("method") == "custom"
+            ):
                 message = session.deserialize(parts, content=True, copy=False)
                 content = message["content"]["data"].get("content")
                 return lambda: self._handle(handlers[comm_id], content, message)

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gymview._internal.kernel import ipython_shell
-from gymview.live.kernels import registry
 from gymview._internal.private_apis import warn_missing
+from gymview.live.kernels import registry
 
 __all__ = ["PageRequests", "answer_on_shell_channel"]
 
@@ -86,7 +86,9 @@ class PageRequests:
         if msg_type == "kernel_info_request":
             self._reply(idents, message, "kernel_info_reply", {"status": "ok", **self.kernel.kernel_info})
         elif msg_type == "comm_info_request":
-            self._reply(idents, message, "comm_info_reply", {"status": "ok", "comms": self._comms(content.get("target_name"))})
+            self._reply(
+                idents, message, "comm_info_reply", {"status": "ok", "comms": self._comms(content.get("target_name"))}
+            )
         elif msg_type == "comm_open":
             self._control_comms.add(content["comm_id"])
             self.kernel.comm_manager.comm_open(self.reply_stream, idents, message)
@@ -119,8 +121,11 @@ class PageRequests:
 
     def _comms(self, target_name: str | None) -> dict[str, dict[str, str]]:
         comms = dict(self.kernel.comm_manager.comms)  # a copy: the cell may open comms meanwhile
-        return {comm_id: {"target_name": comm.target_name} for comm_id, comm in comms.items()
-                if target_name is None or comm.target_name == target_name}
+        return {
+            comm_id: {"target_name": comm.target_name}
+            for comm_id, comm in comms.items()
+            if target_name is None or comm.target_name == target_name
+        }
 
 
 def _view_message(content: dict[str, Any]) -> bool:
@@ -180,8 +185,11 @@ def answer_on_shell_channel() -> PageRequests | None:
     route = getattr(getattr(thread, "manager", None), "get_shell_channel_to_subshell_socket", None)
     lock = getattr(kernel, "_main_asyncio_lock", None)
     if route is None or lock is None:
-        warn_missing("ipykernel.shellchannel.ShellChannelThread.manager.get_shell_channel_to_subshell_socket"
-                     if route is None else "ipykernel.kernelbase.Kernel._main_asyncio_lock")
+        warn_missing(
+            "ipykernel.shellchannel.ShellChannelThread.manager.get_shell_channel_to_subshell_socket"
+            if route is None
+            else "ipykernel.kernelbase.Kernel._main_asyncio_lock"
+        )
         return None
     manager = thread.manager
     with _install_lock:

@@ -39,8 +39,9 @@ def usable_cpus(proc: str | os.PathLike[str] = "/proc", cgroups: str | os.PathLi
     return float(allowed) if limit is None else min(float(allowed), limit)
 
 
-def cgroup_cpu_limit(proc: str | os.PathLike[str] = "/proc",
-                     cgroups: str | os.PathLike[str] = "/sys/fs/cgroup") -> float | None:
+def cgroup_cpu_limit(
+    proc: str | os.PathLike[str] = "/proc", cgroups: str | os.PathLike[str] = "/sys/fs/cgroup"
+) -> float | None:
     """The tightest CPU quota on this process's cgroups, in CPUs, or None where none is set (or readable).
 
     Examples:
@@ -62,8 +63,14 @@ def cgroup_cpu_limit(proc: str | os.PathLike[str] = "/proc",
         if hierarchy == "0" and controllers == "":
             limits += _limits_up_from(Path(cgroups), path, _v2_limit)
         elif "cpu" in controllers.split(","):
-            mounted = next((Path(cgroups) / name for name in (controllers, "cpu", "cpu,cpuacct")
-                            if (Path(cgroups) / name).is_dir()), None)
+            mounted = next(
+                (
+                    Path(cgroups) / name
+                    for name in (controllers, "cpu", "cpu,cpuacct")
+                    if (Path(cgroups) / name).is_dir()
+                ),
+                None,
+            )
             if mounted is not None:
                 limits += _limits_up_from(mounted, path, _v1_limit)
     return min(limits, default=None)

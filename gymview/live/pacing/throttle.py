@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["FrameThrottle", "MessageBudget", "PROCESS_BUDGET", "check_fps"]
+__all__ = ["PROCESS_BUDGET", "FrameThrottle", "MessageBudget", "check_fps"]
 
 
 def check_fps(fps: float) -> float:
@@ -34,7 +34,9 @@ class FrameThrottle:
     renderer lowers the frame rate instead of the loop's speed. ``clock`` tells the time.
     """
 
-    def __init__(self, fps: float = 30, max_overhead: float = 0.1, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self, fps: float = 30, max_overhead: float = 0.1, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
         if isinstance(max_overhead, bool) or not isinstance(max_overhead, (int, float)) or not 0 < max_overhead <= 1:
             raise ValueError(f"max_overhead must be a fraction in (0, 1]; got {max_overhead!r}")
         self._interval = 1.0 / check_fps(fps)
