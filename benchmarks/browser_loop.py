@@ -12,10 +12,10 @@ plain again / plain the noise floor. The same notebook runs in real JupyterLab w
 in Chromium (on the same cores as the kernel) and in a kernel with no front-end.
 
 Besides the ratios: frames/s the view sent during the watched slices, frames/s the page drew
-(browser only), the plain loop's steps/s, the share of the helper's time per frame counted
-against ``max_overhead`` at the end (``HelperShare``), and where the loop thread's time went: the
-share of the watched and of the plain slices it spent waiting for a core (Linux's schedstat; the
-rest of the wall time it ran, or slept on a lock or the GIL). A second table gives those.
+(browser only), the plain loop's steps/s, the fps limit the budget set by the end, and where the loop
+thread's time went: the share of the watched and of the plain slices it spent waiting for a core
+(Linux's schedstat; the rest of the wall time it ran, or slept on a lock or the GIL). A second table
+gives those.
 """
 
 from __future__ import annotations
@@ -76,10 +76,9 @@ def paired(name, watched, rounds, slice_s):
     ratio = statistics.median(w / p for w, p in zip(rates["watched"], rates["plain"]))
     floor = statistics.median(a / p for a, p in zip(rates["plain again"], rates["plain"]))
     fps = (watched.view.stats["frames_sent"] - sent) / (rounds * slice_s)
-    share = watched.view._link.helper_share.share
     # the loop thread's share of the slices' wall time on a core and waiting for one, watched and plain
     times = [spent[slot][part] / spent[slot][0] for slot in ("watched", "plain") for part in (1, 2)]
-    print("PAIRED", name, ratio, floor, fps, statistics.median(rates["plain"]), share, rounds * slice_s, *times,
+    print("PAIRED", name, ratio, floor, fps, statistics.median(rates["plain"]), rounds * slice_s, *times,
           watched.view.stats["fps_limit"], flush=True)
 class OwnRender(gym.Wrapper):
     # overrides render(): gymview calls env.render() in the loop (pygame) for such envs
@@ -108,9 +107,9 @@ def cells(rounds: int) -> list[str]:
 def parse(text: str) -> dict:
     """The PAIRED line of a cell's output."""
     line = next(line for line in text.splitlines() if line.startswith("PAIRED"))
-    _, _, ratio, floor, fps, plain, share, watched_s, ran, waited, plain_ran, plain_waited, limit = line.split()
+    _, _, ratio, floor, fps, plain, watched_s, ran, waited, plain_ran, plain_waited, limit = line.split()
     return {"ratio": float(ratio), "floor": float(floor), "fps": float(fps), "plain": float(plain),
-            "share": float(share), "watched_s": float(watched_s), "ran": float(ran), "waited": float(waited),
+            "watched_s": float(watched_s), "ran": float(ran), "waited": float(waited),
             "plain_ran": float(plain_ran), "plain_waited": float(plain_waited), "fps_limit": float(limit)}
 
 
@@ -169,11 +168,11 @@ def table(runs: list[tuple[dict, dict]]) -> str:
                 for name in ENVS for index, (browser, kernel) in enumerate(runs, 1)]
 
     return "\n".join([
-        "| env | run | with the page open: watched / plain | noise floor | frames/s sent (drawn) | helper share "
+        "| env | run | with the page open: watched / plain | noise floor | frames/s sent (drawn) "
         "| kernel only: watched / plain | noise floor | frames/s sent |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
         *rows(lambda b, k: f"{b['ratio']:.3f}x | {b['floor']:.3f}x | {b['fps']:.1f} ({b['drawn_fps']:.1f}) "
-                           f"| {b['share']:.2f} | {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f}"),
+                           f"| {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f}"),
         "",
         "| env | run | page open: waiting for a core, watched / plain | on a core, watched / plain | fps limit at the end "
         "| kernel only: waiting, watched / plain | on a core, watched / plain |",
