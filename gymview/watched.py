@@ -123,7 +123,8 @@ def watch(
         title: Shown above the picture (the env id).
         display: Show the view now; False to show ``env.view`` yourself.
         view: An existing ``LiveView`` to show the frames in, with its own settings (leave out the view's
-            settings here: ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``, ``max_overhead``, ``codec``).
+            settings here: ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``,
+            ``max_overhead``, ``codec``).
         record: A folder: also record every episode at full resolution to
             ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
             shows the frames being recorded, so recording costs it no extra render. Single envs

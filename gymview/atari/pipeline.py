@@ -51,9 +51,10 @@ class AtariPipeline:
     converts it while the caller goes on (steps its envs); ``get`` returns the result of the oldest batch not yet
     taken, always complete. A batch the thread has not begun when ``get`` asks for it (overlap would buy nothing)
     is converted in the caller's thread instead; while the caller comes back for its batches sooner than half a
-    conversion, ``put`` converts each batch itself and wakes no thread (``pipe.overlaps`` says which). At most two batches wait for conversion
-    (double buffering); a third ``put`` first converts the oldest itself. An error converting a batch is raised by
-    the ``get`` (or ``process``) that asks for it, and the pipeline then refuses further batches.
+    conversion, ``put`` converts each batch itself and wakes no thread (``pipe.overlaps`` says which). At most
+    two batches wait for conversion (double buffering); a third ``put`` first converts the oldest itself. An
+    error converting a batch is raised by the ``get`` (or ``process``) that asks for it, and the pipeline then
+    refuses further batches.
     ``pipe.backend``, ``pipe.device`` and ``pipe.threads`` tell what is used.
 
     Args:

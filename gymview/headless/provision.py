@@ -209,8 +209,8 @@ def _apt_get_install(packages: tuple[str, ...], problems: list[str]) -> tuple[st
     quiet_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for attempt in ("install", "update then install"):
         if attempt != "install":  # stale package lists are the usual reason an install fails on Colab
-            subprocess.run(["apt-get", "update", "-qq"], env=quiet_env, capture_output=True, timeout=300)
-        done = subprocess.run(command, env=quiet_env, capture_output=True, text=True, timeout=600)
+            subprocess.run(["apt-get", "update", "-qq"], env=quiet_env, capture_output=True, timeout=300, check=False)
+        done = subprocess.run(command, env=quiet_env, capture_output=True, text=True, timeout=600, check=False)
         if done.returncode == 0:
             return packages
     problems.append(f"apt-get could not install {' '.join(packages)}: {done.stderr.strip()[-300:]}")

@@ -206,7 +206,7 @@ def _xvfb_display_class():
 
         def _popen(self, use_pass_fds: bool) -> None:  # pyvirtualdisplay 3.x hook that starts Xvfb
             # Xvfb's log goes to a file: a pipe nobody reads would fill up and block the server.
-            self._log = tempfile.TemporaryFile()
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- open while Xvfb runs; closed when it stops
             self._subproc = subprocess.Popen(
                 self._command,
                 pass_fds=[self._pipe_wfd] if use_pass_fds else [],

@@ -383,7 +383,7 @@ class FrameStreamer:
         """Send the frame in the encoder if its reply is back (and it was submitted ``older_than`` s ago)."""
         if self._in_encoder is None or time.perf_counter() - self._in_encoder[2] < older_than:
             return False
-        frame, info, _, image_format = self._in_encoder
+        _, info, _, image_format = self._in_encoder
         if self._encoded_here is None and self._encoder is not None:
             if not self._encoder.reply_ready():
                 return False

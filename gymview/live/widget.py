@@ -20,7 +20,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import anywidget
 import traitlets
@@ -201,7 +201,7 @@ class LiveView(anywidget.AnyWidget):
         self.comm = DummyComm(target_name="jupyter.widget")
 
     # -- configuration changes from Python or the browser ---------------------------------------
-    _CHECKS = {
+    _CHECKS: ClassVar[dict[str, Callable[[Any], Any]]] = {
         "fps": check_fps,
         "max_size": check_max_size,
         "quality": check_quality,

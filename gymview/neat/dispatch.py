@@ -71,7 +71,8 @@ class Evaluator:
             raise ValueError(f"start_method must be one of {', '.join(START_METHODS)} or None; got {start_method!r}")
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise TypeError(
-                f"executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); got {type(executor).__name__}"
+                "executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); "
+                f"got {type(executor).__name__}"
             )
         # One per core by default, and never more than there are genomes to play at once.
         self.workers = min((os.cpu_count() or 1) if workers is None else workers, task.config.pop_size)

@@ -88,7 +88,8 @@ def fitness_style(fitness: Callable[..., float] | None) -> str:
         return "return"
     if not callable(fitness):
         raise TypeError(
-            f"fitness must be a function fitness(genome, config, env) or fitness(policy, env); got {type(fitness).__name__}"
+            "fitness must be a function fitness(genome, config, env) or fitness(policy, env); "
+            f"got {type(fitness).__name__}"
         )
     try:
         parameters = [

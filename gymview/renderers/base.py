@@ -244,6 +244,7 @@ class Drawing(NamedTuple):
         clear error now instead of one from another process later) and copied as float64."""
         if not isinstance(self.renderer, BatchRenderer):
             raise TypeError(
-                f"a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); got {type(self.renderer).__name__}"
+                "a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); "
+                f"got {type(self.renderer).__name__}"
             )
         return Drawing(self.renderer, self.renderer._check_states([self.state])[0].copy())

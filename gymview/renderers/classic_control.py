@@ -3,6 +3,7 @@ Acrobot and Pendulum, matching gymnasium's pygame drawing."""
 
 from __future__ import annotations
 
+import itertools
 from os import path
 
 import gymnasium as gym
@@ -43,7 +44,7 @@ class MountainCarRenderer(BatchRenderer):
         xs = np.linspace(self.min_position, float(env.max_position), 100)
         points = list(zip((xs - self.min_position) * self.scale, self._height(xs) * self.scale))
         track = np.zeros((self.height, self.width), np.float32)
-        for start, end in zip(points[:-1], points[1:]):
+        for start, end in itertools.pairwise(points):
             track = np.maximum(track, aaline_layer(start, end, self.height, self.width))
         self._draw_static(track, BLACK)
         # the flag is drawn after the car

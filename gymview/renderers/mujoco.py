@@ -298,7 +298,8 @@ class MujocoFrame(NamedTuple):
 
 
 class MujocoGridPainter:
-    """Draws the sub-envs of a vector env of one MuJoCo model as a labelled grid, like :func:`gymview.renderers.grid.tiled`.
+    """Draws the sub-envs of a vector env of one MuJoCo model as a labelled grid, like
+    :func:`gymview.renderers.grid.tiled`.
 
     One :class:`MujocoPainter` (one model, one GL context where it paints) draws every sub-env
     from its own state: its poses, camera and visual options. Picklable like the painter.

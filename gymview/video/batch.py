@@ -296,7 +296,8 @@ def _batch_spec(
     check_optional_int("workers", workers, meaning_of_none="one per core")
     if executor is not None and not isinstance(executor, concurrent.futures.Executor):
         raise TypeError(
-            f"executor must be a concurrent.futures.Executor (e.g. client.get_executor()); got {type(executor).__name__}"
+            "executor must be a concurrent.futures.Executor (e.g. client.get_executor()); "
+            f"got {type(executor).__name__}"
         )
     try:
         payload = pickled((make_env, policy, keep))
@@ -352,10 +353,12 @@ def _simulate_all(
     calls: list[Call] = [(run_episode, (job, index, seed + index)) for index in range(episodes)]
     steps, started = 0, time.perf_counter()
     with _progress_bar(episodes, "episodes", progress) as bar, contextlib.closing(run(calls)) as outcomes:
-        for index, row, error in outcomes:
+        for index, outcome, error in outcomes:
+            row = outcome
             if error is not None:  # the worker itself failed (run_episode reports the episode's own errors)
                 row = finish_row(dict(episode=index, seed=seed + index, steps=0, total=0.0, terminated=False,
-                                      truncated=False, file=None, frames=0, error=f"worker failed: {error}"))  # fmt: skip
+                                      truncated=False, file=None, frames=0,
+                                      error=f"worker failed: {error}"))  # fmt: skip
             rows[index] = row
             while job.layout == "per-episode" and logged < episodes and rows[logged] is not None:
                 log.file(rows[logged]["file"], [rows[logged]])

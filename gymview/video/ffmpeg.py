@@ -242,7 +242,8 @@ class FFmpegProcess:
 
     def __init__(self, command: list[str], shutdown_timeout: float = 60.0) -> None:
         self.command = list(command)
-        self._stderr = tempfile.TemporaryFile(prefix="gymview-ffmpeg-", suffix=".log")
+        # ffmpeg's log, open while it runs: finish() or the finalizer closes it
+        self._stderr = tempfile.TemporaryFile(prefix="gymview-ffmpeg-", suffix=".log")  # noqa: SIM115
         try:
             self._process = subprocess.Popen(
                 self.command,

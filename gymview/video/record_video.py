@@ -191,7 +191,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if isinstance(frame, list):
             if len(frame) == 0:
                 logger.warn(
-                    "Trying to capture render frame but 'env.render()' has just been called. The frame cannot be captured."
+                    "Trying to capture render frame but 'env.render()' has just been called. "
+                    "The frame cannot be captured."
                 )
                 return
             self.render_history += frame
@@ -202,7 +203,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         else:
             self.stop_recording()
             logger.warn(
-                f"Recording stopped: expected type of frame returned by render to be a numpy array, got instead {type(frame)}."
+                "Recording stopped: expected type of frame returned by render to be a numpy array, "
+                f"got instead {type(frame)}."
             )
 
     def _capture_while_recording(self) -> None:

@@ -120,7 +120,7 @@ class EncoderProcess:
         env.setdefault("OMP_NUM_THREADS", "1")
         # Mesa's software GL (MuJoCo painters) would spread each frame over every core, the loop's too.
         env.setdefault("LP_NUM_THREADS", "1")
-        self._output = tempfile.TemporaryFile()
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 -- the helper's output, open while it lives
         if fcntl is not None:  # appended to, so that emptying it (see _read) leaves no hole
             fcntl.fcntl(
                 self._output.fileno(), fcntl.F_SETFL, fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND
