@@ -133,7 +133,7 @@ def _ipykernel_version() -> str | None:
         return None
 
 
-def _connects(family: int, address: object, timeout: float) -> bool:
+def _connects(family: int, address: str | tuple[str, int], timeout: float) -> bool:
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.settimeout(timeout)
         try:

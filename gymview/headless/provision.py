@@ -88,7 +88,7 @@ class SetupReport:
         if self.variables_kept:
             lines.append("  renderers  kept yours: " + ", ".join(f"{k}={v}" for k, v in self.variables_kept.items()))
         tried = {probe.backend: probe for probe in self.opengl_probes}
-        chosen = tried.get(self.opengl_backend)
+        chosen = tried.get(self.opengl_backend) if self.opengl_backend is not None else None
         if chosen is not None and chosen.works:
             lines.append(f"  opengl     MuJoCo renders with {chosen.backend} ({chosen.detail})")
         elif self.opengl_backend and not tried:
@@ -141,7 +141,8 @@ def prepare(display: bool = True, install: bool | None = None) -> SetupReport:
         started = _start_display(problems)
 
     variables: dict[str, str] = {}
-    backend, probes = None, ()
+    backend: str | None = None
+    probes: tuple[opengl.GLProbe, ...] = ()
     if headless:
         backend, probes = _choose_opengl(where.gpu, started, problems)
         if backend is not None:
@@ -185,7 +186,7 @@ def _choose_opengl(gpu: bool, display: bool, problems: list[str]) -> tuple[str |
         backend = theirs if theirs in opengl.BACKENDS else None
         if not opengl.mujoco_installed():
             return backend, ()
-        tried = (opengl.probe(None),)
+        tried: tuple[opengl.GLProbe, ...] = (opengl.probe(None),)
         if not tried[0].works:
             problems.append(f"your MUJOCO_GL={theirs} does not render: {tried[0].detail}; unset it and run setup again")
         return backend, tried

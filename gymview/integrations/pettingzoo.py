@@ -159,6 +159,7 @@ class _EpisodeVideos:
 class _Watch:
     """What both watched kinds share: the feed, the running returns, the recording, the frame."""
 
+    env: AECEnv | ParallelEnv  # set by the PettingZoo wrapper class each watched kind also derives from
     view: LiveView
     feed: ViewFeed
 

@@ -445,7 +445,7 @@ class LiveView(anywidget.AnyWidget):
             return
         header, data = latest
         mime = f"image/{header['format']}"
-        bundle = {
+        bundle: dict[str, Any] = {
             mime: base64.b64encode(data).decode("ascii"),
             "text/plain": f"<{self.title or 'gymview'}: last frame>",
         }

@@ -247,6 +247,7 @@ class EvolutionPanel:
 
         self._stop_run()
         if self._env is None:
+            assert self._make_watched_env is not None  # update() plays only with one
             self._env = self._make_watched_env()
         self._run = play(self._env, policy, episodes=episodes, speed=1.0)
 
