@@ -8,10 +8,11 @@
 #   ./dev.sh docs         build, install into .venv/, then build the documentation site and serve it on
 #                         http://127.0.0.1:8000 (rebuilt on each change)
 #   ./dev.sh test         build, make .venv-test/ anew (every dependency resolved afresh), then run the
-#                         whole suite: what CI runs. Stages: the linters (eslint over js/); the JS unit
-#                         tests; pytest (which also builds the documentation site with mkdocs build
-#                         --strict); the wheel's smoke test in a new environment outside the checkout;
-#                         the unit tests at the lowest versions pyproject.toml declares (in
+#                         whole suite: what CI runs. Stages: the linters (eslint over js/; ruff check,
+#                         ruff format --check and mypy over gymview/, pinned by the lint extra); the JS
+#                         unit tests; pytest (which also builds the documentation site with mkdocs
+#                         build --strict); the wheel's smoke test in a new environment outside the
+#                         checkout; the unit tests at the lowest versions pyproject.toml declares (in
 #                         .venv-lowest/). Extra arguments go to pytest, and then only pytest runs after
 #                         the JS tests.
 #   GYMVIEW_TEST_LOAD=1 ./dev.sh test   the same with every core kept busy by stress-ng, to show that no
@@ -97,6 +98,9 @@ case "${1:-}" in
     fi
     stage "linters"
     npm --prefix js run lint
+    ruff check gymview
+    ruff format --check gymview
+    mypy  # its settings, and the files it checks, are pyproject.toml's [tool.mypy]
     stage "JS unit tests"
     npm --prefix js test
     stage "pytest"

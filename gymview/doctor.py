@@ -309,6 +309,6 @@ def _opengl() -> Check:
 
 def _run(command: list[str]) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=60)
+        return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     except subprocess.TimeoutExpired:
         return None

@@ -58,7 +58,7 @@ def enable_inline_human(watch: Callable[[Any], Any] | None = None) -> None:
     if _original_make is None:
         _original_make = gymnasium.make
     inline_make = functools.wraps(_original_make)(functools.partial(_make_inline, _original_make, watch))
-    inline_make.__gymview_inline__ = True
+    inline_make.__gymview_inline__ = True  # type: ignore[attr-defined]  # marks the patched make
     gymnasium.make = inline_make
     gymnasium.envs.make = inline_make
 
@@ -110,8 +110,7 @@ def _watch_at_render_fps(env: gymnasium.Env) -> Any:
     sleeps to keep real time, so the overhead budget (made for loops that run flat out) would
     only drop frames that cost the loop nothing."""
     fps = env.metadata.get("render_fps")
-    settings = {"fps": min(float(fps), 120.0)} if fps else {}
-    return gymview_watch(env, max_overhead=1.0, **settings)
+    return gymview_watch(env, max_overhead=1.0, fps=min(float(fps), 120.0) if fps else None)
 
 
 def _spec_of(env_id: str) -> EnvSpec | str:
@@ -133,6 +132,8 @@ def _spec_of(env_id: str) -> EnvSpec | str:
 
 def _render_modes(spec: EnvSpec) -> list[str]:
     entry_point = spec.entry_point
+    if entry_point is None:  # gymnasium.make says what is wrong with the spec
+        return []
     creator = entry_point if callable(entry_point) else load_env_creator(entry_point)
     metadata = getattr(creator, "metadata", None)
     return list(metadata.get("render_modes") or []) if isinstance(metadata, dict) else []
@@ -160,7 +161,7 @@ class InlineHuman(gymnasium.Wrapper):
         self._next_step_at = 0.0
 
     @property
-    def render_mode(self) -> str:
+    def render_mode(self) -> str:  # type: ignore[override]  # a property in gymnasium.Wrapper too
         return "human"
 
     @property
@@ -189,7 +190,7 @@ class PygameScreen(gymnasium.Wrapper):
     """A human-mode env that draws with pygame, seen as an ``rgb_array`` env whose frame is the screen."""
 
     @property
-    def render_mode(self) -> str:
+    def render_mode(self) -> str:  # type: ignore[override]  # a property in gymnasium.Wrapper too
         return "rgb_array"
 
     def render(self) -> np.ndarray:

@@ -149,7 +149,9 @@ class Job(BackgroundTask):
             if self._ending:
                 return
             self._stop_requested = True
-            request_thread_stop(self._thread.ident)
+            thread_id = self._thread.ident
+            assert thread_id is not None  # started in __init__
+            request_thread_stop(thread_id)
         if self._status is not None:
             self._status.stopping()
 

@@ -42,7 +42,8 @@ def status_table() -> str:
     if not views:
         return "no live views (create one with gymview.watch(env) or gymview.LiveView())"
     lines = [
-        f"{'#':>2}  {'title':<20} {'sent':>7} {'dropped':>8} {'msg/s':>6} {'MB sent':>8} {'enc ms':>6}  shown  streaming"
+        f"{'#':>2}  {'title':<20} {'sent':>7} {'dropped':>8} {'msg/s':>6} {'MB sent':>8} {'enc ms':>6}"
+        "  shown  streaming"
     ]
     for index, view in enumerate(views):
         s = view.stats

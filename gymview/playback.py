@@ -295,10 +295,12 @@ class Run(BackgroundTask):
                 return
 
     def _gym_steps(self) -> Iterator[dict[str, Any] | None]:
+        act = self._act
+        assert act is not None  # play() gives a gymnasium env a policy (or the keys')
         observation, _ = self.env.reset(seed=self._seed)
         steps, episode_return = 0, 0.0
         while True:
-            observation, reward, terminated, truncated, _ = self.env.step(self._act(observation))
+            observation, reward, terminated, truncated, _ = self.env.step(act(observation))
             steps += 1
             episode_return += float(reward)
             if not (terminated or truncated):

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
@@ -33,6 +33,10 @@ from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, rendere
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.video.record_video import RecordVideo
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv, ParallelEnv
+    from stable_baselines3.common.vec_env import VecEnv
 
 __all__ = ["WatchedEnv", "WatchedVectorEnv", "watch"]
 
@@ -73,9 +77,9 @@ def _kind_of(env: object) -> str:
     )
 
 
-def _check_render_mode(env: gym.Env | VectorEnv, kind: str) -> None:
+def _check_render_mode(env: gym.Env | VectorEnv | VecEnv, kind: str) -> None:
     # An SB3 VecEnv reports "rgb_array" whatever its envs do: ask them.
-    modes = set(env.get_attr("render_mode")) if kind == "sb3" else {env.render_mode}
+    modes = set(cast("VecEnv", env).get_attr("render_mode")) if kind == "sb3" else {env.render_mode}
     mode = modes.pop() if len(modes) == 1 else modes
     if mode == "rgb_array":
         return
@@ -91,7 +95,7 @@ def _check_render_mode(env: gym.Env | VectorEnv, kind: str) -> None:
 
 
 def watch(
-    env: gym.Env | VectorEnv,
+    env: gym.Env | VectorEnv | VecEnv | AECEnv | ParallelEnv,
     fps: float | None = None,
     max_size: int | None = None,
     quality: int | None = None,
@@ -123,7 +127,8 @@ def watch(
         title: Shown above the picture (the env id).
         display: Show the view now; False to show ``env.view`` yourself.
         view: An existing ``LiveView`` to show the frames in, with its own settings (leave out the view's
-            settings here: ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``, ``max_overhead``, ``codec``).
+            settings here: ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``,
+            ``max_overhead``, ``codec``).
         record: A folder: also record every episode at full resolution to
             ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
             shows the frames being recorded, so recording costs it no extra render. Single envs
@@ -158,7 +163,7 @@ def watch(
         >>> envs.close()
     """
     kind = _kind_of(env)
-    settings = {
+    settings: dict[str, Any] = {
         "fps": fps,
         "max_size": max_size,
         "quality": quality,
@@ -189,7 +194,7 @@ def watch(
                     "(make_vec_env(..., wrapper_class=gymview.RecordVideo)), or use gymview.record_batch"
                 )
             env = RecordVideo(
-                env,
+                cast(gym.Env, env),  # kind "env"
                 os.fspath(record),
                 episode_trigger=lambda episode: True,
                 name_prefix=default_title or "episode",
@@ -199,21 +204,21 @@ def watch(
             # Checked in a child process: a failed GL context can make MuJoCo abort the next try (the kernel).
             check_mujoco_rendering()
         if kind == "env" and fast_render:
-            snapshot = snapshot_for(env)  # may raise: before a view exists
+            snapshot = snapshot_for(cast(gym.Env, env))  # may raise: before a view exists
     made_view = view is None
     if view is None:
         view = LiveView(**{"title": default_title, **settings})
-    try:
+    try:  # the casts: the type that _kind_of(env) found
         if kind in ("aec", "parallel"):
             wrapped: Any = pettingzoo.adapter_for(env)(env, view, owns_view=made_view, record=record)
         elif kind == "env":
-            wrapped = WatchedEnv(env, view, snapshot=snapshot, owns_view=made_view)
+            wrapped = WatchedEnv(cast(gym.Env, env), view, snapshot=snapshot, owns_view=made_view)
         elif kind == "vector":
-            wrapped = WatchedVectorEnv(env, view, fast_render=fast_render, owns_view=made_view)
+            wrapped = WatchedVectorEnv(cast(VectorEnv, env), view, fast_render=fast_render, owns_view=made_view)
         else:
             from gymview.integrations.sb3 import WatchedVecEnv
 
-            wrapped = WatchedVecEnv(env, view, fast_render=fast_render, owns_view=made_view)
+            wrapped = WatchedVecEnv(cast("VecEnv", env), view, fast_render=fast_render, owns_view=made_view)
     except BaseException:
         if made_view:
             view.close()
@@ -311,7 +316,7 @@ class WatchedEnv(gym.Wrapper):
             self._next_check = self.feed.show()
         return observation, info
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Step the env, obeying the view's Pause, Step, Stop and Speed first.
 
         Args:
@@ -328,7 +333,7 @@ class WatchedEnv(gym.Wrapper):
             self.feed.obey_controls()
         result = self.env.step(action)
         self.total_steps += 1
-        self.episode_return += result[1]
+        self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
         if perf_counter() >= self._next_check:
             self._next_check = self.feed.show()
         return result
@@ -452,7 +457,7 @@ class WatchedVectorEnv(VectorWrapper):
         return observations, rewards, terminations, truncations, infos
 
     def _frame(self) -> Any:
-        if self._painter is not None:
+        if self._painter is not None and self._sub_envs is not None:  # a painter is made for sub-envs only
             return drawing_of(self._painter, self._sub_envs, self.returns)
         if self._mujoco is not None:
             painted = self._mujoco.frame_of(self._sub_envs, self.returns)
@@ -462,7 +467,8 @@ class WatchedVectorEnv(VectorWrapper):
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
             return rendered
         extra = [(self._pipeline.preview(0), "agent sees (env 0)")] if self._pipeline is not None else []
-        return tiled(first_tiled(rendered), self.returns, extra)
+        # gymnasium types render() Optional; a vector env in rgb_array mode returns its envs' frames
+        return tiled(first_tiled(rendered), self.returns, extra)  # type: ignore[arg-type]
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}

@@ -18,9 +18,10 @@ import numbers
 def check_int(name: str, value: object, minimum: int = 1, maximum: int | None = None, hint: str = "") -> int:
     """``value`` as an int if it is an integer (not a bool) in [minimum, maximum], else ValueError
     naming ``name`` and the range, followed by ``hint`` (say, what None would mean)."""
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if ok and value >= minimum and (maximum is None or value <= maximum):
-        return int(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        number = int(value)  # exact for every Integral (numpy's integers too)
+        if number >= minimum and (maximum is None or number <= maximum):
+            return number
     allowed = f"from {minimum} to {maximum}" if maximum is not None else f"of at least {minimum}"
     raise ValueError(f"{name} must be an integer {allowed}{hint}; got {value!r}")
 

@@ -27,7 +27,7 @@ import types
 from collections import ChainMap
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gymview._internal.kernel import ipython_shell
 
@@ -52,7 +52,9 @@ def _labelling_pickler() -> tuple[type, int]:
         return _with_file_name, (rebuild, arguments, file_label(code.co_filename))
 
     class LabellingPickler(cloudpickle.Pickler):
-        dispatch_table = ChainMap({types.CodeType: labelled_code}, cloudpickle.Pickler.dispatch_table)
+        dispatch_table: ClassVar[ChainMap] = ChainMap(
+            {types.CodeType: labelled_code}, cloudpickle.Pickler.dispatch_table
+        )
 
     return LabellingPickler, cloudpickle.DEFAULT_PROTOCOL
 

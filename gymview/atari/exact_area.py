@@ -51,14 +51,14 @@ def opencv_area_taps(source: int, target: int) -> tuple[np.ndarray, np.ndarray]:
         start = index * scale
         end = start + scale
         cell = min(scale, source - start)
-        first = min(math.ceil(start), min(math.floor(end), source - 1))
+        first = min(math.ceil(start), math.floor(end), source - 1)
         last = min(math.floor(end), source - 1)
         row: list[tuple[int, float]] = []
         if first - start > 1e-3:
             row.append((first - 1, (first - start) / cell))
         row.extend((pixel, 1.0 / cell) for pixel in range(first, last))
         if end - last > 1e-3:
-            row.append((last, min(min(end - last, 1.0), cell) / cell))
+            row.append((last, min(end - last, 1.0, cell) / cell))
         taps.append(row)
     width = max(map(len, taps))
     indices = np.zeros((target, width), np.intp)
@@ -191,8 +191,9 @@ class ExactAreaResize:
 
     def _products(self, sums: np.ndarray, scaled: np.ndarray) -> None:
         """``sums @ block`` in slices. OpenBLAS hands a product of more than 2**18 multiply-adds to its
-        own threads, which then spin on every core between calls (docs/performance.md); slices this size stay in the calling thread, which may be one of the
-        pipeline's threads already running beside another."""
+        own threads, which then spin on every core between calls (docs/performance.md); slices this size
+        stay in the calling thread, which may be one of the pipeline's threads already running beside
+        another."""
         for start in range(0, len(sums), MATMUL_ROWS):
             np.matmul(sums[start : start + MATMUL_ROWS], self._block, out=scaled[start : start + MATMUL_ROWS])
 

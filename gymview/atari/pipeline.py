@@ -18,7 +18,7 @@ from __future__ import annotations
 import collections
 import queue
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -51,9 +51,10 @@ class AtariPipeline:
     converts it while the caller goes on (steps its envs); ``get`` returns the result of the oldest batch not yet
     taken, always complete. A batch the thread has not begun when ``get`` asks for it (overlap would buy nothing)
     is converted in the caller's thread instead; while the caller comes back for its batches sooner than half a
-    conversion, ``put`` converts each batch itself and wakes no thread (``pipe.overlaps`` says which). At most two batches wait for conversion
-    (double buffering); a third ``put`` first converts the oldest itself. An error converting a batch is raised by
-    the ``get`` (or ``process``) that asks for it, and the pipeline then refuses further batches.
+    conversion, ``put`` converts each batch itself and wakes no thread (``pipe.overlaps`` says which). At most
+    two batches wait for conversion (double buffering); a third ``put`` first converts the oldest itself. An
+    error converting a batch is raised by the ``get`` (or ``process``) that asks for it, and the pipeline then
+    refuses further batches.
     ``pipe.backend``, ``pipe.device`` and ``pipe.threads`` tell what is used.
 
     Args:
@@ -85,6 +86,10 @@ class AtariPipeline:
         ([[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
     """
 
+    # Declared here: in __init__ the name torch is the imported module, not this file's TYPE_CHECKING import.
+    device: torch.device
+    _latest: tuple[torch.Tensor, Any] | None
+
     def __init__(
         self,
         num_envs: int,
@@ -101,7 +106,7 @@ class AtariPipeline:
         torch = self._torch = import_torch()
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.device: torch.device = torch.device(device)
+        self.device = torch.device(device)
         cv2 = import_cv2()
         if backend == "auto":
             backend = "cv2" if self.device.type == "cpu" and cv2 is not None else "torch"
@@ -117,7 +122,9 @@ class AtariPipeline:
             if self.device.index is None:
                 self.device = torch.device("cuda", torch.cuda.current_device())
         self.backend: str = backend
-        self._most_threads = max(1, min(cv2.getNumThreads(), int(num_envs))) if backend == "cv2" else 1
+        self._most_threads = (
+            max(1, min(cv2.getNumThreads(), int(num_envs))) if backend == "cv2" and cv2 is not None else 1
+        )
         self.num_envs, self.size, self.stack = int(num_envs), int(size), int(stack)
         self.grayscale, self.scale, self.max_pool = bool(grayscale), bool(scale), bool(max_pool)
         self._cv2 = cv2
@@ -129,7 +136,7 @@ class AtariPipeline:
         self._in_order = threading.Lock()  # held while converting: batches convert one at a time, in put order
         self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._free_slots = threading.Semaphore(2)
-        self._latest: tuple[torch.Tensor, Any] | None = None
+        self._latest = None
         self._hand_off = HandOff()  # wake the thread only when the caller goes away long enough
         self._failure: BaseException | None = None
         self._cuda: CudaTransfer | None = CudaTransfer(torch, self.device) if self.device.type == "cuda" else None
@@ -236,6 +243,7 @@ class AtariPipeline:
         self._waiting.popleft()
         if batch.error is not None:
             raise batch.error
+        assert batch.result is not None  # done, without an error
         out, ready = batch.result
         if self._cuda is not None:
             self._cuda.hand_over(out, ready)
@@ -407,6 +415,7 @@ class AtariPipeline:
         batch = self._unconverted.popleft()
         try:
             if self._failure is None:
+                assert batch.frames is not None  # dropped only once converted
                 started = self._hand_off.now()
                 batch.result = self._latest = self._convert(batch.frames, batch.reset)
                 self._hand_off.converted(started)
@@ -431,15 +440,18 @@ class AtariPipeline:
                 self._stack = FrameStack(torch, self.num_envs, self.stack, shape, self.device)
             if self._cuda is not None:
                 torch.cuda.synchronize(self.device)  # the set-up copies ran on the default stream
-        if self.backend == "cv2":
-            self._resize(frames, self._stack.slot())
-            return self._scaled(torch.from_numpy(self._stack.push(reset))), None
+        if self.backend == "cv2":  # the casts: what _convert made for the backend on the first batch
+            ring = cast(RingStack, self._stack)
+            cast(Cv2Resizer, self._resize)(frames, ring.slot())
+            return self._scaled(torch.from_numpy(ring.push(reset))), None
+        resize = cast(TorchResizer, self._resize)
         if self._cuda is None:
-            return self._finish(self._resize(torch.from_numpy(np.ascontiguousarray(frames))), reset), None
+            return self._finish(resize(torch.from_numpy(np.ascontiguousarray(frames))), reset), None
         with self._cuda.on_device(frames) as source:
-            return self._finish(self._resize(source), reset), self._cuda.done()
+            return self._finish(resize(source), reset), self._cuda.done()
 
     def _make_resizer(self) -> Cv2Resizer | TorchResizer:
+        assert self._frame_hw is not None  # learned from the batch being converted
         height, width = self._frame_hw
         if self.backend == "cv2":
             return Cv2Resizer(self._cv2, self.size, self.grayscale, self.num_envs, height, width, self._most_threads)
@@ -447,7 +459,7 @@ class AtariPipeline:
 
     def _finish(self, frames: torch.Tensor, reset: np.ndarray) -> torch.Tensor:
         reset_index = self._torch.as_tensor(reset, device=self.device) if reset.size else None
-        return self._scaled(self._stack.push(frames, reset_index))
+        return self._scaled(cast(FrameStack, self._stack).push(frames, reset_index))  # the torch backend's
 
     def _scaled(self, stacked: torch.Tensor) -> torch.Tensor:
         if self.scale:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -131,7 +132,7 @@ class Cv2Resizer:
         parts = self.threads = max(1, min(threads, most))
         """How many threads convert one batch: the caller's and ``threads - 1`` from a pool."""
         bounds = np.linspace(0, num_envs, parts + 1).round().astype(int)
-        self._parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        self._parts = [slice(a, b) for a, b in itertools.pairwise(bounds)]
         self._exact = (
             None if exact is None else [exact] + [ExactAreaResize(height, width, size) for _ in self._parts[1:]]
         )
@@ -287,10 +288,8 @@ class TorchResizer:
 
     def __call__(self, frames: torch.Tensor) -> torch.Tensor:
         pixels = frames.float()  # (n, k, h, w, 3)
-        if self._grayscale:
-            images = (pixels @ self._gray).round_()  # ALE rounds its gray screen to uint8 levels
-        else:
-            images = pixels.permute(0, 1, 4, 2, 3)
+        # ALE rounds its gray screen to uint8 levels
+        images = (pixels @ self._gray).round_() if self._grayscale else pixels.permute(0, 1, 4, 2, 3)
         images = images.amax(dim=1) if images.shape[1] > 1 else images[:, 0]
         resized = self._rows @ images @ self._columns
         return resized.round_().clamp_(0, 255).to(self._torch.uint8)

@@ -69,7 +69,7 @@ class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
                 "vector_kwargs={'autoreset_mode': gymnasium.vector.AutoresetMode.NEXT_STEP}"
             )
         self.pipeline = pipeline
-        shape = (pipeline.stack, pipeline.size, pipeline.size)
+        shape: tuple[int, ...] = (pipeline.stack, pipeline.size, pipeline.size)
         if not pipeline.grayscale:
             shape = (pipeline.stack, 3, pipeline.size, pipeline.size)
         high, dtype = (1.0, np.float32) if pipeline.scale else (255, np.uint8)
@@ -95,7 +95,8 @@ class PreprocessedVectorEnv(gymnasium.vector.VectorWrapper):
                 "wrap() restarts frame stacks on full resets and on next-step autoresets; a partial "
                 "reset(options={'reset_mask': ...}) is not supported"
             )
-        observations, infos = self.env.reset(seed=seed, options=options)
+        # VectorEnv.reset is typed seed: int | None; vector envs take a seed per env as well
+        observations, infos = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         self._ended[:] = False
         return self.pipeline.process(observations, np.ones(self.num_envs, dtype=bool)), infos
 

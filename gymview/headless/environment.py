@@ -31,8 +31,9 @@ class Environment:
 
     ``frontend`` is one of ``"colab"``, ``"jupyter"`` (JupyterLab, Notebook or any other client of an
     IPython kernel), ``"vscode"`` (a kernel started by VS Code), ``"marimo"`` (a cell of ``marimo
-    edit`` or ``marimo run``), ``"ipython"`` (terminal IPython) or ``"python"``. ``has_display`` says whether a window can open: always true on macOS and Windows,
-    elsewhere true when ``$DISPLAY`` names an X server that accepts connections.
+    edit`` or ``marimo run``), ``"ipython"`` (terminal IPython) or ``"python"``. ``has_display`` says
+    whether a window can open: always true on macOS and Windows, elsewhere true when ``$DISPLAY``
+    names an X server that accepts connections.
     """
 
     frontend: str
@@ -132,7 +133,7 @@ def _ipykernel_version() -> str | None:
         return None
 
 
-def _connects(family: int, address: object, timeout: float) -> bool:
+def _connects(family: int, address: str | tuple[str, int], timeout: float) -> bool:
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.settimeout(timeout)
         try:

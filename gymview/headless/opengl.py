@@ -85,8 +85,9 @@ def probe(backend: str | None, timeout: float = 120.0) -> GLProbe:
     if backend is not None:
         env["MUJOCO_GL"] = backend
         env.pop("PYOPENGL_PLATFORM", None)
-        if PYOPENGL_PLATFORMS[backend]:
-            env["PYOPENGL_PLATFORM"] = PYOPENGL_PLATFORMS[backend]
+        platform = PYOPENGL_PLATFORMS[backend]
+        if platform:
+            env["PYOPENGL_PLATFORM"] = platform
     name = backend or env.get("MUJOCO_GL") or "unset"
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen([sys.executable, "-c", _PROBE], stdin=subprocess.PIPE, stdout=out, stderr=err, env=env)
@@ -97,6 +98,7 @@ def probe(backend: str | None, timeout: float = 120.0) -> GLProbe:
             child.wait()
             return GLProbe(name, False, f"no answer in {timeout:.0f} s")
         finally:
+            assert child.stdin is not None  # stdin=PIPE
             child.stdin.close()
         out.seek(0)
         err.seek(0)

@@ -88,7 +88,7 @@ class SetupReport:
         if self.variables_kept:
             lines.append("  renderers  kept yours: " + ", ".join(f"{k}={v}" for k, v in self.variables_kept.items()))
         tried = {probe.backend: probe for probe in self.opengl_probes}
-        chosen = tried.get(self.opengl_backend)
+        chosen = tried.get(self.opengl_backend) if self.opengl_backend is not None else None
         if chosen is not None and chosen.works:
             lines.append(f"  opengl     MuJoCo renders with {chosen.backend} ({chosen.detail})")
         elif self.opengl_backend and not tried:
@@ -141,7 +141,8 @@ def prepare(display: bool = True, install: bool | None = None) -> SetupReport:
         started = _start_display(problems)
 
     variables: dict[str, str] = {}
-    backend, probes = None, ()
+    backend: str | None = None
+    probes: tuple[opengl.GLProbe, ...] = ()
     if headless:
         backend, probes = _choose_opengl(where.gpu, started, problems)
         if backend is not None:
@@ -185,7 +186,7 @@ def _choose_opengl(gpu: bool, display: bool, problems: list[str]) -> tuple[str |
         backend = theirs if theirs in opengl.BACKENDS else None
         if not opengl.mujoco_installed():
             return backend, ()
-        tried = (opengl.probe(None),)
+        tried: tuple[opengl.GLProbe, ...] = (opengl.probe(None),)
         if not tried[0].works:
             problems.append(f"your MUJOCO_GL={theirs} does not render: {tried[0].detail}; unset it and run setup again")
         return backend, tried
@@ -209,8 +210,8 @@ def _apt_get_install(packages: tuple[str, ...], problems: list[str]) -> tuple[st
     quiet_env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for attempt in ("install", "update then install"):
         if attempt != "install":  # stale package lists are the usual reason an install fails on Colab
-            subprocess.run(["apt-get", "update", "-qq"], env=quiet_env, capture_output=True, timeout=300)
-        done = subprocess.run(command, env=quiet_env, capture_output=True, text=True, timeout=600)
+            subprocess.run(["apt-get", "update", "-qq"], env=quiet_env, capture_output=True, timeout=300, check=False)
+        done = subprocess.run(command, env=quiet_env, capture_output=True, text=True, timeout=600, check=False)
         if done.returncode == 0:
             return packages
     problems.append(f"apt-get could not install {' '.join(packages)}: {done.stderr.strip()[-300:]}")

@@ -206,16 +206,17 @@ def _xvfb_display_class():
 
         def _popen(self, use_pass_fds: bool) -> None:  # pyvirtualdisplay 3.x hook that starts Xvfb
             # Xvfb's log goes to a file: a pipe nobody reads would fill up and block the server.
-            self._log = tempfile.TemporaryFile()
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 -- open while Xvfb runs; closed when it stops
             self._subproc = subprocess.Popen(
                 self._command,
-                pass_fds=[self._pipe_wfd] if use_pass_fds else [],
+                # pyvirtualdisplay declares _pipe_wfd Optional and opens it whenever use_pass_fds is true
+                pass_fds=[self._pipe_wfd] if use_pass_fds else [],  # type: ignore[list-item]
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self._log,
                 start_new_session=True,
             )
-            self._watchdog = subprocess.Popen(
+            self._watchdog: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [sys.executable, "-c", _WATCHDOG, str(self._subproc.pid)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
@@ -237,7 +238,7 @@ def _xvfb_display_class():
                 watchdog.wait()
                 watchdog.stdin.close()
                 self._watchdog = None
-            if self.is_alive():
+            if self.is_alive() and self._subproc is not None:  # is_alive() is false without a _subproc
                 self._subproc.terminate()
                 try:
                     self._subproc.wait(5)

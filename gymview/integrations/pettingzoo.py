@@ -92,10 +92,10 @@ def check_render_mode(env: AECEnv | ParallelEnv) -> None:
 
     Examples:
         >>> from pettingzoo.classic import connect_four_v3
-        >>> check_render_mode(connect_four_v3.env())
+        >>> check_render_mode(connect_four_v3.env())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: watch() needs a PettingZoo env that renders frames, but this one has render_mode=None: create it with connect_four_v3.env(render_mode='rgb_array')
+        ValueError: watch() needs ... render_mode=None: create it with connect_four_v3.env(render_mode='rgb_array')
     """
     mode = getattr(env, "render_mode", None)
     if mode == "rgb_array":
@@ -159,6 +159,7 @@ class _EpisodeVideos:
 class _Watch:
     """What both watched kinds share: the feed, the running returns, the recording, the frame."""
 
+    env: AECEnv | ParallelEnv  # set by the PettingZoo wrapper class each watched kind also derives from
     view: LiveView
     feed: ViewFeed
 

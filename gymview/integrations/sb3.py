@@ -59,10 +59,12 @@ def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]
         if type(inner).get_images is not VecEnvWrapper.get_images or type(inner).render is not VecEnvWrapper.render:
             return renders  # this wrapper makes its own frames
         inner = inner.venv
-    painter = state_painter(inner.envs) if fast_render and isinstance(inner, DummyVecEnv) else None
-    if painter is None:
+    if not (fast_render and isinstance(inner, DummyVecEnv)):
         return renders
     sub_envs = inner.envs
+    painter = state_painter(sub_envs)
+    if painter is None:
+        return renders
     return lambda returns: drawing_of(painter, sub_envs, returns)
 
 
@@ -300,8 +302,9 @@ class WatchCallback(BaseCallback):
             self._videos.begin(env, self.num_timesteps)
 
     def _on_step(self) -> bool:
-        feed = self.feed
-        self._returns.add(self.locals["rewards"], self.locals["dones"])
+        feed, returns = self.feed, self._returns
+        assert feed is not None and returns is not None  # made by _on_training_start
+        returns.add(self.locals["rewards"], self.locals["dones"])
         if perf_counter() >= feed.next_check:
             feed.show()
         if self._videos is not None:
@@ -314,6 +317,7 @@ class WatchCallback(BaseCallback):
         return True
 
     def _on_training_end(self) -> None:
+        assert self.feed is not None  # made by _on_training_start
         try:
             self.feed.close(started=True, close_env=lambda: None)  # the view stays open: stopped, not closed
         finally:
@@ -368,6 +372,7 @@ class _TrainingVideos:
 
     def _stop(self, steps: int) -> None:
         recorder, self.recorder = self.recorder, None
+        assert recorder is not None  # step() stops the video in progress
         self.info.update(step=steps, frames=recorder.frames_written)
         self.finishing.add(recorder)  # encoded, then logged, on threads of their own
         self.log.raise_failure()
@@ -376,7 +381,7 @@ class _TrainingVideos:
         """Training ended: the video in progress finished, every video waited for, the first failure raised."""
         try:
             if self.recorder is not None:
-                self.recorder, recorder = None, self.recorder
+                recorder, self.recorder = self.recorder, None
                 self.info.update(step=steps, frames=recorder.frames_written)
                 self.finishing.add(recorder)
         finally:

@@ -191,11 +191,13 @@ class RunControls:
 
     def undo_stop(self) -> None:
         """Forget a stop that no loop has acted on (a click that arrived after its cell ended)."""
-        self._change(
-            lambda: (
-                (setattr(self, "_stop_pending", False), setattr(self, "state", RUNNING)) if self._stop_pending else None
-            )
-        )
+
+        def forget() -> None:
+            if self._stop_pending:
+                self._stop_pending = False
+                self.state = RUNNING
+
+        self._change(forget)
 
     def _change(self, change: Callable[[], None]) -> None:
         with self._cond:

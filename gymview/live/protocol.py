@@ -10,9 +10,10 @@ Kernel → browser (a widget custom message; the image travels as the one binary
 throttle, the message budget, no view shown) never gets a number. ``step``, ``episode`` and
 ``episode_return`` may be null when the caller gave none. Multi-agent envs (PettingZoo) give ``agent``, the
 agent to move next (a name; null when all move at once or the episode is over), and ``returns``, each
-agent's running return (``{"player_0": 1.0, "player_1": -1.0}``), in place of ``episode_return``. ``acked`` is the newest ack the kernel
-has read: when an ack stays unread for a second, the kernel cannot read acks now (a blocking cell
-without comms over subshells) and the browser sends them rarely, so they do not pile up.
+agent's running return (``{"player_0": 1.0, "player_1": -1.0}``), in place of ``episode_return``.
+``acked`` is the newest ack the kernel has read: when an ack stays unread for a second, the kernel
+cannot read acks now (a blocking cell without comms over subshells) and the browser sends them
+rarely, so they do not pile up.
 
 With ``"format": "h264"`` the buffer is one H.264 access unit (Annex B) of a continuous stream, and the
 header adds ``"key": true`` for a key frame (which starts with its SPS and PPS: a decoder can start
@@ -43,9 +44,10 @@ Kernel → browser, besides frames::
     {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "speeds": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
      "history": 300, "heard": ["k3x9:4"], "message": null}
         what the loop does now: ``fps`` is the env's own frame rate (speed 1.0), ``speeds`` the
-        choices (the page adds "max", sent back as ``"value": "max"``), ``history`` how many kept frames the replay slider has, ``heard`` the ids of the
-        latest clicks applied (the browser tells the user when a click is not heard: the kernel could
-        not hear it while the cell runs), ``message`` a line to show (a run's error)
+        choices (the page adds "max", sent back as ``"value": "max"``), ``history`` how many kept
+        frames the replay slider has, ``heard`` the ids of the latest clicks applied (the browser
+        tells the user when a click is not heard: the kernel could not hear it while the cell runs),
+        ``message`` a line to show (a run's error)
     a frame message with ``"replay": 12``: a kept frame shown again, not a new one
 
 A background job's status line (:class:`gymview.live.job_status.JobStatus`, a widget of its own)

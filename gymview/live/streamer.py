@@ -383,7 +383,7 @@ class FrameStreamer:
         """Send the frame in the encoder if its reply is back (and it was submitted ``older_than`` s ago)."""
         if self._in_encoder is None or time.perf_counter() - self._in_encoder[2] < older_than:
             return False
-        frame, info, _, image_format = self._in_encoder
+        _, info, _, image_format = self._in_encoder
         if self._encoded_here is None and self._encoder is not None:
             if not self._encoder.reply_ready():
                 return False
@@ -395,7 +395,9 @@ class FrameStreamer:
                 return False
             self._encoded_here = (data, width, height, self._encoder.last_was_key)
             self.last_encode_ms = self._encoder.last_encode_seconds * 1000.0
-        (data, width, height, key), self._encoded_here, self._in_encoder = self._encoded_here, None, None
+        encoded, self._encoded_here, self._in_encoder = self._encoded_here, None, None
+        assert encoded is not None  # encoded here, or received from the encoder just now
+        data, width, height, key = encoded
         self._seq += 1
         header = frame_header(
             self._seq, image_format, width, height, info, self.replaced + self.skipped, self._acks.acked
@@ -444,14 +446,15 @@ class FrameStreamer:
 
     def _stop_offloading(self, error: EncoderProcessError) -> None:
         warnings.warn(f"{error}; gymview encodes frames in the calling thread from now on", stacklevel=3)
-        self._encoder.close()
+        if self._encoder is not None:
+            self._encoder.close()
         self._encoder = None
 
     def _encode_here(self, frame: Frame, image_format: str, key: bool) -> tuple[bytes, int, int, bool]:
         started = time.perf_counter()
         picture = frame if isinstance(frame, np.ndarray) else frame.draw()
         if image_format == H264:
-            height, width = fit_size(*picture.shape[:2], self.max_size)
+            height, width = fit_size(picture.shape[0], picture.shape[1], self.max_size)
             data, key = self._video.encode_here(picture, (width, height), key)
         else:
             small = downsample(picture, self.max_size)

@@ -20,7 +20,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import anywidget
 import traitlets
@@ -201,7 +201,7 @@ class LiveView(anywidget.AnyWidget):
         self.comm = DummyComm(target_name="jupyter.widget")
 
     # -- configuration changes from Python or the browser ---------------------------------------
-    _CHECKS = {
+    _CHECKS: ClassVar[dict[str, Callable[[Any], Any]]] = {
         "fps": check_fps,
         "max_size": check_max_size,
         "quality": check_quality,
@@ -445,7 +445,7 @@ class LiveView(anywidget.AnyWidget):
             return
         header, data = latest
         mime = f"image/{header['format']}"
-        bundle = {
+        bundle: dict[str, Any] = {
             mime: base64.b64encode(data).decode("ascii"),
             "text/plain": f"<{self.title or 'gymview'}: last frame>",
         }

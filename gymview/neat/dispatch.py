@@ -71,7 +71,8 @@ class Evaluator:
             raise ValueError(f"start_method must be one of {', '.join(START_METHODS)} or None; got {start_method!r}")
         if executor is not None and not isinstance(executor, concurrent.futures.Executor):
             raise TypeError(
-                f"executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); got {type(executor).__name__}"
+                "executor must be a concurrent.futures.Executor (e.g. a dask client's get_executor()); "
+                f"got {type(executor).__name__}"
             )
         # One per core by default, and never more than there are genomes to play at once.
         self.workers = min((os.cpu_count() or 1) if workers is None else workers, task.config.pop_size)
@@ -134,18 +135,22 @@ class Evaluator:
         return batch.results
 
     def _feed(self, batch: PendingGeneration) -> None:
+        own = self._own
+        assert own is not None  # gymview's workers: neither an executor nor workers=0
         # Breadth first: every worker gets a chunk before any gets a second.
         for depth in range(CHUNKS_HELD):
             for slot in range(self.workers):
                 held = CHUNKS_HELD if len(batch.waiting) > 2 * self.workers else CHUNKS_HELD_NEAR_THE_END
-                if batch.waiting and len(self._own.sent[slot]) <= depth < held:
+                if batch.waiting and len(own.sent[slot]) <= depth < held:
                     chunk, alone = batch.waiting.popleft()
                     batch.in_workers += 1
-                    self._own.send(slot, (batch, chunk, alone), chunk)
+                    own.send(slot, (batch, chunk, alone), chunk)
 
     def _drive(self, batch: PendingGeneration) -> None:
+        own = self._own
+        assert own is not None  # gymview's workers: neither an executor nor workers=0
         while batch.waiting or batch.in_workers:
-            news = self._own.wait()
+            news = own.wait()
             if not news and not batch.waiting:  # all it had sent was dropped by close()
                 raise RuntimeError(CLOSED)
             for _, (owner, chunk, alone), reply in news:

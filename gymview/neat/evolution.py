@@ -188,7 +188,8 @@ def _config(config: Any, make: Callable[[], gym.Env]) -> Any:
             env.close()
         return config
     raise TypeError(
-        f"config must be None, a neat.Config (see gymview.neat.config_for) or a config file path; got {type(config).__name__}"
+        "config must be None, a neat.Config (see gymview.neat.config_for) or a config file path; "
+        f"got {type(config).__name__}"
     )
 
 
@@ -282,14 +283,7 @@ def evolve(
         True
     """
     neat = neat_module()
-    check_int("generations", generations)
-    check_int("episodes", episodes)
-    check_int("seed", seed, minimum=0)
-    check_optional_int("max_steps", max_steps, meaning_of_none="episodes end by themselves")
-    if workers is not None:
-        check_int("workers", workers, minimum=0, hint=" (0 evaluates in this process)")
-    if checkpoint_every is not None:
-        check_int("checkpoint_every", checkpoint_every, hint=" (generations between checkpoints)")
+    _check_arguments(generations, episodes, seed, max_steps, workers, checkpoint_every)
     make, make_watched, name = _env_factories(env)
     # neat seeds and breeds with the global random module: the caller's state comes back afterwards.
     with random_state_kept():
@@ -299,78 +293,124 @@ def evolve(
         with contextlib.closing(evaluator):
             evaluator.prepare()  # the workers start and make their envs while neat makes its first population
             population = restored if restored is not None else neat.Population(config, seed=seed)
-            history, stats = _History(), neat.StatisticsReporter()
-            population.add_reporter(history)
-            population.add_reporter(stats)
-            if checkpoint_every is not None:
-                population.add_reporter(neat.Checkpointer(checkpoint_every, filename_prefix=checkpoint_prefix))
-            probe, _ = make_env_from(make)
-            mapping, action_space = spaces_of(probe), probe.action_space
-            probe.close()
+            history, stats = _add_reporters(population, checkpoint_every, checkpoint_prefix)
+            champion_policy = _champion_policy(population, config, make)
             show = in_kernel() if panel is None else panel
             view = EvolutionPanel(f"NEAT on {name}", make_watched and (lambda: _watch(make_watched))) if show else None
-
-            # The next generation's evaluation, handed to the workers as soon as it is bred.
-            started: list[PendingGeneration] = []
-
-            def pairs_of(genomes: Iterable[tuple[int, Any]], generation: int) -> list[tuple[Any, int]]:
-                return [(genome, genome_seed(seed, generation, key)) for key, genome in genomes]
-
-            def assign(genomes: list[tuple[int, Any]], config: Any) -> None:
-                batch = started.pop() if started else None
-                if should_stop():
-                    if batch is not None:
-                        batch.cancel()
-                    raise _Stop
-                generation = population.generation
-                pairs = pairs_of(genomes, generation)
-                if batch is not None and not _same_pairs(batch.pairs, pairs):
-                    batch.cancel()  # neat replaced the population it bred (a new one after an extinction)
-                    batch = None
-                # neat breeds with Python's random module, which other threads here may draw from while
-                # the genomes are evaluated (a dask scheduler): that may not change the next generation.
-                with random_state_kept():
-                    results = evaluator.collect(batch or evaluator.start(pairs))
-                failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
-                if failed:
-                    key, error = failed[0]
-                    more = f" ({len(failed) - 1} more genomes failed too)" if len(failed) > 1 else ""
-                    raise FitnessError(f"the fitness of genome {key} in generation {generation} failed: {error}{more}")
-                for key, genome in genomes:
-                    genome.fitness = results[key][0]
-
-            breed = population.reproduction.reproduce
-
-            def breed_and_start(config: Any, species: Any, pop_size: int, generation: int) -> dict[int, Any]:
-                children = breed(config, species, pop_size, generation)
-                if children and len(history.rows) < generations and not should_stop():
-                    # Speciating the children needs no fitness: the workers evaluate them meanwhile.
-                    started.append(evaluator.start(pairs_of(children.items(), generation + 1)))
-                return children
-
-            def champion_policy() -> GenomePolicy:
-                return GenomePolicy(population.best_genome, config, mapping, action_space)
-
-            stopped = False
-            if evaluator.runs_elsewhere:  # evaluations in this process would reseed neat's random state meanwhile
-                population.reproduction.reproduce = breed_and_start
-            try:
-                if view is not None:
-                    population.add_reporter(_PanelReporter(view, history, population, config, champion_policy))
-                try:
-                    population.run(assign, generations)
-                except _Stop:
-                    stopped = True
-                if view is not None and history.rows and population.best_genome is not None:
-                    view.update(history.rows, population.best_genome, config, champion_policy(), done=True)
-            finally:
-                population.reproduction.__dict__.pop("reproduce", None)
+            loop = _GenerationLoop(population, evaluator, history, seed, generations)
+            stopped = loop.run(view, config, champion_policy)
     if population.best_genome is None:
         raise RuntimeError("stopped before the first generation was evaluated: there is no genome to return")
     result_env = make()
     return EvolutionResult(
         population.best_genome, config, history.rows, stats, result_env, champion_policy(), stopped, population
     )
+
+
+def _check_arguments(
+    generations: int, episodes: int, seed: int, max_steps: int | None, workers: int | None, checkpoint_every: int | None
+) -> None:
+    """``evolve``'s numbers, each checked the way its documentation says (a ValueError or TypeError)."""
+    check_int("generations", generations)
+    check_int("episodes", episodes)
+    check_int("seed", seed, minimum=0)
+    check_optional_int("max_steps", max_steps, meaning_of_none="episodes end by themselves")
+    if workers is not None:
+        check_int("workers", workers, minimum=0, hint=" (0 evaluates in this process)")
+    if checkpoint_every is not None:
+        check_int("checkpoint_every", checkpoint_every, hint=" (generations between checkpoints)")
+
+
+def _add_reporters(population: Any, checkpoint_every: int | None, checkpoint_prefix: str) -> tuple[_History, Any]:
+    """Adds the run's history, neat's statistics and, if asked, a checkpointer; returns (history, stats)."""
+    neat = neat_module()
+    history, stats = _History(), neat.StatisticsReporter()
+    population.add_reporter(history)
+    population.add_reporter(stats)
+    if checkpoint_every is not None:
+        population.add_reporter(neat.Checkpointer(checkpoint_every, filename_prefix=checkpoint_prefix))
+    return history, stats
+
+
+def _champion_policy(population: Any, config: Any, make: Callable[[], gym.Env]) -> Callable[[], GenomePolicy]:
+    """A function that gives the population's best genome so far as a policy (the env's spaces are read
+    now, from an env made for that)."""
+    probe, _ = make_env_from(make)
+    mapping, action_space = spaces_of(probe), probe.action_space
+    probe.close()
+
+    def champion_policy() -> GenomePolicy:
+        return GenomePolicy(population.best_genome, config, mapping, action_space)
+
+    return champion_policy
+
+
+class _GenerationLoop:
+    """neat's loop over generations: each genome evaluated with its own seed, failures raised, a Stop
+    honoured between generations and, when the evaluations run elsewhere, each new generation handed to
+    the workers as soon as it is bred."""
+
+    def __init__(self, population: Any, evaluator: Evaluator, history: _History, seed: int, generations: int) -> None:
+        self.population, self.evaluator, self.history = population, evaluator, history
+        self.seed, self.generations = seed, generations
+        # The next generation's evaluation, handed to the workers as soon as it is bred.
+        self.started: list[PendingGeneration] = []
+        self._breed = population.reproduction.reproduce
+
+    def run(self, view: EvolutionPanel | None, config: Any, champion_policy: Callable[[], GenomePolicy]) -> bool:
+        """Runs neat for at most ``generations`` generations, updating ``view``; True when a Stop ended it."""
+        population = self.population
+        stopped = False
+        if self.evaluator.runs_elsewhere:  # evaluations in this process would reseed neat's random state meanwhile
+            population.reproduction.reproduce = self.breed_and_start
+        try:
+            if view is not None:
+                population.add_reporter(_PanelReporter(view, self.history, population, config, champion_policy))
+            try:
+                population.run(self.assign, self.generations)
+            except _Stop:
+                stopped = True
+            if view is not None and self.history.rows and population.best_genome is not None:
+                view.update(self.history.rows, population.best_genome, config, champion_policy(), done=True)
+        finally:
+            population.reproduction.__dict__.pop("reproduce", None)
+        return stopped
+
+    def pairs_of(self, genomes: Iterable[tuple[int, Any]], generation: int) -> list[tuple[Any, int]]:
+        return [(genome, genome_seed(self.seed, generation, key)) for key, genome in genomes]
+
+    def assign(self, genomes: list[tuple[int, Any]], config: Any) -> None:
+        """neat's fitness function: sets each genome's fitness (raises _Stop when a stop was requested)."""
+        evaluator = self.evaluator
+        batch = self.started.pop() if self.started else None
+        if should_stop():
+            if batch is not None:
+                batch.cancel()
+            raise _Stop
+        generation = self.population.generation
+        pairs = self.pairs_of(genomes, generation)
+        if batch is not None and not _same_pairs(batch.pairs, pairs):
+            batch.cancel()  # neat replaced the population it bred (a new one after an extinction)
+            batch = None
+        # neat breeds with Python's random module, which other threads here may draw from while
+        # the genomes are evaluated (a dask scheduler): that may not change the next generation.
+        with random_state_kept():
+            results = evaluator.collect(batch or evaluator.start(pairs))
+        failed = [(key, error) for key, (_, error) in sorted(results.items()) if error is not None]
+        if failed:
+            key, error = failed[0]
+            more = f" ({len(failed) - 1} more genomes failed too)" if len(failed) > 1 else ""
+            raise FitnessError(f"the fitness of genome {key} in generation {generation} failed: {error}{more}")
+        for key, genome in genomes:
+            genome.fitness = results[key][0]
+
+    def breed_and_start(self, config: Any, species: Any, pop_size: int, generation: int) -> dict[int, Any]:
+        """neat's reproduce, which also starts evaluating the children."""
+        children = self._breed(config, species, pop_size, generation)
+        if children and len(self.history.rows) < self.generations and not should_stop():
+            # Speciating the children needs no fitness: the workers evaluate them meanwhile.
+            self.started.append(self.evaluator.start(self.pairs_of(children.items(), generation + 1)))
+        return children
 
 
 class _PanelReporter:

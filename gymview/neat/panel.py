@@ -30,12 +30,16 @@ def fitness_chart_svg(history: Sequence[dict[str, float]]) -> str:
         True
     """
     if not history:
-        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" role="img" aria-label="Fitness"></svg>'
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" role="img" '
+            'aria-label="Fitness"></svg>'
+        )
     generations = [row["generation"] for row in history]
     lows = [row["mean"] - row["stdev"] for row in history]
     highs = [row["mean"] + row["stdev"] for row in history]
-    bottom = min(min(lows), min(row["best"] for row in history))
-    top = max(max(highs), max(row["best"] for row in history))
+    best = [row["best"] for row in history]
+    bottom = min(*lows, *best)
+    top = max(*highs, *best)
     if top - bottom < 1e-9:
         top, bottom = top + 1, bottom - 1
     first, last = generations[0], max(generations[-1], generations[0] + 1)
@@ -50,12 +54,12 @@ def fitness_chart_svg(history: Sequence[dict[str, float]]) -> str:
         return " ".join(f"{x(g):.1f},{y(v):.1f}" for g, v in zip(generations, values))
 
     band = points(highs) + " " + " ".join(f"{x(g):.1f},{y(v):.1f}" for g, v in reversed(list(zip(generations, lows))))
-    best = [row["best"] for row in history]
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" role="img" '
         f'aria-label="Fitness per generation" font-family="sans-serif" font-size="10">'
         f'<polygon points="{band}" fill="#1f77b4" fill-opacity="0.15"/>'
-        f'<polyline points="{points([row["mean"] for row in history])}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>'
+        f'<polyline points="{points([row["mean"] for row in history])}" fill="none" stroke="#1f77b4" '
+        'stroke-width="1.5"/>'
         f'<polyline points="{points(best)}" fill="none" stroke="#d62728" stroke-width="2"/>'
         f'<line x1="{_PAD}" y1="{_HEIGHT - _PAD}" x2="{_WIDTH - _PAD}" y2="{_HEIGHT - _PAD}" stroke="#888"/>'
         f'<line x1="{_PAD}" y1="{_PAD}" x2="{_PAD}" y2="{_HEIGHT - _PAD}" stroke="#888"/>'
@@ -243,6 +247,7 @@ class EvolutionPanel:
 
         self._stop_run()
         if self._env is None:
+            assert self._make_watched_env is not None  # update() plays only with one
             self._env = self._make_watched_env()
         self._run = play(self._env, policy, episodes=episodes, speed=1.0)
 

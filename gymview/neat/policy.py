@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -107,9 +107,9 @@ class GenomePolicy:
 
     def __call__(self, observation: Any) -> Any:
         outputs = self.network.activate(self.inputs(observation))
-        space = self.action_space
         if self.mapping.action == "discrete":
             return self._action_start + max(range(len(outputs)), key=outputs.__getitem__)  # argmax, first on ties
+        space = cast(gym.spaces.Box, self.action_space)  # the mapping's other kind of action
         scaled = space.low + (np.clip(np.asarray(outputs, dtype=np.float64), -1.0, 1.0) + 1.0) / 2.0 * (
             space.high - space.low
         )

@@ -88,7 +88,8 @@ def fitness_style(fitness: Callable[..., float] | None) -> str:
         return "return"
     if not callable(fitness):
         raise TypeError(
-            f"fitness must be a function fitness(genome, config, env) or fitness(policy, env); got {type(fitness).__name__}"
+            "fitness must be a function fitness(genome, config, env) or fitness(policy, env); "
+            f"got {type(fitness).__name__}"
         )
     try:
         parameters = [
@@ -126,15 +127,18 @@ class Evaluation:
             return self._evaluate(genome, seed)
 
     def _evaluate(self, genome: Any, seed: int) -> tuple[int, float | None, str | None]:
+        fitness = self.task.fitness  # None only in the "return" style
         try:
             if self.style == "genome":
+                assert fitness is not None
                 self.env.reset(seed=seed)  # the user's own resets continue from this seed
-                value = self.task.fitness(genome, self.task.config, self.env)
+                value = fitness(genome, self.task.config, self.env)
             else:
                 policy = GenomePolicy(genome, self.task.config, self.env)
                 if self.style == "policy":
+                    assert fitness is not None
                     self.env.reset(seed=seed)
-                    value = self.task.fitness(policy, self.env)
+                    value = fitness(policy, self.env)
                 else:
                     value = self._mean_return(policy, seed)
             value = float(value)

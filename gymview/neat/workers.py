@@ -119,8 +119,10 @@ class Workers:
             self._start(slot)
         message = pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL)
         self.sent[slot].append(tag)
+        connection = self._connections[slot]
+        assert connection is not None  # its worker runs: started above
         try:
-            self._connections[slot].send_bytes(message)
+            connection.send_bytes(message)
         except (BrokenPipeError, ConnectionResetError):
             pass  # it died while busy: wait() reports it
 
@@ -146,6 +148,7 @@ class Workers:
             # A ready sentinel: the process has let go of everything and is ending (it may take a
             # moment more before it can be reaped, which _bury waits for).
             connection, ended = self._connections[slot], self._processes[slot].sentinel in ready
+            assert connection is not None  # a slot with chunks sent has its worker
             try:
                 while self.sent[slot] and connection.poll():
                     reply = pickle.loads(connection.recv_bytes())
@@ -186,7 +189,8 @@ class Workers:
             ours, theirs = self.context.Pipe()
             # A forkserver's children are the server's, not ours: they die with it (it ends with us).
             parent = None if self.context.get_start_method() == "forkserver" else os.getpid()
-            process = self.context.Process(
+            # typeshed's BaseContext has no Process; each start method's context has
+            process = self.context.Process(  # type: ignore[attr-defined]
                 target=serve, args=(theirs, parent, self.payload), name=f"gymview-neat-{slot}"
             )
             process.start()
@@ -197,6 +201,7 @@ class Workers:
         """Reap a slot's worker (ending it if it is still exiting) and say how it ended."""
         process, connection = self._processes[slot], self._connections[slot]
         self._processes[slot] = self._connections[slot] = None
+        assert connection is not None  # a slot's worker and its connection come and go together
         connection.close()
         process.join(5)
         if process.exitcode is None:

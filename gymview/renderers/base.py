@@ -8,7 +8,9 @@ from typing import NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from gymview.renderers.raster import Box
+from gymview.renderers.raster import Box, Circle, Polygon, Sprites
+
+Shape = Polygon | Box | Circle | Sprites  # what a renderer's _shapes() lists
 
 
 class BatchRenderer:
@@ -113,16 +115,17 @@ class BatchRenderer:
 
     def _draw_static(self, coverage: np.ndarray, color: tuple[int, int, int]) -> None:
         """Paint a full-canvas coverage map (pygame orientation) into the background."""
-        self._canvas += (np.float32(color) - self._canvas) * coverage[:, :, None]
+        self._canvas += (np.asarray(color, np.float32) - self._canvas) * coverage[:, :, None]
 
     def _add_overlay(self, coverage: np.ndarray, color: tuple[int, int, int]) -> None:
         """Static drawing that gymnasium paints after the moving parts (pygame orientation)."""
         flipped = coverage[::-1]
-        rows, columns = np.nonzero(flipped > 0)
-        if rows.size:
-            rows = slice(int(rows.min()), int(rows.max()) + 1)
-            columns = slice(int(columns.min()), int(columns.max()) + 1)
-            self._overlays.append((rows, columns, flipped[rows, columns, None].astype(np.float32), np.float32(color)))
+        ys, xs = np.nonzero(flipped > 0)
+        if ys.size:
+            rows = slice(int(ys.min()), int(ys.max()) + 1)
+            columns = slice(int(xs.min()), int(xs.max()) + 1)
+            overlay = flipped[rows, columns, None].astype(np.float32)
+            self._overlays.append((rows, columns, overlay, np.asarray(color, np.float32)))
 
     def _finish_background(self) -> None:
         """Freeze the static drawing: the background without and with the overlays."""
@@ -151,7 +154,7 @@ class BatchRenderer:
             )
         return array
 
-    def _window(self, shape: object) -> tuple[np.ndarray, np.ndarray, int, int]:
+    def _window(self, shape: Shape) -> tuple[np.ndarray, np.ndarray, int, int]:
         """Per-frame origin (pygame coordinates) and common size of a window holding the shape.
 
         A window clamped into the screen still holds every visible pixel of the shape, so shapes
@@ -164,9 +167,7 @@ class BatchRenderer:
         height = int(min(self.height, max(1, (high[:, 1] - low[:, 1]).max(initial=1))))
         return np.clip(low[:, 0], 0, self.width - width), np.clip(low[:, 1], 0, self.height - height), width, height
 
-    def _paint(
-        self, frames: np.ndarray, shape: object, x0: np.ndarray, y0: np.ndarray, width: int, height: int
-    ) -> None:
+    def _paint(self, frames: np.ndarray, shape: Shape, x0: np.ndarray, y0: np.ndarray, width: int, height: int) -> None:
         """Gather each frame's window (flipped to pygame's orientation), paint the shape, put it back."""
         count = frames.shape[0]
         if isinstance(shape, Box):  # no blending needed: set the pixels
@@ -244,6 +245,7 @@ class Drawing(NamedTuple):
         clear error now instead of one from another process later) and copied as float64."""
         if not isinstance(self.renderer, BatchRenderer):
             raise TypeError(
-                f"a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); got {type(self.renderer).__name__}"
+                "a Drawing needs a BatchRenderer (gymview.renderers.renderer_for(env)); "
+                f"got {type(self.renderer).__name__}"
             )
         return Drawing(self.renderer, self.renderer._check_states([self.state])[0].copy())

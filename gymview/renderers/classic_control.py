@@ -3,7 +3,10 @@ Acrobot and Pendulum, matching gymnasium's pygame drawing."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from os import path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -43,7 +46,7 @@ class MountainCarRenderer(BatchRenderer):
         xs = np.linspace(self.min_position, float(env.max_position), 100)
         points = list(zip((xs - self.min_position) * self.scale, self._height(xs) * self.scale))
         track = np.zeros((self.height, self.width), np.float32)
-        for start, end in zip(points[:-1], points[1:]):
+        for start, end in itertools.pairwise(points):
             track = np.maximum(track, aaline_layer(start, end, self.height, self.width))
         self._draw_static(track, BLACK)
         # the flag is drawn after the car
@@ -175,7 +178,7 @@ class PendulumRenderer(BatchRenderer):
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         theta, theta_dot = _unwrapped_state(env)
-        last_u = env.unwrapped.last_u
+        last_u = env.unwrapped.last_u  # type: ignore[attr-defined]  # PendulumEnv's own
         return np.array([theta, theta_dot, np.nan if last_u is None else last_u], dtype=np.float64)
 
     def _check_states(self, states: object) -> np.ndarray:
@@ -222,7 +225,8 @@ class PendulumRenderer(BatchRenderer):
 
 # ---------------------------------------------------------------------------------------------
 
-RENDERERS: tuple[tuple[type, type[BatchRenderer]], ...] = (
+# (env class, its renderer class, made as renderer_class(env, env_id))
+RENDERERS: tuple[tuple[type[gym.Env], Callable[[Any, str], BatchRenderer]], ...] = (
     (MountainCarEnv, MountainCarRenderer),
     (Continuous_MountainCarEnv, MountainCarRenderer),
     (CartPoleEnv, CartPoleRenderer),
@@ -231,8 +235,9 @@ RENDERERS: tuple[tuple[type, type[BatchRenderer]], ...] = (
 )
 
 
-def _unwrapped_state(env: gym.Env) -> object:
-    state = env.unwrapped.state
+def _unwrapped_state(env: gym.Env) -> Any:
+    """The classic-control env's ``state``: an array (a tuple in some gymnasium versions)."""
+    state = env.unwrapped.state  # type: ignore[attr-defined]  # each classic-control env's own
     if state is None:
         raise ValueError("the env has no state yet: call env.reset() before renderer.state_of(env)")
     return state

@@ -46,7 +46,9 @@ def env_label(index: int, episode_return: float) -> str:
     return f"env {index}  R {episode_return:.0f}"
 
 
-def tiled(frames: Any, returns: Sequence[float], extra: Sequence[tuple[np.ndarray, str]] = ()) -> np.ndarray:
+def tiled(
+    frames: Any, returns: Sequence[float] | np.ndarray, extra: Sequence[tuple[np.ndarray, str]] = ()
+) -> np.ndarray:
     """Rendered sub-env frames in one grid, each labelled with its index and running return, then
     the ``extra`` (frame, label) pairs."""
     shown = [to_rgb_uint8(frame) for frame in frames]
@@ -82,7 +84,9 @@ class TiledDrawing(NamedTuple):
     state: np.ndarray
 
     @classmethod
-    def of(cls, painter: TiledPainter, states: Sequence[np.ndarray], returns: Sequence[float]) -> TiledDrawing:
+    def of(
+        cls, painter: TiledPainter, states: Sequence[np.ndarray], returns: Sequence[float] | np.ndarray
+    ) -> TiledDrawing:
         return cls(painter, np.concatenate([*states, np.asarray(returns, np.float64)]))
 
     def draw(self) -> np.ndarray:
@@ -115,11 +119,13 @@ def state_painter(envs: Sequence[Any] | None) -> TiledPainter | None:
         return None
     renderers = [renderer_for(env) for env in envs]
     first = renderers[0]
-    if any(r is None or (type(r), r.width, r.height) != (type(first), first.width, first.height) for r in renderers):
+    if first is None or any(
+        r is None or (type(r), r.width, r.height) != (type(first), first.width, first.height) for r in renderers
+    ):
         return None
     return TiledPainter(first, len(envs))
 
 
-def drawing_of(painter: TiledPainter, envs: Sequence[Any], returns: Sequence[float]) -> TiledDrawing:
+def drawing_of(painter: TiledPainter, envs: Sequence[Any], returns: Sequence[float] | np.ndarray) -> TiledDrawing:
     """The sub-envs' grid as it is now, to be drawn elsewhere: their states and returns only."""
     return TiledDrawing.of(painter, [painter.renderer.state_of(env) for env in envs], returns)

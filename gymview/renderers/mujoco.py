@@ -30,13 +30,16 @@ import atexit
 import copy
 import pickle
 import sys
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import gymnasium as gym
 import numpy as np
 
 from gymview.image.frames import fit_size
 from gymview.renderers.grid import tiled
+
+if TYPE_CHECKING:
+    from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 __all__ = ["MujocoFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context", "preview_quality"]
 
@@ -119,7 +122,7 @@ def preview_quality(model: Any, height: int, width: int) -> Any:
     return cheap
 
 
-def _mujoco_env_class() -> type | None:
+def _mujoco_env_class() -> type[MujocoEnv] | None:
     """gymnasium's MujocoEnv, if some env already imported it (never imports mujoco itself)."""
     module = sys.modules.get("gymnasium.envs.mujoco.mujoco_env")
     return getattr(module, "MujocoEnv", None)
@@ -146,11 +149,12 @@ class MujocoPainter:
     """
 
     def __init__(self, env: gym.Env, preview: bool = False) -> None:
-        unwrapped = env.unwrapped
+        unwrapped = cast("MujocoEnv", env.unwrapped)  # see for_env
         self.preview = bool(preview)
         renderer = unwrapped.mujoco_renderer
         self.model = unwrapped.model
-        self.width, self.height = int(renderer.width), int(renderer.height)
+        # typed Optional in gymnasium, which fills them in from the model when not given
+        self.width, self.height = int(renderer.width), int(renderer.height)  # type: ignore[arg-type]
         self.max_geom = int(renderer.max_geom)
         self.camera_id = renderer.camera_id
         data = unwrapped.data
@@ -195,7 +199,7 @@ class MujocoPainter:
         """The frame ``env.render()`` would draw now, as a state to paint elsewhere; None when the
         frame must be rendered here (before gymnasium made its viewer, or with markers or text
         overlays added to it)."""
-        unwrapped = env.unwrapped
+        unwrapped = cast("MujocoEnv", env.unwrapped)  # the env this painter was made for
         viewer = unwrapped.mujoco_renderer._viewers.get("rgb_array")
         if viewer is None or viewer._markers or viewer._overlays:
             return None
@@ -298,7 +302,8 @@ class MujocoFrame(NamedTuple):
 
 
 class MujocoGridPainter:
-    """Draws the sub-envs of a vector env of one MuJoCo model as a labelled grid, like :func:`gymview.renderers.grid.tiled`.
+    """Draws the sub-envs of a vector env of one MuJoCo model as a labelled grid, like
+    :func:`gymview.renderers.grid.tiled`.
 
     One :class:`MujocoPainter` (one model, one GL context where it paints) draws every sub-env
     from its own state: its poses, camera and visual options. Picklable like the painter.
@@ -323,13 +328,13 @@ class MujocoGridPainter:
             return None
         painters = [MujocoPainter.for_env(env, preview) for env in envs]
         first = painters[0]
-        if any(
+        if first is None or any(
             p is None or (p.width, p.height, p.camera_id) != (first.width, first.height, first.camera_id)
             for p in painters
         ):
             return None
         model = pickle.dumps(first.model)
-        if any(pickle.dumps(p.model) != model for p in painters[1:]):
+        if any(p is None or pickle.dumps(p.model) != model for p in painters[1:]):
             return None
         return cls(first, len(envs))
 

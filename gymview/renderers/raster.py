@@ -4,6 +4,7 @@ circles, sprites and lines over a batch of frames."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -169,7 +170,7 @@ def rotate(points: np.ndarray, angles: np.ndarray) -> np.ndarray:
     return np.stack([x * cos - y * sin, x * sin + y * cos], axis=-1)
 
 
-def grid_polygon(vertices: list[tuple[float, float]], height: int, width: int) -> np.ndarray:
+def grid_polygon(vertices: Sequence[tuple[float, float]], height: int, width: int) -> np.ndarray:
     """Coverage of one static gfxdraw polygon over the whole canvas."""
     ys, xs = np.mgrid[:height, :width].astype(np.float32)
     return Polygon(np.array([vertices], np.float64), BLACK).coverage(xs[None], ys[None])[0]

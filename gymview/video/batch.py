@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -233,8 +233,13 @@ def record_batch(
         workers,
         executor,
     )
-    pool = RestartingPool(_pool_size(workers)) if executor is None else None
-    run = pool.results if pool is not None else functools.partial(executor_results, executor)
+    run: Runner
+    pool: RestartingPool | None = None
+    if executor is None:
+        pool = RestartingPool(_pool_size(workers))
+        run = pool.results
+    else:
+        run = functools.partial(executor_results, executor)
     started = time.perf_counter()
     try:
         rows = _simulate_all(run, job, episodes, seed, progress, log)
@@ -296,7 +301,8 @@ def _batch_spec(
     check_optional_int("workers", workers, meaning_of_none="one per core")
     if executor is not None and not isinstance(executor, concurrent.futures.Executor):
         raise TypeError(
-            f"executor must be a concurrent.futures.Executor (e.g. client.get_executor()); got {type(executor).__name__}"
+            "executor must be a concurrent.futures.Executor (e.g. client.get_executor()); "
+            f"got {type(executor).__name__}"
         )
     try:
         payload = pickled((make_env, policy, keep))
@@ -341,7 +347,8 @@ def _progress_bar(total: int, description: str, enabled: bool):
     return tqdm(total=total, desc=description, unit="ep", disable=not enabled, dynamic_ncols=True)
 
 
-Runner = Callable[[list[Call]], Iterator[Outcome]]  # RestartingPool.results, or executor_results on an executor
+# RestartingPool.results, or executor_results on an executor
+Runner = Callable[[list[Call]], Generator[Outcome, None, None]]
 
 
 def _simulate_all(
@@ -352,13 +359,15 @@ def _simulate_all(
     calls: list[Call] = [(run_episode, (job, index, seed + index)) for index in range(episodes)]
     steps, started = 0, time.perf_counter()
     with _progress_bar(episodes, "episodes", progress) as bar, contextlib.closing(run(calls)) as outcomes:
-        for index, row, error in outcomes:
+        for index, outcome, error in outcomes:
+            row = outcome
             if error is not None:  # the worker itself failed (run_episode reports the episode's own errors)
                 row = finish_row(dict(episode=index, seed=seed + index, steps=0, total=0.0, terminated=False,
-                                      truncated=False, file=None, frames=0, error=f"worker failed: {error}"))  # fmt: skip
+                                      truncated=False, file=None, frames=0,
+                                      error=f"worker failed: {error}"))  # fmt: skip
             rows[index] = row
-            while job.layout == "per-episode" and logged < episodes and rows[logged] is not None:
-                log.file(rows[logged]["file"], [rows[logged]])
+            while job.layout == "per-episode" and logged < episodes and (done := rows[logged]) is not None:
+                log.file(done["file"], [done])
                 logged += 1
             steps += row["steps"] + 1
             bar.set_postfix_str(f"{steps / max(time.perf_counter() - started, 1e-9):,.0f} steps/s", refresh=False)

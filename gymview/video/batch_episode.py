@@ -156,6 +156,7 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
                 row["frames"] = len(states)
             else:
                 path = job.episode_path(index)
+                assert setup.renderer is not None  # states are recorded with a renderer only
                 _encode_states(job, setup.renderer, np.stack(states), path)
                 row["file"], row["frames"] = str(path), len(states)
     except Exception as error:
@@ -179,7 +180,9 @@ def _record(env: gym.Env, renderer: BatchRenderer | None, states: list[np.ndarra
                 "env.render() returned None: make the env with render_mode='rgb_array', "
                 "e.g. lambda: gym.make('MyEnv-v0', render_mode='rgb_array')"
             )
-        sink.write(frame)  # type: ignore[union-attr]
+        assert sink is not None  # made for every env without a renderer
+        # gymnasium types render() as any RenderFrame; in rgb_array mode it is an image
+        sink.write(frame)  # type: ignore[arg-type]
 
 
 def _partial(path: Path) -> Path:
@@ -272,6 +275,7 @@ def encode_mosaic(job: BatchSpec, members: list[dict[str, Any]], path: str) -> s
     length = max(m["frames"] for m in members)
     if "states" in members[0]:
         renderer = _setup_for(job).renderer
+        assert renderer is not None  # states are recorded with a renderer only
         states = [m["states"] for m in members]
         source: Callable[[int], list[np.ndarray]] = lambda t: [  # noqa: E731
             downsample(frame, _tile_max_size(frame.shape, job.columns))

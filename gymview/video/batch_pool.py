@@ -12,7 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -36,6 +36,7 @@ def _run_marked(index: int, function: Callable[..., Any], args: tuple[Any, ...])
 
 
 def _run_and_send(connection: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    reply: tuple[Any, str | None]
     try:
         reply = (function(*args), None)
     except Exception as error:
@@ -84,7 +85,7 @@ class RestartingPool:
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._started: Any = None  # the flags the pool's workers set
 
-    def results(self, calls: list[Call]) -> Iterator[Outcome]:
+    def results(self, calls: list[Call]) -> Generator[Outcome, None, None]:
         """Run ``function(*args)`` for every ``(function, args)`` of ``calls`` and yield their
         outcomes as they end. A call is run at most twice: the second time alone, after its worker
         died; dying then too is its error. Closing the iterator cancels the calls not started."""
@@ -92,7 +93,8 @@ class RestartingPool:
         while waiting:
             pool = self._pool_for(len(calls))
             futures = {pool.submit(_run_marked, index, *calls[index]): index for index in waiting}
-            waiting, suspects, ended = [], [], 0
+            suspects: list[int] = []
+            waiting, ended = [], 0
             try:
                 for future in concurrent.futures.as_completed(futures):
                     index = futures[future]
@@ -131,6 +133,7 @@ class RestartingPool:
             result, error = receiving.recv()
         except EOFError:
             process.join()
+            assert process.exitcode is not None  # joined
             return index, None, f"its worker process died ({_ending(process.exitcode)}), also when run again alone"
         except BaseException:
             process.kill()  # an interrupt: nothing is left running
@@ -148,7 +151,7 @@ class RestartingPool:
             self._pool = None
 
 
-def executor_results(executor: concurrent.futures.Executor, calls: list[Call]) -> Iterator[Outcome]:
+def executor_results(executor: concurrent.futures.Executor, calls: list[Call]) -> Generator[Outcome, None, None]:
     """Like :meth:`RestartingPool.results` on the caller's executor, run once each: what a call
     raises or the executor fails it with (a lost worker, a broken pool) is its error.
 

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import weakref
 from fractions import Fraction
-from typing import IO
+from typing import IO, Any
 
 from gymview.errors import FFmpegError, FFmpegNotFoundError
 
@@ -199,7 +199,7 @@ def remux_command(ffmpeg: str, source: str | os.PathLike[str], target: str | os.
     ]  # fmt: skip
 
 
-def _session_kwargs() -> dict[str, object]:
+def _session_kwargs() -> dict[str, Any]:
     """Popen arguments that put the child outside our process group (no Ctrl-C for it)."""
     if sys.platform.startswith("win"):
         return {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
@@ -242,9 +242,10 @@ class FFmpegProcess:
 
     def __init__(self, command: list[str], shutdown_timeout: float = 60.0) -> None:
         self.command = list(command)
-        self._stderr = tempfile.TemporaryFile(prefix="gymview-ffmpeg-", suffix=".log")
+        # ffmpeg's log, open while it runs: finish() or the finalizer closes it
+        self._stderr = tempfile.TemporaryFile(prefix="gymview-ffmpeg-", suffix=".log")  # noqa: SIM115
         try:
-            self._process = subprocess.Popen(
+            self._process: subprocess.Popen[bytes] = subprocess.Popen(
                 self.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,

@@ -79,8 +79,9 @@ class FFmpegFeed:
             return frame
 
     def _give_back(self, frame: Any) -> None:
-        if frame is not None and self._ours.get(id(frame)) is frame:
-            self._spare.append(frame)
+        ours = self._ours.get(id(frame))
+        if ours is not None and ours is frame:
+            self._spare.append(ours)
 
     def _feed_ffmpeg(self, stop: threading.Event) -> None:
         try:
@@ -171,17 +172,18 @@ class FFmpegFeed:
         if self.failure is not None:
             raise self.failure
 
-    def _keep(self, failure: WorkerError) -> None:
+    def _keep(self, failure: WorkerError) -> BaseException:
         cause = failure.__cause__
-        self.failure = cause if isinstance(cause, (FFmpegError, OSError, VideoLogError)) else failure
-        self.failure.__suppress_context__ = True
+        kept = self.failure = cause if isinstance(cause, (FFmpegError, OSError, VideoLogError)) else failure
+        kept.__suppress_context__ = True
+        return kept
 
     def wait(self, timeout: float) -> None:
         try:
             self.worker.stop(timeout)
         except WorkerError as failure:
-            self._keep(failure)
-            raise self.failure from self.failure.__cause__  # a VideoLogError keeps the logger's own error
+            kept = self._keep(failure)
+            raise kept from kept.__cause__  # a VideoLogError keeps the logger's own error
 
     def finish_quietly(self) -> None:
         """The finalizer: end the video and wait for it; report (never raise) a failure."""

@@ -264,10 +264,10 @@ def video_log(log_to: LogTarget | None, tag: str, step_key: str = "env_step") ->
     Examples:
         >>> video_log(None, tag="v") is None
         True
-        >>> video_log(42, tag="v")
+        >>> video_log(42, tag="v")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        TypeError: log_to takes a TensorBoard SummaryWriter, a wandb run (or the wandb module after wandb.init()) or a function log_to(path, info); got int
+        TypeError: log_to takes a TensorBoard SummaryWriter, a wandb run (...) or a function log_to(path, info); got int
     """
     return None if log_to is None else VideoLog(log_to, tag, step_key)
 

@@ -171,7 +171,7 @@ def _video_paths(videos: object) -> list[Path]:
             return found
         candidates = [path]
     elif isinstance(videos, Iterable):
-        candidates = [Path(os.fspath(v)) for v in videos]  # type: ignore[arg-type]
+        candidates = [Path(os.fspath(v)) for v in videos]
         if not candidates:
             raise ValueError("show_video got an empty list; give at least one video file")
     else:

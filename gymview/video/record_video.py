@@ -164,7 +164,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self.step_id = -1
         self.episode_id = -1
         self._video_name: str | None = None
-        self._encoder_options = dict(crf=crf, preset=preset, threads=threads, tune=tune)
+        self._encoder_options: dict[str, Any] = dict(crf=crf, preset=preset, threads=threads, tune=tune)
         self._renderer = renderer_for(env) if fast_render and env.render_mode == "rgb_array" else None
         self._recorder: VideoRecorder | None = None
         self._finishing = FinishingVideos()
@@ -191,7 +191,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if isinstance(frame, list):
             if len(frame) == 0:
                 logger.warn(
-                    "Trying to capture render frame but 'env.render()' has just been called. The frame cannot be captured."
+                    "Trying to capture render frame but 'env.render()' has just been called. "
+                    "The frame cannot be captured."
                 )
                 return
             self.render_history += frame
@@ -202,7 +203,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         else:
             self.stop_recording()
             logger.warn(
-                f"Recording stopped: expected type of frame returned by render to be a numpy array, got instead {type(frame)}."
+                "Recording stopped: expected type of frame returned by render to be a numpy array, "
+                f"got instead {type(frame)}."
             )
 
     def _capture_while_recording(self) -> None:
@@ -265,7 +267,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 self._recorder.write(frame)  # type: ignore[union-attr]
         if self.render_history:
             history, self.render_history = self.render_history, []
-            return history + render_out
+            return history + render_out  # type: ignore[operator]  # a history is kept in list render modes only
         return render_out
 
     def start_recording(self, video_name: str) -> None:

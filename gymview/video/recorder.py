@@ -33,6 +33,7 @@ import weakref
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -122,7 +123,7 @@ class VideoRecorder:
         check_writable_folder(self._path.parent)
         if threads is None:
             threads = max(1, (os.cpu_count() or 1) - 1)
-        self._settings = dict(fps=fps, codec=codec, crf=crf, preset=preset, threads=threads, tune=tune)
+        self._settings: dict[str, Any] = dict(fps=fps, codec=codec, crf=crf, preset=preset, threads=threads, tune=tune)
         self._max_queued_frames = max_queued_frames
         self._crash_safe = crash_safe
         self._on_finished = on_finished

@@ -27,7 +27,7 @@ import threading
 try:
     import fcntl
 except ImportError:  # Windows: slots are shared between the threads of one process only
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["NameSlot"]
 

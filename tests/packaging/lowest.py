@@ -48,7 +48,8 @@ def lowest_pins(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
 
 
 def test_tools(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
-    """The test extra's own tools (pytest, psutil, moviepy...), which pip resolves beside the pins."""
+    """The test extra's own tools (pytest, psutil, moviepy...), which pip resolves beside the pins; not its
+    ``gymview[...]`` line, so neither the optional integrations nor the linters (the lint extra) come too."""
     test = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]["test"]
     return [line for line in test if Requirement(line).name != "gymview"]
 

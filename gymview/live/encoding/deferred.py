@@ -41,8 +41,11 @@ class DeferredFrame(Protocol):
       bad state fails at ``push`` and not later in another process.
     """
 
-    painter: Any
-    state: np.ndarray
+    @property
+    def painter(self) -> Any: ...
+
+    @property
+    def state(self) -> np.ndarray: ...
 
     def draw(self) -> np.ndarray: ...
 

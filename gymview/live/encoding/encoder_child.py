@@ -149,6 +149,6 @@ def _encode(frame: np.ndarray, max_size: int, packed: int, stream: Any) -> tuple
         from gymview.live.encoding.h264 import H264Encoder  # PyAV loads only for a view that streams video
 
         stream = H264Encoder()
-    height, width = fit_size(*frame.shape[:2], max_size)
+    height, width = fit_size(frame.shape[0], frame.shape[1], max_size)
     data, key = stream.encode(np.ascontiguousarray(frame), (width, height), bool(packed >> 20 & KEY), value)
     return data, width, height, KEY if key else 0, stream

@@ -33,7 +33,7 @@ import numpy as np
 try:
     import fcntl
 except ImportError:  # Windows: pipes keep their size
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 from gymview._internal.user_code import pickled
 from gymview.errors import EncoderProcessError, FrameError
@@ -90,7 +90,7 @@ class EncoderProcess:
     """
 
     def __init__(self) -> None:
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._output: Any = None  # the child's stdout and stderr: a temporary file
         self._pending: tuple[bytes, memoryview, Any] | None = None
         self._died: EncoderProcessError | None = None  # the child was found dead while handing a frame over
@@ -115,12 +115,12 @@ class EncoderProcess:
         """True between :meth:`submit` and :meth:`receive`."""
         return self._pending is not None
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ)
         env.setdefault("OMP_NUM_THREADS", "1")
         # Mesa's software GL (MuJoCo painters) would spread each frame over every core, the loop's too.
         env.setdefault("LP_NUM_THREADS", "1")
-        self._output = tempfile.TemporaryFile()
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 -- the helper's output, open while it lives
         if fcntl is not None:  # appended to, so that emptying it (see _read) leaves no hole
             fcntl.fcntl(
                 self._output.fileno(), fcntl.F_SETFL, fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND
@@ -136,6 +136,7 @@ class EncoderProcess:
             )
         except OSError as error:
             raise EncoderProcessError(f"could not start gymview's encoder process: {error}") from error
+        assert process.stdin is not None  # stdin=PIPE
         _widen_pipe(process.stdin.fileno())
         return process
 
@@ -166,12 +167,12 @@ class EncoderProcess:
         options = (max_size, quality | (FORMATS.index(image_format) << 16) | (KEY << 20 if key else 0))
         if isinstance(frame, np.ndarray):
             height, width = frame.shape[:2]
-            pixels = memoryview(np.ascontiguousarray(frame)).cast("B")
+            pixels = np.ascontiguousarray(frame).data.cast("B")
             request = (REQUEST.pack(FRAME, height, width, *options), pixels, None)
         else:
             self.take_painter(frame.painter)
             state = np.ascontiguousarray(frame.state, np.float64)
-            request = (REQUEST.pack(STATE, state.nbytes, 0, *options), memoryview(state).cast("B"), frame.painter)
+            request = (REQUEST.pack(STATE, state.nbytes, 0, *options), state.data.cast("B"), frame.painter)
         if self._process is None:
             self._process, self._child_painter = self._start(), None
         self._pending = request
@@ -201,13 +202,16 @@ class EncoderProcess:
         process = self._process
         if process is None or self._died is not None:
             return True
+        assert process.stdout is not None  # stdout=PIPE
         try:
             return bool(select.select([process.stdout], [], [], 0)[0])
         except (OSError, ValueError):  # a pipe select() cannot watch (Windows), or closed meanwhile
             return True
 
     def _read(self) -> tuple[bytes, int, int]:
-        data, width, height, microseconds, flags = read_reply(self._process.stdout.fileno())
+        process = self._process
+        assert process is not None and process.stdout is not None  # started by submit(), stdout=PIPE
+        data, width, height, microseconds, flags = read_reply(process.stdout.fileno())
         self.last_encode_seconds = microseconds / 1e6
         self._replies += 1
         if self._replies % 256 == 0 and os.fstat(self._output.fileno()).st_size > OUTPUT_LIMIT:
@@ -220,21 +224,26 @@ class EncoderProcess:
     def _write(self, header: bytes, payload: memoryview, painter: Any) -> None:
         parts = [header, payload]
         if painter is not None and painter is not self._child_painter:
+            assert self._pickled is not None  # submit() took the painter
             pickled_painter = self._pickled[1]
             parts = [REQUEST.pack(PAINTER, len(pickled_painter), 0, 0, 0), pickled_painter, *parts]
             self._child_painter = painter
-        write_all(self._process.stdin.fileno(), parts)
+        process = self._process
+        assert process is not None and process.stdin is not None  # started by submit(), stdin=PIPE
+        write_all(process.stdin.fileno(), parts)
 
     def _death(self) -> EncoderProcessError:
         """The error that says how the child ended and what it printed last; the next frame starts a new one."""
         process, output, self._process, self._output = self._process, self._output, None, None
+        assert process is not None  # the child that failed to take or give a frame
         try:
             status = process.wait(2.0)
         except subprocess.TimeoutExpired:  # it closed its pipe but lives on: end it
             process.kill()
             status = process.wait()
         for stream in (process.stdin, process.stdout):
-            stream.close()
+            if stream is not None:
+                stream.close()
         how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
         return EncoderProcessError(
             f"gymview's helper process {how} while making a frame; the frame is lost, and "
@@ -250,7 +259,8 @@ class EncoderProcess:
         if process is None:
             return
         for stream in (process.stdin, process.stdout):
-            stream.close()
+            if stream is not None:
+                stream.close()
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:

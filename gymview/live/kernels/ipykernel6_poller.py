@@ -87,8 +87,8 @@ class Ipykernel6CommPoller:
             queue = kernel.msg_queue
             while queue.qsize():
                 waiting.append(queue.get_nowait())
-            mine = [(index, self._addressed_to(item, handlers)) for index, item in enumerate(waiting)]
-            mine = [(index, message) for index, message in mine if message is not None]
+            addressed = [(index, self._addressed_to(item, handlers)) for index, item in enumerate(waiting)]
+            mine = [(index, handle) for index, handle in addressed if handle is not None]
             for index, _ in reversed(mine):
                 del waiting[index]
         finally:

@@ -21,6 +21,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from types import FrameType
 from typing import Any
 
 from gymview._internal.private_apis import warn_missing
@@ -31,7 +32,9 @@ __all__ = ["MarimoCommPoller"]
 
 # (module, function) of marimo's control loop -> its local holding the batcher (SetUIElementRequestManager):
 # marimo 0.24 and later (tests/browser/test_marimo_browser.py passes on 0.24.0 and 0.25.2)
-_CONTROL_LOOPS = {("marimo._runtime.kernel_lifecycle", "listen_messages"): "ui_request_mgr"}
+_CONTROL_LOOPS: dict[tuple[str | None, str], str] = {
+    ("marimo._runtime.kernel_lifecycle", "listen_messages"): "ui_request_mgr"
+}
 
 
 class MarimoCommPoller:
@@ -46,7 +49,7 @@ class MarimoCommPoller:
     def for_this_kernel(cls) -> MarimoCommPoller | None:
         """One for the marimo kernel running this thread's cell, or None (not in a marimo cell, or
         a marimo whose control loop is laid out otherwise)."""
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             local = _CONTROL_LOOPS.get((frame.f_globals.get("__name__"), frame.f_code.co_name))
             if local is not None:
@@ -92,8 +95,8 @@ class MarimoCommPoller:
 def _custom_message_to(command: Any, handlers: Mapping[str, Handler]) -> tuple[str, Any] | None:
     """(comm id, content) when ``command`` is a widget's custom message to one of ``handlers``;
     None for every other command (another widget's, a state update, a UI element's value)."""
-    model_id = getattr(command, "model_id", None)
-    message = getattr(command, "message", None)
+    model_id: Any = getattr(command, "model_id", None)  # marimo's command objects, read by duck typing
+    message: Any = getattr(command, "message", None)
     if model_id not in handlers or not hasattr(command, "token") or hasattr(message, "state"):
         return None
     if not hasattr(message, "content"):

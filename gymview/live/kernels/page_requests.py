@@ -156,6 +156,7 @@ def _widget_states_handler() -> Callable[[dict[str, Any]], None] | None:
 def _send_widget_states(message: dict[str, Any]) -> None:
     """ipywidgets' answer to ``request_states``: every widget's state, in one message."""
     handler = _widget_states_handler()
+    assert handler is not None  # control comms are taken only where ipywidgets has the handler
     for _ in range(3):
         try:
             handler(message)
@@ -178,7 +179,7 @@ def answer_on_shell_channel() -> PageRequests | None:
     to which the page's status returns after each reply.
     """
     shell = ipython_shell()
-    kernel = getattr(shell, "kernel", None)
+    kernel: Any = getattr(shell, "kernel", None)  # ipykernel's Kernel, read by duck typing
     thread = getattr(kernel, "shell_channel_thread", None)
     if thread is None or not hasattr(kernel, "comm_manager") or getattr(kernel, "shell_stream", None) is None:
         return None  # ipykernel 6 (its poller answers), or another kernel

@@ -59,7 +59,7 @@ def cgroup_cpu_limit(
         return None
     limits = []
     for line in lines:
-        hierarchy, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        hierarchy, controllers, path = [*line.split(":", 2), "", ""][:3]
         if hierarchy == "0" and controllers == "":
             limits += _limits_up_from(Path(cgroups), path, _v2_limit)
         elif "cpu" in controllers.split(","):
