@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from gymview.live.controls import RunControls
-from gymview.live.pacing.cpus import HELPER_NEEDS_CPUS, usable_cpus
+from gymview.live.pacing.cpus import HelperCost, cgroup_cpu_limit, usable_cpus
 from gymview.live.pacing.throttle import FrameThrottle
 from gymview.live.streamer import FrameStreamer
 
@@ -65,7 +65,7 @@ class LoopLink:
         keep_still_image: Callable[[], None],
         report: Callable[[str], None],
         take_keys: Callable[[bool], None],
-        cpus: float | None = None,
+        helper_cost: HelperCost | None = None,
     ) -> None:
         self.streamer = streamer
         self.throttle = throttle
@@ -80,8 +80,8 @@ class LoopLink:
         self._handlers = handlers
         self._next_pump = 0.0
         self._next_poll = 0.0
-        # the helper has no core of its own: its time for a frame is the loop's
-        self.helper_competes = (usable_cpus() if cpus is None else cpus) < HELPER_NEEDS_CPUS
+        # how much of the helper's time for a frame the loop pays for
+        self.helper_cost = helper_cost if helper_cost is not None else HelperCost(cgroup_cpu_limit(), usable_cpus())
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
 
     @property
@@ -151,9 +151,9 @@ class LoopLink:
 
     def record_cost(self, seconds: float, count_helper: bool = False) -> None:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
-        last call (the comm message, the IOPub thread's turn), and the helper process's time for the frame
-        where the helper takes it from the loop (:attr:`helper_competes`, or ``count_helper``: torch
-        training on every core). Nothing is counted before the helper has timed a frame."""
+        last call (the comm message, the IOPub thread's turn), and the part of the helper process's time for
+        the frame that the loop pays (:attr:`helper_cost`; all of it with ``count_helper``: torch training
+        on every core). Nothing is counted before the helper has timed a frame."""
         streamer = self.streamer
         if streamer.encodes_elsewhere and streamer.last_encode_ms == 0.0:
             # The helper has not answered yet: a sample without its time would start the estimate
@@ -161,6 +161,6 @@ class LoopLink:
             return
         seconds += self._sending_seconds
         self._sending_seconds = 0.0
-        if streamer.encodes_elsewhere and (count_helper or self.helper_competes):
-            seconds += streamer.last_encode_ms / 1000.0
+        if streamer.encodes_elsewhere:
+            seconds += self.helper_cost.paid(streamer.last_encode_ms / 1000.0, all_of_it=count_helper)
         self.throttle.record_cost(seconds)

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from gymview.live.pacing.cpus import cgroup_cpu_limit, usable_cpus
+from gymview.live.pacing.cpus import HelperCost, cgroup_cpu_limit, thread_wait_seconds, usable_cpus
 
 
 def fake_system(tmp_path, cgroup_lines, files):
@@ -56,3 +56,35 @@ def test_usable_cpus_is_the_affinity_capped_by_the_quota(tmp_path):
         assert usable_cpus(tmp_path / "no-proc", tmp_path) == 1
     finally:
         os.sched_setaffinity(0, mask)
+
+
+def test_the_loop_pays_for_the_helper_as_far_as_its_thread_waited_for_a_core():
+    readings = iter([5.0, 5.0, 5.5, 5.5, 5.502])
+    cost = HelperCost(quota=None, cpus=2.0, wait=lambda: next(readings))
+    cost.before_frame()  # the first frame compares with nothing
+    assert cost.paid(0.01) == 0.0
+    cost.mark()  # 5.0
+    cost.before_frame()  # 5.5: half a second waited (a machine busy with other work)
+    assert cost.paid(0.01) == 0.01  # no more than the helper's time
+    cost.mark()
+    cost.before_frame()  # 2 ms waited
+    assert cost.paid(0.01) == pytest.approx(0.002)
+
+
+def test_a_wait_read_on_another_thread_compares_with_nothing():
+    import threading
+
+    readings = iter([1.0, 9.0])
+    cost = HelperCost(quota=None, cpus=2.0, wait=lambda: next(readings))
+    marker = threading.Thread(target=cost.mark)
+    marker.start()
+    marker.join()
+    cost.before_frame()
+    assert cost.paid(0.01) == 0.0
+
+
+def test_the_wait_for_a_core_is_read_where_linux_says_it():
+    waited = thread_wait_seconds()
+    assert waited is None or waited >= 0.0
+    if os.path.exists("/proc/thread-self/schedstat"):
+        assert waited is not None

@@ -6,25 +6,44 @@ from types import SimpleNamespace
 import pytest
 
 from gymview.live.loop_link import LoopLink
+from gymview.live.pacing.cpus import HelperCost
 from gymview.live.pacing.throttle import FrameThrottle
 
 
-def link_with(throttle, encode_ms, streamer=None, cpus=16.0):
+def link_with(throttle, encode_ms, streamer=None, quota=None, cpus=16.0, waits=None):
+    """A link whose machine the test describes: a cgroup quota, the CPUs, the loop thread's total waits for a
+    core (None: a system that does not say)."""
     streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, sent=0)
+    readings = iter(waits) if waits is not None else None
+    cost = HelperCost(quota, cpus, wait=(lambda: next(readings)) if readings else lambda: None)
     return LoopLink(streamer, throttle, controls=None, poller=None, is_active=lambda: True, handlers=dict,
-                    keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None, cpus=cpus)
+                    keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None,
+                    helper_cost=cost)
 
 
-@pytest.mark.parametrize("cpus, count_helper, interval", [
-    (16.0, False, 1 / 120),               # the helper has a core of its own: its time is not the loop's
-    (16.0, True, (0.0001 + 0.1) / 0.1),   # torch trains on every core: it is
-    (2.0, False, (0.0001 + 0.1) / 0.1),   # two CPUs (a container's quota, an affinity mask): it is
-])
-def test_a_frame_costs_the_loop_its_own_time_and_the_helpers_where_it_has_no_core(cpus, count_helper, interval):
-    throttle = FrameThrottle(fps=120, max_overhead=0.1)
-    link = link_with(throttle, encode_ms=100.0, cpus=cpus)
-    for _ in range(2):  # the throttle ignores the first sample (a renderer's first call is slow)
+def frames(link, count, count_helper=False):
+    """``count`` frames of 0.1 ms of the loop's own time, as a feed makes them."""
+    for _ in range(count):
+        link.helper_cost.before_frame()
         link.record_cost(0.0001, count_helper=count_helper)
+        link.helper_cost.mark()
+
+
+HELPER = (0.0001 + 0.1) / 0.1  # the interval when the helper's 100 ms count
+
+
+@pytest.mark.parametrize("machine, count_helper, interval", [
+    ({"cpus": 16.0}, False, 1 / 120),                      # cores to spare, and no word of waiting: not the loop's
+    ({"cpus": 16.0}, True, HELPER),                        # torch trains on every core: it is
+    ({"cpus": 2.0}, False, HELPER),                        # two CPUs and no word of waiting: it is
+    ({"quota": 1.5, "cpus": 64.0, "waits": [0.0] * 4}, False, HELPER),  # the helper runs on the loop's quota
+    ({"cpus": 2.0, "waits": [0.0] * 4}, False, 1 / 120),   # the loop never waited for a core: not the loop's
+    ({"cpus": 2.0, "waits": [0.0, 0.0, 0.02, 0.04]}, False, (0.0001 + 0.02) / 0.1),  # 20 ms waited a frame
+])
+def test_a_frame_costs_the_loop_its_own_time_and_the_helpers_as_far_as_the_loop_pays(machine, count_helper, interval):
+    throttle = FrameThrottle(fps=120, max_overhead=0.1)
+    link = link_with(throttle, encode_ms=100.0, **machine)
+    frames(link, 2, count_helper)  # the throttle ignores the first sample (a renderer's first call is slow)
     assert throttle.interval == pytest.approx(interval)
 
 

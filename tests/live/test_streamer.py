@@ -360,18 +360,20 @@ def test_frames_offered_while_one_is_encoded_wait_and_only_the_newest_is_kept(pa
     streamer.stop()
 
 
-def test_the_encoder_process_keeps_a_submitted_frame_until_received():
+def test_a_frame_in_a_helper_that_dies_is_reported_and_the_next_one_goes_to_a_new_helper():
     encoder = EncoderProcess()
     with pytest.raises(RuntimeError, match="submit"):
         encoder.receive()
     encoder.encode(frame(h=20, w=20), 64, "png", 80)  # the child is up
+    (child,) = encoder_children()
+    child.suspend()  # it takes the next frame and never answers
     encoder.submit(frame(value=200, h=40, w=60), 30, "png", 80)
     with pytest.raises(RuntimeError, match="receive"):
         encoder.submit(frame(h=20, w=20), 64, "png", 80)
-    (child,) = encoder_children()
     child.kill()  # it dies holding the frame
-    child.wait()
-    data, width, height = encoder.receive()  # a fresh child is asked again
+    with pytest.raises(EncoderProcessError, match="killed by SIGKILL"):
+        encoder.receive()
+    data, width, height = encoder.encode(frame(value=200, h=40, w=60), 30, "png", 80)  # a new child
     encoder.close()
     assert (width, height) == (30, 20) and encoder.last_encode_seconds > 0
     assert np.asarray(Image.open(io.BytesIO(data)))[0, 0].tolist() == [200, 200, 200]
