@@ -105,11 +105,14 @@ class FFmpegError(RuntimeError):
 
 
 class EncoderProcessError(RuntimeError):
-    """The helper process that encodes a view's frames could not be started or stopped answering.
+    """The helper process that draws and encodes a view's frames could not be started, or died.
+
+    The message says how it ended (an exit status or a signal) and what it printed last; the frame it
+    held is lost, and the next frame starts a new helper.
 
     Examples:
         >>> try:
-        ...     raise EncoderProcessError("gymview's encoder process stopped answering: EOFError()")
+        ...     raise EncoderProcessError("gymview's helper process was killed by SIGABRT")
         ... except RuntimeError as error:  # an EncoderProcessError is a RuntimeError
         ...     print(type(error).__name__)
         EncoderProcessError
@@ -117,11 +120,11 @@ class EncoderProcessError(RuntimeError):
 
 
 class FrameError(RuntimeError):
-    """A frame could not be made in the live view's helper process: a painter raised, or returned no image.
+    """A live view's frame could not be made: its painter raised, or returned no image.
 
-    The frame is dropped; the message carries the helper's traceback, so it names the painter's own
-    line. The view's next ``push()``, ``flush()`` or ``stop()`` raises it (``close()`` warns with it), and
-    the frames after it are made as usual.
+    The frame is dropped; the message carries the traceback (from the helper process, where frames are
+    made), so it names the painter's own line. The view's next ``push()``, ``flush()`` or ``stop()``
+    raises it (``close()`` warns with it), and the frames after it are made as usual.
 
     Examples:
         >>> import numpy as np, gymview

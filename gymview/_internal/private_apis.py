@@ -63,7 +63,7 @@ PRIVATE_APIS: dict[str, tuple[str, str]] = {
         'render_mode="human" envs made by an exact id ("CartPole-v1", "module:Env-v0") show '
         "inline; an id without its version is made as asked, in its own window",
     ),
-    "pyvirtualdisplay.abstractdisplay.AbstractDisplay._popen": (
+    "pyvirtualdisplay.abstractdisplay.AbstractDisplay._popen (and _command, _pipe_wfd, _subproc)": (
         "pyvirtualdisplay 3.0",
         "Xvfb starts as pyvirtualdisplay starts it: not in a session of its own, and with "
         "no watchdog, so it may outlive a kernel that is killed",

@@ -190,8 +190,15 @@ def _xvfb_display_class():
             f"gymview needs pyvirtualdisplay for a virtual display; install it with: {INSTALL_PYVIRTUALDISPLAY}"
         ) from error
 
-    if not hasattr(XvfbDisplay, "_popen"):
-        warn_missing("pyvirtualdisplay.abstractdisplay.AbstractDisplay._popen")
+    # the hook, and the attributes it reads and sets, named by pyvirtualdisplay's own code
+    used = {
+        name
+        for cls in XvfbDisplay.__mro__
+        for member in vars(cls).values()
+        for name in getattr(getattr(member, "__code__", None), "co_names", ())
+    }
+    if not (hasattr(XvfbDisplay, "_popen") and {"_command", "_pipe_wfd", "_subproc"} <= used):
+        warn_missing("pyvirtualdisplay.abstractdisplay.AbstractDisplay._popen (and _command, _pipe_wfd, _subproc)")
 
         class PlainXvfbDisplay(XvfbDisplay):
             """pyvirtualdisplay's Xvfb as it starts it."""

@@ -127,9 +127,9 @@ class ViewFeed:
         if self._closed:
             return
         self._closed = True
-        for hook in list(self._close_hooks):
-            hook()
         try:
+            for hook in list(self._close_hooks):
+                hook()
             if started:
                 try:
                     self.show(force=True)

@@ -225,22 +225,39 @@ class FrameStreamer:
         return done
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Send what was offered, end the watcher and the encoder process; a later offer starts
-        them again. Raises a lost frame's error (as :meth:`flush`) or the watcher's, once all that is done."""
-        try:
-            self.flush(timeout)
-        finally:
-            self._watcher.stop(timeout)
-            with self._lock:
-                while self._outbox:  # state changes and replays still owed to the browser
-                    self._send(*self._outbox.popleft())
-                self._retired = False
-                if self._encoder is not None:
-                    self._encoder.close()
-                if self._in_encoder is not None:  # flush timed out: that frame is lost with the process
-                    self._in_encoder, self._encoded_here = None, None
+        """Send what was offered, end the watcher and the encoder process; a later offer starts them again.
+
+        Everything is ended whatever fails on the way; then the first error is raised: a lost frame's (as
+        :meth:`flush`; a frame the helper did not finish in ``timeout`` is one), or the watcher's."""
+        errors: list[Exception] = []
+        for step in (lambda: self.flush(timeout), lambda: self._watcher.stop(timeout), self._end_helper):
+            try:
+                step()
+            except Exception as error:
+                errors.append(error)
+        if errors:
+            raise errors[0]
+
+    def _end_helper(self) -> None:
+        with self._lock:
+            self._retired = False
+            stuck = self._in_encoder is not None and self._encoded_here is None and self._encoder is not None
+            if self._encoder is not None:
+                self._encoder.close(timeout=0.0 if stuck else 5.0)  # a helper stuck on a frame is killed now
+            if self._in_encoder is not None:
+                self._in_encoder = self._encoded_here = None
+                if stuck:
+                    self._lose_frame(
+                        EncoderProcessError(
+                            "gymview's helper process did not finish a frame in time (does the painter hang?): it was "
+                            "stopped, and the next frame starts a new one"
+                        )
+                    )
+                else:
                     self.skipped += 1
-                self._raise_failure()
+            while self._outbox:  # state changes and replays still owed to the browser
+                self._send(*self._outbox.popleft())
+            self._raise_failure()
 
     @property
     def acked(self) -> int:
@@ -364,14 +381,25 @@ class FrameStreamer:
         image_format = self._video.format_for(self.image_format, self._clock())
         key = self._video.next_is_key(image_format)
         value = self._video.quality.level if image_format == H264 else self.quality
+        self._submit(frame, info, image_format, value, key)
+
+    def _submit(self, frame: Frame, info: dict[str, Any], image_format: str, value: int, key: bool) -> None:
+        """Hand the frame to the helper, or make it here where no helper can start; a frame that cannot be
+        made is lost with its error (see :meth:`_lose_frame`)."""
         submitted = (frame, info, time.perf_counter(), image_format)
         if self._encoder is not None:
             try:
                 self._encoder.submit(frame, self.max_size, image_format, value, key)
                 self._in_encoder = submitted
                 return
-            except EncoderProcessError as error:  # it cannot start here: frames are made in this process
-                self._stop_offloading(error)
+            except EncoderProcessError as error:
+                if self._encoder.has_run:  # a helper ran (and maybe died drawing this painter): try again later
+                    self._lose_frame(error)
+                    return
+                self._stop_offloading(error)  # no helper can start here: frames are made in this process
+            except Exception as error:  # a state or painter that cannot go to the helper
+                self._lose_frame(FrameError(f"the frame could not be sent to the helper: {error!r}"), error)
+                return
         try:
             self._encoded_here = self._encode_here(frame, image_format, key)
         except Exception as error:
@@ -389,8 +417,10 @@ class FrameStreamer:
                 return False
             try:
                 data, width, height = self._encoder.receive()
-            except (FrameError, EncoderProcessError) as error:
+            except Exception as error:  # the frame is done with either way: nothing is left half-set
                 self._in_encoder = None
+                if not isinstance(error, (FrameError, EncoderProcessError)):
+                    error = EncoderProcessError(f"gymview's helper process could not hand a frame back: {error!r}")
                 self._lose_frame(error)
                 return False
             self._encoded_here = (data, width, height, self._encoder.last_was_key)
@@ -429,11 +459,13 @@ class FrameStreamer:
 
     def _lose_frame(self, error: FrameError | EncoderProcessError, cause: BaseException | None = None) -> None:
         """Count the frame that could not be made as skipped; its error waits for the user's next call.
-        A newer one replaces an older one not yet raised (the same painter failing frame after frame)."""
+        The first error not yet raised is kept (its cause comes first: a painter's traceback before the
+        helper's death); later ones are counted only."""
         if cause is not None:
             error.__cause__ = cause
         self.skipped += 1
-        self._failure = error
+        if self._failure is None:
+            self._failure = error
 
     def _take_painter(self, painter: Any) -> None:
         if self._encoder is not None:

@@ -28,7 +28,6 @@ from comm import DummyComm
 
 from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
-from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import frontend, protocol
@@ -390,8 +389,8 @@ class LiveView(anywidget.AnyWidget):
         """Stop streaming and close the widget, releasing it; safe to call twice.
 
         Its counters stay readable. A view displayed by ``show()`` is replaced by its last frame
-        as a still image; one displayed otherwise disappears from the page with the widget. A frame
-        lost since the last push (see ``flush``) is reported as a RuntimeWarning.
+        as a still image; one displayed otherwise disappears from the page with the widget. An error
+        on the way (a frame lost since the last push, see ``flush``) is reported as a RuntimeWarning.
         """
         if self._closed:
             return
@@ -401,8 +400,8 @@ class LiveView(anywidget.AnyWidget):
         try:
             try:
                 self._streamer.stop()
-            except (FrameError, EncoderProcessError) as error:  # the frames before it are shown: say, don't fail
-                warnings.warn(f"a frame of this view was lost: {error}", RuntimeWarning, stacklevel=2)
+            except Exception as error:  # everything is ended: say what went wrong, and close
+                warnings.warn(f"gymview: while closing this view: {error}", RuntimeWarning, stacklevel=2)
             self._leave_last_frame()
         finally:
             self._display_handle = None

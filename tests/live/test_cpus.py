@@ -31,6 +31,10 @@ def fake_system(tmp_path, cgroup_lines, files):
      {"cpu,cpuacct/job/cpu.cfs_quota_us": "300000\n", "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, 3.0),
     (["4:cpu,cpuacct:/job"],
      {"cpu,cpuacct/job/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, None),
+    # a hybrid system: v1's cpu controller beside the unified hierarchy; and cpuacct named first
+    (["4:cpu,cpuacct:/job", "0::/job"],
+     {"cpu,cpuacct/job/cpu.cfs_quota_us": "200000\n", "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, 2.0),
+    (["4:cpuacct,cpu:/"], {"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 0.5),
     # unreadable or odd files count as no quota
     (["0::/job"], {"job/cpu.max": "garbage\n"}, None),
 ])

@@ -5,6 +5,7 @@ import pytest
 from live_helpers import ShownView
 
 from gymview.live.feed import ViewFeed
+from gymview.live.pacing.cpus import HelperCost
 
 
 def frame():
@@ -74,6 +75,9 @@ def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, **settings):
         made.append(clock.now)
         return np.full((16, 24, 3), len(made) % 256, np.uint8)
 
+    # A machine where the helper has cores to spare: only the fake clock's time counts, whatever this
+    # machine's load (the helper's share is tested in test_loop_link.py and test_cpus.py).
+    view._link.helper_cost = HelperCost(quota=None, cpus=16.0, wait=lambda: 0.0)
     view.push(np.zeros((16, 24, 3), np.uint8), force=True)
     view.flush()  # the helper is up and has timed a frame: this fake clock outruns its start
     feed = ViewFeed(view, make_frame, dict, helper_competes=lambda: False)
@@ -88,11 +92,9 @@ def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, **settings):
 def test_frames_take_at_most_max_overhead_of_the_loop_and_use_it(shown, frame_seconds):
     frames, share = run_loop(shown, step_seconds=0.0001, frame_seconds=frame_seconds, fps=60, max_overhead=0.1)
     assert share <= 0.1 + frame_seconds / 60  # the promise (and one frame in flight)
-    # what the budget leaves room for is used: the helper's time may count against it on a small machine,
-    # but an 24x16 frame costs it far below these frames' own time
-    assert share >= 0.05
+    assert share >= 0.09  # what the budget leaves room for is used
 
 
 def test_cheap_frames_come_at_the_fps_limit(shown):
     frames, share = run_loop(shown, step_seconds=0.0001, frame_seconds=0.0002, fps=10, max_overhead=0.1)
-    assert 0.8 * 600 <= frames <= 601 and share < 0.01
+    assert 590 <= frames <= 601 and share < 0.01  # 10 a second for 60 s of the fake clock

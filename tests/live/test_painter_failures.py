@@ -6,6 +6,7 @@ The cases that hung or killed the caller before run as a separate process, a pla
 rather than the test run."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,9 @@ import psutil
 import pytest
 from waiting import wait_until
 
-from gymview.errors import FrameError
+from gymview.errors import EncoderProcessError, FrameError
+from gymview.live.encoding import encoder_process
+from gymview.live.streamer import FrameStreamer
 from gymview.live.widget import LiveView
 
 
@@ -193,6 +196,7 @@ def test_a_painter_that_prints_does_not_disturb_the_frames():
         class Painter:
             def paint(self, state, canvas):
                 print("painting", state[0], "x" * 100)
+                os.write(1, b"and as C code would, straight to descriptor 1\\n")
                 return np.full((24, 32, 3), int(state[0]), np.uint8)
     """)
     assert result == {"sent": [0, 1, 2, 3, 4, 99], "errors": []}
@@ -210,3 +214,70 @@ def test_a_helper_that_dies_drawing_is_reported_with_its_signal_and_the_caller_l
     assert result["sent"] == [0, 1, 3, 4, 99]  # frame 2 was never drawn in the caller
     (error,) = result["errors"]
     assert error.startswith("EncoderProcessError") and "killed by SIGABRT" in error and "about to abort" in error
+
+
+def test_a_painter_that_fails_where_no_helper_can_run_is_reported_the_same_way():
+    sent = []
+    streamer = FrameStreamer(lambda header, buffers: sent.append(header["step"]), offload=False)
+    streamer.offer(Frame(RaisesOnSeven(), 7), {"step": 7})  # drawn in this process: no helper here
+    with pytest.raises(FrameError, match="painter bug 7"):
+        streamer.offer(Frame(RaisesOnSeven(), 8), {"step": 8})
+    streamer.offer(Frame(RaisesOnSeven(), 9), {"step": 9})
+    streamer.stop()
+    assert sent == [9] and not streamer.busy
+
+
+class Hangs:
+    def paint(self, state, canvas):
+        import time
+
+        time.sleep(3600)
+
+
+def test_a_painter_that_hangs_is_stopped_and_reported_by_stop():
+    view, sent = make_view()
+    view.push(Frame(Hangs()), force=True)
+    with pytest.raises(EncoderProcessError, match="did not finish a frame in time"):
+        view.stop(timeout=0.5)
+    assert helper_processes() == []  # killed, not waited for
+    assert view.push(Frame(Gray(), 3), force=True, step=3) and view.flush()
+    assert [header["step"] for header in sent] == [3]
+
+
+def test_a_helper_killed_by_a_signal_without_a_name_is_reported_by_number():
+    import signal
+
+    view, _ = make_view()
+    view.push(Frame(Gray(), 1), force=True)
+    view.flush()
+    (helper,) = helper_processes()
+    helper.suspend()  # it takes the next frame and never answers
+    view.push(Frame(Gray(), 2), force=True)
+    helper.send_signal(signal.SIGRTMIN + 2)
+    helper.resume()
+    with pytest.raises(EncoderProcessError, match=f"killed by signal {int(signal.SIGRTMIN) + 2}"):
+        view.flush()
+
+
+DRAWN_HERE = []
+
+
+class CountsWhereItDraws(Gray):
+    def paint(self, state, canvas):
+        DRAWN_HERE.append(os.getpid())
+        return super().paint(state, canvas)
+
+
+def test_after_a_helper_died_a_helper_that_cannot_start_never_moves_drawing_into_the_caller(monkeypatch):
+    view, sent = make_view()
+    view.push(Frame(CountsWhereItDraws(), 1), force=True)
+    view.flush()
+    (helper,) = helper_processes()
+    helper.kill()
+    helper.wait()
+    monkeypatch.setattr(encoder_process.sys, "executable", "/nonexistent/python")  # no new helper can start
+    DRAWN_HERE.clear()
+    view.push(Frame(CountsWhereItDraws(), 2), force=True)
+    with pytest.raises(EncoderProcessError):
+        view.flush()
+    assert os.getpid() not in DRAWN_HERE and len(sent) == 1

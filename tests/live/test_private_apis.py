@@ -41,13 +41,17 @@ class Kernel:
         self.__dict__.update(parts)
 
 
-def test_without_the_subshell_route_pages_wait_for_the_cell_and_one_warning_says_so(monkeypatch):
-    kernel = Kernel(shell_channel_thread=SimpleNamespace(manager=SimpleNamespace()), comm_manager=object(),
-                    shell_stream=object(), _main_asyncio_lock=threading.Lock())
+@pytest.mark.parametrize("missing", ["get_shell_channel_to_subshell_socket", "_main_asyncio_lock"])
+def test_without_the_subshell_route_pages_wait_for_the_cell_and_one_warning_says_so(monkeypatch, missing):
+    route = {"get_shell_channel_to_subshell_socket": lambda subshell: None} if missing == "_main_asyncio_lock" else {}
+    kernel = Kernel(shell_channel_thread=SimpleNamespace(manager=SimpleNamespace(**route)), comm_manager=object(),
+                    shell_stream=object())
+    if missing != "_main_asyncio_lock":
+        kernel._main_asyncio_lock = threading.Lock()
     monkeypatch.setattr(page_requests, "ipython_shell", lambda: SimpleNamespace(kernel=kernel))
     results, texts = warned(answer_on_shell_channel)
     assert results == [None, None]
-    assert len(texts) == 1 and "get_shell_channel_to_subshell_socket is missing" in texts[0]
+    assert len(texts) == 1 and f"{missing} is missing" in texts[0]
 
 
 def test_without_kernel_topic_the_status_goes_out_on_the_topic_ipykernel_uses():

@@ -54,18 +54,21 @@ __all__ = ["EncoderProcess", "encoder_command"]
 
 OUTPUT_LIMIT = 1 << 20  # bytes of the child's output kept, at least
 
-# Run by `python -c`: put the folder gymview was imported from on the path *after* the standard
-# library (PYTHONPATH would put it first, and a module there named like a stdlib one would win),
+# Run by `python -c`: move the replies off the descriptor print writes to before anything is imported,
+# put the folder gymview was imported from on the path *after* the standard library (PYTHONPATH would
+# put it first, and a module there named like a stdlib one would win),
 # drop the working directory that `-c` puts first, then serve.
 _BOOT = """\
-import sys, sysconfig
+import os, sys, sysconfig
+replies = os.dup(1)  # the protocol's own descriptor; from here on anything printed goes where stderr goes
+os.dup2(2, 1)
 root = sys.argv[1]
 stdlib = tuple(p for p in {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")} if p)
 sys.path[:] = [p for p in sys.path[1:] if p != root]
 after = max((i + 1 for i, p in enumerate(sys.path) if p.startswith(stdlib) or p.endswith(".zip")), default=0)
 sys.path.insert(after, root)
 from gymview.live.encoding.encoder_child import serve
-serve()
+serve(replies=replies)
 """
 
 
@@ -94,15 +97,18 @@ class EncoderProcess:
         self._output: Any = None  # the child's stdout and stderr: a temporary file
         self._pending: tuple[bytes, memoryview, Any] | None = None
         self._died: EncoderProcessError | None = None  # the child was found dead while handing a frame over
-        self._pickled: tuple[Any, bytes] | None = None  # the last painter taken, and its pickle
+        # the last painter taken, and its pickle until the child has it (a renderer's pickle can be megabytes)
+        self._pickled: tuple[Any, bytes | None] | None = None
         self._child_painter: Any = None  # the painter the child holds
         self._replies = 0
+        self._has_run = False
         self.last_encode_seconds = 0.0  # the child's time for the last frame
         self.last_was_key = False  # the last frame received is an H.264 key frame
 
     @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+    def has_run(self) -> bool:
+        """True once a helper started here: a later start that fails is not a reason to draw elsewhere."""
+        return self._has_run
 
     @property
     def pid(self) -> int | None:
@@ -175,6 +181,7 @@ class EncoderProcess:
             request = (REQUEST.pack(STATE, state.nbytes, 0, *options), state.data.cast("B"), frame.painter)
         if self._process is None:
             self._process, self._child_painter = self._start(), None
+            self._has_run = True
         self._pending = request
         try:
             self._write(*request)
@@ -204,8 +211,12 @@ class EncoderProcess:
             return True
         assert process.stdout is not None  # stdout=PIPE
         try:
+            if hasattr(select, "poll"):  # any descriptor number (select() stops at 1024)
+                poller = select.poll()
+                poller.register(process.stdout, select.POLLIN)
+                return bool(poller.poll(0))
             return bool(select.select([process.stdout], [], [], 0)[0])
-        except (OSError, ValueError):  # a pipe select() cannot watch (Windows), or closed meanwhile
+        except (OSError, ValueError):  # a pipe it cannot watch (Windows), or closed meanwhile: read it
             return True
 
     def _read(self) -> tuple[bytes, int, int]:
@@ -224,10 +235,12 @@ class EncoderProcess:
     def _write(self, header: bytes, payload: memoryview, painter: Any) -> None:
         parts = [header, payload]
         if painter is not None and painter is not self._child_painter:
-            assert self._pickled is not None  # submit() took the painter
-            pickled_painter = self._pickled[1]
+            taken = self._pickled
+            pickled_painter = taken[1] if taken is not None and taken[0] is painter else None
+            if pickled_painter is None:  # sent to a helper before, which died: pickled again for a new one
+                pickled_painter = _pickled_painter(painter)
             parts = [REQUEST.pack(PAINTER, len(pickled_painter), 0, 0, 0), pickled_painter, *parts]
-            self._child_painter = painter
+            self._child_painter, self._pickled = painter, (painter, None)
         process = self._process
         assert process is not None and process.stdin is not None  # started by submit(), stdin=PIPE
         write_all(process.stdin.fileno(), parts)
@@ -244,10 +257,9 @@ class EncoderProcess:
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
-        how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
         return EncoderProcessError(
-            f"gymview's helper process {how} while making a frame; the frame is lost, and "
-            f"the next one starts a new helper{_last_lines(output)}"
+            f"gymview's helper process {_how_it_ended(status)}: the frame it was given is lost, and the "
+            f"next one starts a new helper{_last_lines(output)}"
         )
 
     def close(self, timeout: float = 5.0) -> None:
@@ -265,7 +277,16 @@ class EncoderProcess:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout)
+            process.wait()
+
+
+def _how_it_ended(status: int) -> str:
+    if status >= 0:
+        return f"exited with status {status}"
+    try:
+        return f"was killed by {signal.Signals(-status).name}"
+    except ValueError:  # a real-time signal, which has no name
+        return f"was killed by signal {-status}"
 
 
 def _last_lines(output: Any) -> str:

@@ -17,6 +17,7 @@ poller: its buttons act when the cell ends, and at once for loops in a thread (`
 
 from __future__ import annotations
 
+import logging
 import queue
 import sys
 import threading
@@ -87,8 +88,8 @@ class MarimoCommPoller:
         for comm_id, content in mine:
             try:
                 handlers[comm_id](content)
-            except Exception:  # as the kernel would: the user's loop goes on
-                pass
+            except Exception:  # as the kernel would: logged, and the user's loop goes on
+                logging.getLogger("gymview").exception("a live view's message handler failed")
         return len(mine)
 
 

@@ -225,6 +225,8 @@ class _AnsweringSocket:
 
     def send_multipart(self, msg: list[Any], copy: bool = False, **kwargs: Any) -> Any:
         answers = self._answers
+        if not answers.busy():  # the main shell answers everything itself: read nothing
+            return self._socket.send_multipart(msg, copy=copy, **kwargs)
         session = answers.kernel.session
         try:  # only peeked at: the session refuses a message it deserialized once as a replay
             idents, parts = session.feed_identities(msg, copy=False)

@@ -24,7 +24,8 @@ from gymview.live.kernels.thread_switches import switch_interval_lease
 
 __all__ = ["add", "live_views", "remove"]
 
-# open view -> what makes it inert in a forked child; weak: a view never closed is not kept alive here
+# open view -> what makes it inert in a forked child. Weak, so gymview keeps no view alive; ipywidgets
+# itself holds every widget until it is closed.
 _views: weakref.WeakKeyDictionary[Any, Callable[[Any], None]] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 

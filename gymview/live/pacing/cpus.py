@@ -9,6 +9,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -104,9 +105,15 @@ def torch_fills_cpus(cpus: float | None = None) -> bool:
     get_num_threads = getattr(sys.modules.get("torch"), "get_num_threads", None)
     if get_num_threads is None:
         return False
-    cpus = usable_cpus() if cpus is None else cpus
+    cpus = _usable_cpus_here() if cpus is None else cpus
     # a thread per physical core: half the logical CPUs where each core runs two
     return get_num_threads() >= max(1, math.floor(cpus / 2))
+
+
+@functools.cache
+def _usable_cpus_here() -> float:
+    """:func:`usable_cpus`, read once: SB3 views ask at every frame."""
+    return usable_cpus()
 
 
 def thread_wait_seconds() -> float | None:
