@@ -220,7 +220,8 @@ def test_a_loop_in_a_cell_streams_and_obeys_the_buttons(marimo_app, mode):
     with chromium_page() as page:
         page.goto(server.url)
         stopped_at = steer(page, out.parent)
-        wait_until(out.exists, "the cell to end", timeout=60, poll=0.05)
+        # the file is made, then written: read it once it holds the outcome
+        wait_until(lambda: out.exists() and out.read_text(), "the cell to end", timeout=60, poll=0.05)
         # The Python loop itself was held: it took exactly the steps the view showed.
         assert out.read_text() == f"stopped {stopped_at}"
 

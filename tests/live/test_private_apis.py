@@ -87,8 +87,11 @@ def test_an_ipykernel_6_without_its_queue_gets_no_poller_and_one_warning(monkeyp
     assert results == [None, None] and len(texts) == 1 and "msg_queue" in texts[0]
 
 
-def test_a_marimo_whose_control_loop_is_laid_out_otherwise_gets_no_poller_and_one_warning():
-    results, texts = warned(MarimoCommPoller.for_this_kernel)  # no marimo control loop on this stack
+def test_a_marimo_whose_control_loop_is_laid_out_otherwise_gets_no_poller_and_one_warning(monkeypatch):
+    from gymview.live.kernels import marimo_poller
+
+    monkeypatch.setattr(marimo_poller, "in_marimo", lambda: True)  # a marimo cell, with no control loop on its stack
+    results, texts = warned(MarimoCommPoller.for_this_kernel)
     assert results == [None, None] and len(texts) == 1 and "listen_messages" in texts[0]
 
 
@@ -99,6 +102,10 @@ def test_a_marimo_without_cell_lifecycles_shows_the_view_and_warns_once(monkeypa
     monkeypatch.setitem(sys.modules, "marimo._runtime.cell_lifecycle_item", None)  # the import fails
     _, texts = warned(lambda: marimo_cell.show_in_cell("view", on_cell_end=lambda: None))
     assert shown == ["view", "view"] and len(texts) == 1 and "cell_lifecycle_item" in texts[0]
+
+
+def test_outside_marimo_no_warning_is_given():
+    assert warned(MarimoCommPoller.for_this_kernel) == ([None, None], [])
 
 
 def test_every_private_api_has_its_versions_and_its_fallback_in_the_architecture_map():

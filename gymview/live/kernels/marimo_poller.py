@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any
 
+from gymview._internal.kernel import in_marimo
 from gymview._internal.private_apis import warn_missing
 
 Handler = Callable[[Any], None]  # a view's handler of one custom message's content
@@ -59,7 +60,7 @@ class MarimoCommPoller:
                     return cls(batcher, threading.get_ident())
                 break
             frame = frame.f_back
-        if threading.current_thread() is threading.main_thread():  # where marimo runs cells
+        if in_marimo() and threading.current_thread() is threading.main_thread():  # where marimo runs cells
             warn_missing("marimo._runtime.kernel_lifecycle.listen_messages (ui_request_mgr)")
         return None
 
