@@ -73,8 +73,8 @@ class LiveView(anywidget.AnyWidget):
         max_lag: Seconds a page may lag: while it acks (every 0.25 s), no frame goes out once the oldest it
             has not acked, or the frames its acks name, are this late (page_acks.PageAcks).
         max_overhead: The share of the loop's time its frames may cost, in ``(0, 1]``: the time the loop's own
-            thread takes to make and send them, plus the helper process's time for them where it has no core
-            of its own (the process may use fewer than three CPUs, or torch trains on every core).
+            thread takes to make and send them, plus the helper process's time for them as far as the loop
+            waited for a core meanwhile (all of it under a CPU quota below three CPUs, or with torch on every core).
         show_controls: Show Pause / Step / Stop / Speed under the picture.
         replay_seconds: Seconds of sent frames kept for the timeline slider and ``save_clip``
             (30 by default; 0 keeps none).
