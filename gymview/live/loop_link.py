@@ -95,7 +95,9 @@ class LoopLink:
         return self.poller is not None
 
     def go_inert(self) -> None:
-        """In a forked child: frames go nowhere and no socket of the parent's kernel is read."""
+        """In a forked child: frames go nowhere, no socket of the parent's kernel is read, and the parent's
+        helper is let go."""
+        self.streamer.forget_after_fork()
         self.streamer = FrameStreamer(lambda header, buffers: None, offload=False)
         self.poller = None
 

@@ -259,6 +259,12 @@ class FrameStreamer:
                 self._send(*self._outbox.popleft())
             self._raise_failure()
 
+    def forget_after_fork(self) -> None:
+        """In a child forked from this process: let go of the parent's helper (see ``EncoderProcess``)."""
+        if self._encoder is not None:
+            self._encoder.forget_after_fork()
+            self._encoder = None
+
     @property
     def acked(self) -> int:
         """The newest frame number the browser acknowledged, -1 before the first ack."""

@@ -53,3 +53,33 @@ def test_views_in_a_forked_child_are_inert_and_the_parent_streams_on(shown):
 
 def test_a_view_made_outside_a_fork_still_defaults_to_the_kernel_check():
     assert LiveView().stats["active"] is False  # no kernel here: inactive, as before
+
+
+@fork
+def test_a_forked_child_lets_go_of_the_helpers_pipes(shown):
+    """Else the helper never reads end-of-file while such a child lives (a fork pool, SB3's forkserver), and every
+    stop or close of the view waits for it, then kills it."""
+    import os
+
+    import psutil
+
+    view = shown(fps=120)
+    view.push(np.zeros((8, 8, 3), np.uint8), force=True)
+    view.flush()
+    (helper,) = [p for p in psutil.Process().children() if "encoder_child" in " ".join(p.cmdline())]
+    helper_stdin = os.stat(f"/proc/{helper.pid}/fd/0").st_ino
+    child = os.fork()
+    if child == 0:  # the at-fork hook made the views inert: no descriptor of the helper's stdin pipe is left
+        held = [fd for fd in os.listdir("/proc/self/fd") if _inode(f"/proc/self/fd/{fd}") == helper_stdin]
+        os._exit(0 if not held else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _inode(path):
+    import os
+
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None

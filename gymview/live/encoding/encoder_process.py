@@ -52,6 +52,9 @@ from gymview.live.encoding.encoder_child import (
 
 __all__ = ["EncoderProcess", "encoder_command"]
 
+# In a forked child, the parent's helpers, held so that nothing here ever waits for or kills them.
+_PARENTS_HELPERS: list[subprocess.Popen] = []
+
 OUTPUT_LIMIT = 1 << 20  # bytes of the child's output kept, at least
 
 # Run by `python -c`: move the replies off the descriptor print writes to before anything is imported,
@@ -261,6 +264,17 @@ class EncoderProcess:
             f"gymview's helper process {_how_it_ended(status)}: the frame it was given is lost, and the "
             f"next one starts a new helper{_last_lines(output)}"
         )
+
+    def forget_after_fork(self) -> None:
+        """In a child forked from this process: close the child's copies of the helper's pipes, so that the
+        parent's ``close()`` still ends the helper at once, and leave the helper to the parent."""
+        process, output, self._process, self._output = self._process, self._output, None, None
+        self._pending = self._died = None
+        if process is not None:
+            _PARENTS_HELPERS.append(process)  # never collected here: its finalizer would reap the parent's child
+        for stream in (process.stdin, process.stdout, output) if process is not None else (output,):
+            if stream is not None:
+                stream.close()
 
     def close(self, timeout: float = 5.0) -> None:
         """End the child: close its stdin, wait, kill as a last resort. Idempotent."""
