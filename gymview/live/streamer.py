@@ -139,12 +139,6 @@ class FrameStreamer:
         """True while frames are drawn and encoded in the helper process, not the caller's thread."""
         return self._encoder is not None
 
-    @property
-    def helper_pid(self) -> int | None:
-        """The helper process's id while one runs, else None."""
-        encoder = self._encoder
-        return encoder.pid if encoder is not None else None
-
     # -- the producer's side ----------------------------------------------------------------
     @property
     def running(self) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from gymview._internal.exits import how_it_ended
 from gymview._internal.user_code import error_text
 from gymview.neat.worker_side import Evaluation
 
@@ -208,4 +209,4 @@ class Workers:
             process.kill()
             process.join()
         code = process.exitcode  # (not process.close(): at exit multiprocessing may be joining it too)
-        return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        return how_it_ended(code)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
-import signal
 from collections.abc import Callable, Generator
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from gymview._internal.exits import how_it_ended
 from gymview._internal.user_code import error_text
 
 Call = tuple[Callable[..., Any], tuple[Any, ...]]
@@ -50,20 +50,6 @@ def _outcome(index: int, future: concurrent.futures.Future) -> Outcome:
     except concurrent.futures.CancelledError as cancelled:  # by the executor (a dask client closing)
         error = cancelled
     return (index, None, error_text(error)) if error is not None else (index, future.result(), None)
-
-
-def _ending(exitcode: int) -> str:
-    """How a process ended, from its exit code.
-
-    >>> _ending(-9), _ending(3)
-    ('killed by SIGKILL', 'exit code 3')
-    """
-    if exitcode >= 0:
-        return f"exit code {exitcode}"
-    try:
-        return f"killed by {signal.Signals(-exitcode).name}"
-    except ValueError:
-        return f"killed by signal {-exitcode}"
 
 
 class RestartingPool:
@@ -134,7 +120,7 @@ class RestartingPool:
         except EOFError:
             process.join()
             assert process.exitcode is not None  # joined
-            return index, None, f"its worker process died ({_ending(process.exitcode)}), also when run again alone"
+            return index, None, f"its worker process died ({how_it_ended(process.exitcode)}), also when run again alone"
         except BaseException:
             process.kill()  # an interrupt: nothing is left running
             process.join()

@@ -291,7 +291,7 @@ def test_a_killed_encoder_process_is_reported_with_its_signal_and_replaced():
     first.kill()  # not reaped here: the streamer reads how it ended
     wait_until(lambda: first.status() == psutil.STATUS_ZOMBIE)
     streamer.offer(frame(h=20, w=20), {"step": 1})
-    with pytest.raises(EncoderProcessError, match="killed by SIGKILL: the frame it was given is lost"):
+    with pytest.raises(EncoderProcessError, match=r"killed by SIGKILL\): the frame it was given is lost"):
         streamer.flush()
     assert not streamer.busy and streamer.skipped == 1
     streamer.offer(frame(h=20, w=20), {"step": 2})

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ try:
 except ImportError:  # Windows: pipes keep their size
     fcntl = None  # type: ignore[assignment]
 
+from gymview._internal.exits import how_it_ended
 from gymview._internal.user_code import pickled
 from gymview.errors import EncoderProcessError, FrameError
 from gymview.live.encoding.deferred import DeferredFrame
@@ -112,12 +112,6 @@ class EncoderProcess:
     def has_run(self) -> bool:
         """True once a helper started here: a later start that fails is not a reason to draw elsewhere."""
         return self._has_run
-
-    @property
-    def pid(self) -> int | None:
-        """The helper process's id while it runs."""
-        process = self._process
-        return process.pid if process is not None else None
 
     @property
     def busy(self) -> bool:
@@ -261,7 +255,7 @@ class EncoderProcess:
             if stream is not None:
                 stream.close()
         return EncoderProcessError(
-            f"gymview's helper process {_how_it_ended(status)}: the frame it was given is lost, and the "
+            f"gymview's helper process ended ({how_it_ended(status)}): the frame it was given is lost, and the "
             f"next one starts a new helper{_last_lines(output)}"
         )
 
@@ -292,15 +286,6 @@ class EncoderProcess:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-def _how_it_ended(status: int) -> str:
-    if status >= 0:
-        return f"exited with status {status}"
-    try:
-        return f"was killed by {signal.Signals(-status).name}"
-    except ValueError:  # a real-time signal, which has no name
-        return f"was killed by signal {-status}"
 
 
 def _last_lines(output: Any) -> str:
