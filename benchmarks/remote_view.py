@@ -5,7 +5,7 @@
 same     The same frames both ways: 300 frames of each env (CartPole-v1, Acrobot-v1, HalfCheetah-v5,
          Breakout), taken every step and every 10th step, shrunk to 512 pixels and compressed as the
          helper does it: downsample + JPEG quality 80, and the view's H.264 stream (scale + encode,
-         level 0, a key frame every 60): bytes per frame, the ratio, and milliseconds per frame.
+         crf 23, a key frame every 60): bytes per frame, the ratio, and milliseconds per frame.
 browser  JupyterLab in Chromium through tests/browser/slow_link.py: each link (0: localhost, no
          proxy limit; 4 and 1: Mbit/s each way with 40 ms latency) carries each env watched at fps=30,
          once with codec="jpeg" and once with codec="auto" (H.264: Chromium decodes it), the loop
@@ -13,7 +13,7 @@ browser  JupyterLab in Chromium through tests/browser/slow_link.py: each link (0
          builds its decoder and the first frames reach it late). Per run: frames/s the page drew over the run's last seconds,
          frames/s sent, the frame rate the overhead budget allowed at the end (``max_overhead``
          counts the helper's and the server's time per frame where no core is idle), bytes per frame
-         sent, the loop's steps/s and the stream's final quality level.
+         sent and the loop's steps/s.
 loop     The loop's speed with each codec in one kernel, no page: slices of a CartPole watched with
          codec="h264", one watched with codec="jpeg" and the plain env, alternating; medians of
          h264 / jpeg (and of a second plain slice / plain, the noise floor).
@@ -58,7 +58,7 @@ def remote(name, env, codec, seconds):
     after = env.view.stats
     frames = after["frames_sent"] - before["frames_sent"]
     per_frame = (after["bytes_sent"] - before["bytes_sent"]) / max(frames, 1)
-    print("REMOTE", steps, frames / seconds, per_frame, after["sent_as"], after["video_level"], after["fps_limit"], flush=True)
+    print("REMOTE", steps, frames / seconds, per_frame, after["sent_as"], after["fps_limit"], flush=True)
     env.close()
 print("READY")
 """
@@ -117,7 +117,7 @@ def through_links(links: list[float], seconds: float, envs: list[str]) -> None:
     runs = [(link, name, codec) for link in links for name in envs for codec in ("jpeg", "auto")]
     cells = [SETUP] + [f"remote({name!r}, {ENVS[name]}, {codec!r}, {seconds})" for _, name, codec in runs]
     print(f"\nJupyterLab + Chromium through a link of each rate (40 ms each way), fps=30, {seconds:g} s a run:\n")
-    print("| link | env | codec | frames/s drawn | frames/s sent | fps limit at the end | bytes/frame | loop steps/s | sent as (level) |")
+    print("| link | env | codec | frames/s drawn | frames/s sent | fps limit at the end | bytes/frame | loop steps/s | sent as |")
     print("|---|---|---|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp) / "root"
@@ -141,11 +141,11 @@ def through_links(links: list[float], seconds: float, envs: list[str]) -> None:
                 text = wait_for_output(page, index, "REMOTE", timeout_ms=int(seconds * 1000) + 180_000)
                 last, elapsed = drawn_in(page, index), time.monotonic() - started
                 line = next(line for line in text.splitlines() if line.startswith("REMOTE"))
-                _, steps, sent_fps, per_frame, sent_as, level, fps_limit = line.split()
+                _, steps, sent_fps, per_frame, sent_as, fps_limit = line.split()
                 # a view rendered again (an output added above it) counts from 0: no figure then
                 drawn = f"{(last - first) / elapsed:.1f}" if last >= first else "n/a"
                 print(f"| {rate or 'localhost'}{' Mbit/s' if rate else ''} | {name} | {codec} | {drawn} | "
-                      f"{float(sent_fps):.1f} | {float(fps_limit):.1f} | {float(per_frame):,.0f} | {float(steps):,.0f} | {sent_as} ({level}) |",
+                      f"{float(sent_fps):.1f} | {float(fps_limit):.1f} | {float(per_frame):,.0f} | {float(steps):,.0f} | {sent_as} |",
                       flush=True)
                 link.limit(None, 0.0)
 

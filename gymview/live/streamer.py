@@ -16,9 +16,8 @@ those wake-ups slow the loop (docs/performance.md). One watcher thread looks in 
 ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
 Flow control: :class:`~gymview.live.pacing.page_acks.PageAcks` holds frames back while a page whose acks
-arrive lags by ``max_lag``; an H.264 stream also steps its quality level down when frames queue on
-the link (:class:`~gymview.live.encoding.video_quality.VideoQuality`). Every message, resends included,
-takes a token from a process-wide :class:`~gymview.live.pacing.throttle.MessageBudget`.
+arrive lags by ``max_lag``. Every message, resends included, takes a token from a process-wide
+:class:`~gymview.live.pacing.throttle.MessageBudget`.
 
 >>> import numpy as np
 >>> sent = []
@@ -115,7 +114,7 @@ class FrameStreamer:
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._latest: tuple[dict[str, Any], bytes] | None = None
-        self._video = VideoStream(codec, self.max_lag, PAGE_FORGOTTEN_SECONDS)
+        self._video = VideoStream(codec, PAGE_FORGOTTEN_SECONDS)
         self._warned_blind = False  # told the user once that a page cannot decode a forced H.264 stream
         self._resend = False
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
@@ -278,9 +277,7 @@ class FrameStreamer:
         page is held to ``max_lag`` while its acks arrive."""
         with self._lock:
             now = self._clock()
-            queued = self._acks.acknowledge(int(seq), page, now)
-            if queued is not None:
-                self._video.quality.heard(queued, now)
+            self._acks.acknowledge(int(seq), page, now)
             self._video.heard_from(page, now)
 
     def page_ready(self, page: str, codecs: tuple[str, ...] | None) -> None:
@@ -315,11 +312,6 @@ class FrameStreamer:
     def codec(self, codec: str) -> None:
         with self._lock:
             self._video.codec = check_codec(codec)
-
-    @property
-    def video_level(self) -> int:
-        """The H.264 stream's quality level now: 0 is the best; a slow link raises it."""
-        return self._video.quality.level
 
     @property
     def sent_as(self) -> str | None:
@@ -380,8 +372,7 @@ class FrameStreamer:
             return
         image_format = self._video.format_for(self.image_format, self._clock())
         key = self._video.next_is_key(image_format)
-        value = self._video.quality.level if image_format == H264 else self.quality
-        self._submit(frame, info, image_format, value, key)
+        self._submit(frame, info, image_format, self.quality, key)
 
     def _submit(self, frame: Frame, info: dict[str, Any], image_format: str, value: int, key: bool) -> None:
         """Hand the frame to the helper, or make it here where no helper can start; a frame that cannot be

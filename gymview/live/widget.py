@@ -245,7 +245,7 @@ class LiveView(anywidget.AnyWidget):
         Returns:
             True when a frame is due.
         """
-        return self._active and self._throttle.due()
+        return self._active and self._throttle.seconds_until_due() <= 0.0
 
     def push(self, frame: Any, force: bool = False, **info: Any) -> bool:
         """Offer a frame for sending; never waits for encoding.
@@ -338,7 +338,7 @@ class LiveView(anywidget.AnyWidget):
         were replaced by newer ones or skipped by flow control before they went out, and
         ``frames_throttled`` were offered when none was due (``watch`` never renders those);
         ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet);
-        ``sent_as`` the last frame's format (None before it) and ``video_level`` the H.264 quality level (0: best);
+        ``sent_as`` the last frame's format (None before it);
         ``replay_frames`` the sent frames kept for the timeline slider and ``save_clip``;
         ``active``: pushed frames can reach a notebook front-end (in a kernel, not closed);
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
@@ -357,7 +357,6 @@ class LiveView(anywidget.AnyWidget):
             "last_acked_seq": streamer.acked,
             "bytes_sent": streamer.bytes_sent,
             "sent_as": streamer.sent_as,
-            "video_level": streamer.video_level,
             "messages_per_second": round(streamer.messages_per_second(), 2),
             "last_encode_ms": round(streamer.last_encode_ms, 3),
             "fps_limit": round(1.0 / throttle.interval, 2),

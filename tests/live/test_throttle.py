@@ -21,7 +21,7 @@ def test_overhead_budget_stretches_the_interval_for_costly_frames():
         throttle.record_cost(0.004)  # 4 ms a frame at 5% of the loop: one frame per 80 ms
     assert throttle.interval == pytest.approx(0.08, rel=0.01)
     assert throttle.accept(now=0.0)
-    assert not throttle.due(now=0.05) and throttle.due(now=0.081)
+    assert throttle.seconds_until_due(now=0.05) > 0 >= throttle.seconds_until_due(now=0.081)
     throttle.record_cost(10.0)  # one outlier moves the estimate by at most 4x / 4
     assert throttle.interval < 0.17
 
@@ -33,8 +33,6 @@ def test_bad_settings_are_rejected():
     for overhead in (0, 1.5, "0.1", True):
         with pytest.raises(ValueError, match="max_overhead"):
             FrameThrottle(max_overhead=overhead)
-    with pytest.raises(ValueError, match="budget"):
-        MessageBudget(rate=0, burst=1)
 
 
 def test_message_budget_limits_the_rate():

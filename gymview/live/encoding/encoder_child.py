@@ -5,8 +5,8 @@ with its pickle), so a start costs tens of milliseconds, not the kernel's thousa
 
 Parent → child, on the child's stdin: a 20-byte header of uint32 (kind, two sizes, max_size,
 value | format << 16 | KEY << 20) and a payload, by kind. Format 0 = JPEG and 1 = PNG take the JPEG
-quality as value; 2 = H.264 (:mod:`.h264`, one continuous stream) takes its quality level, and KEY
-asks for a key frame. Kinds:
+quality as value; 2 = H.264 (:mod:`.h264`, one continuous stream) ignores it, and KEY asks for a key
+frame. Kinds:
 FRAME (height, width; the H*W*3 pixels), PAINTER (byte count; a pickled painter, kept for the
 STATE requests that follow, no reply), STATE (byte count; the float64 state to paint).
 Child → parent, on a descriptor of its own (what was its stdout when it started; from then on its
@@ -150,5 +150,5 @@ def _encode(frame: np.ndarray, max_size: int, packed: int, stream: Any) -> tuple
 
         stream = H264Encoder()
     height, width = fit_size(frame.shape[0], frame.shape[1], max_size)
-    data, key = stream.encode(np.ascontiguousarray(frame), (width, height), bool(packed >> 20 & KEY), value)
+    data, key = stream.encode(np.ascontiguousarray(frame), (width, height), bool(packed >> 20 & KEY))
     return data, width, height, KEY if key else 0, stream

@@ -161,7 +161,7 @@ class EncoderProcess:
     ) -> None:
         """Hand ``frame`` to the child and return at once; :meth:`receive` collects the result.
 
-        ``quality`` is the JPEG quality, or for ``"h264"`` the stream's quality level; ``key`` asks
+        ``quality`` is the JPEG quality (H.264 ignores it); ``key`` asks
         the H.264 stream for a key frame. With the child idle the pipe is empty and widened to
         hold a whole frame, so the write is one system call that does not wait.
         """

@@ -3,7 +3,7 @@ that turns kept packets back into pictures (replay, ``save_clip``, the still ima
 
 Each frame in gives one packet out at once (libx264 ``ultrafast``/``zerolatency``: no B-frames, no
 look-ahead, one thread, so the helper never takes a second core). Key frames come on request (a new
-page, a decoder error), when the size or the quality level changes, and every ``KEY_INTERVAL`` frames,
+page, a decoder error), when the size changes, and every ``KEY_INTERVAL`` frames,
 so that any kept frame decodes from a key frame at most that many packets before it. Packets are
 Annex B with the SPS and PPS before every key frame: a page configures its decoder from the key
 frame alone. The encoder shrinks each frame (area averaging) and converts it to YUV in one pass of
@@ -26,15 +26,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["H264", "KEY_INTERVAL", "QUALITY_LEVELS", "H264Encoder", "codec_string", "decode_h264", "h264_unavailable"]
+__all__ = ["H264", "KEY_INTERVAL", "H264Encoder", "codec_string", "decode_h264", "h264_unavailable"]
 
 H264 = "h264"  # the format name in frame messages
 
 # Frames between key frames: a kept frame decodes from at most this many packets.
 KEY_INTERVAL = 60
-# x264's constant rate factor for each quality level: level 0 looks like JPEG quality 80 at a tenth of
-# its bytes; each next level roughly halves the bytes (for a slow link).
-QUALITY_LEVELS = (23, 28, 33, 38)
+# x264's constant rate factor: it looks like JPEG quality 80 at a tenth of its bytes.
+CRF = 23
 
 
 @functools.lru_cache(maxsize=1)
@@ -62,7 +61,7 @@ def _av() -> Any:
 
 
 class H264Encoder:
-    """One continuous H.264 stream of RGB frames; a new stream (from a key frame) when the size or level changes.
+    """One continuous H.264 stream of RGB frames; a new stream (from a key frame) when the size changes.
 
     Examples:
         >>> import numpy as np
@@ -75,10 +74,9 @@ class H264Encoder:
         self._context: Any = None
         self._scaler: Any = None
         self._size: tuple[int, int] | None = None
-        self._level = 0
         self._count = 0  # frames since the stream's last key frame
 
-    def encode(self, frame: np.ndarray, size: tuple[int, int], key: bool = False, level: int = 0) -> tuple[bytes, bool]:
+    def encode(self, frame: np.ndarray, size: tuple[int, int], key: bool = False) -> tuple[bytes, bool]:
         """The packet of one (H, W, 3) uint8 RGB frame shown at ``size``, and whether it is a key frame.
 
         Args:
@@ -86,15 +84,13 @@ class H264Encoder:
             size: (width, height) to show it at (``gymview.image.frames.fit_size``); odd sides are
                 coded one pixel longer.
             key: Make it a key frame (a page that joins or lost the stream needs one).
-            level: Index into ``QUALITY_LEVELS``; a change starts a new stream.
         """
         av = _av()
         width, height = size[0] + size[0] % 2, size[1] + size[1] % 2
-        level = min(max(int(level), 0), len(QUALITY_LEVELS) - 1)
-        if self._context is None or self._size != (width, height) or level != self._level:
-            self._context = self._open(av, width, height, QUALITY_LEVELS[level])
+        if self._context is None or self._size != (width, height):
+            self._context = self._open(av, width, height, CRF)
             self._scaler = av.video.reformatter.VideoReformatter()  # keeps its scaler from frame to frame
-            self._size, self._level, self._count, key = (width, height), level, 0, True
+            self._size, self._count, key = (width, height), 0, True
         picture = self._scaler.reformat(
             av.VideoFrame.from_ndarray(frame, format="rgb24"),
             width=width,

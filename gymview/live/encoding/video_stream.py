@@ -1,8 +1,8 @@
 """VideoStream: a view's H.264 side, for its FrameStreamer (which holds the lock around every call):
-which format each frame goes as, when one must be a key frame, the quality level, and the packets
+which format each frame goes as, when one must be a key frame, and the packets
 since the last key frame (from which the latest frame is shown as an image).
 
->>> stream = VideoStream("auto", max_lag=0.5)
+>>> stream = VideoStream("auto")
 >>> stream.format_for("jpeg", now=0.0)  # no page has said what it decodes
 'jpeg'
 >>> stream.page_ready("k3x9", ("h264",), now=1.0)
@@ -19,7 +19,6 @@ import numpy as np
 from gymview.image.codec import encode_frame
 from gymview.live.encoding import h264
 from gymview.live.encoding.h264 import H264, H264Encoder, codec_string, decode_h264
-from gymview.live.encoding.video_quality import VideoQuality
 
 __all__ = ["CODECS", "VideoStream", "check_codec"]
 
@@ -46,9 +45,8 @@ class VideoStream:
     """The stream's state between frames; ``forget_after``: seconds after which a silent page no longer
     counts for the choice of format."""
 
-    def __init__(self, codec: str, max_lag: float, forget_after: float = 60.0) -> None:
+    def __init__(self, codec: str, forget_after: float = 60.0) -> None:
         self.codec = check_codec(codec)
-        self.quality = VideoQuality(max_lag)
         self.forget_after = forget_after
         self._pages: dict[str, tuple[frozenset[str], float]] = {}  # page -> (codecs it decodes, last heard)
         self._key_wanted = False
@@ -129,4 +127,4 @@ class VideoStream:
         """Encode in the kernel (the helper process could not start): the same stream."""
         if self._here is None:
             self._here = H264Encoder()
-        return self._here.encode(np.ascontiguousarray(picture), size, key, self.quality.level)
+        return self._here.encode(np.ascontiguousarray(picture), size, key)
