@@ -107,6 +107,7 @@ def watch(
     fast_render: bool = True,
     max_overhead: float | None = None,
     codec: str | None = None,
+    draw: str | None = None,
 ) -> Any:
     """Wrap ``env`` so its frames stream into an inline ``LiveView`` while it steps.
 
@@ -128,7 +129,7 @@ def watch(
         display: Show the view now; False to show ``env.view`` yourself.
         view: An existing ``LiveView`` to show the frames in, with its own settings (leave out the view's
             settings here: ``fps``, ``max_size``, ``quality``, ``image_format``, ``title``,
-            ``max_overhead``, ``codec``).
+            ``max_overhead``, ``codec``, ``draw``).
         record: A folder: also record every episode at full resolution to
             ``{record}/{env id}-episode-{n}.mp4`` (see ``gymview.RecordVideo``). The view then
             shows the frames being recorded, so recording costs it no extra render. Single envs
@@ -142,6 +143,9 @@ def watch(
             ``env.render()`` in the loop.
         max_overhead: The share of the loop's time frames may cost (0.1).
         codec: ``"auto"`` (H.264 to pages that decode it), ``"h264"``, ``"jpeg"`` or ``"png"`` (``LiveView``).
+        draw: ``"auto"`` (the default): the page draws gymnasium's classic-control envs itself from their
+            states, a few bytes a frame; other envs go as pictures. ``"page"`` insists (an error for an env
+            the page cannot draw), ``"kernel"`` sends pictures always (``LiveView``).
 
     Returns:
         The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,
@@ -171,12 +175,13 @@ def watch(
         "title": title,
         "max_overhead": max_overhead,
         "codec": codec,
+        "draw": draw,
     }
     settings = {name: value for name, value in settings.items() if value is not None}
     if view is not None and settings:
         raise ValueError(
             "watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
-            "image_format, title, max_overhead and codec on the LiveView instead (LiveView(fps=15, ...))"
+            "image_format, title, max_overhead, codec and draw on the LiveView instead (LiveView(fps=15, ...))"
         )
     spec, snapshot = getattr(env, "spec", None), None
     if kind in ("aec", "parallel"):
@@ -205,6 +210,7 @@ def watch(
             check_mujoco_rendering()
         if kind == "env" and fast_render:
             snapshot = snapshot_for(cast(gym.Env, env))  # may raise: before a view exists
+        _check_page_draws(draw, env, kind, fast_render, default_title or type(env).__name__)
     made_view = view is None
     if view is None:
         view = LiveView(**{"title": default_title, **settings})
@@ -226,6 +232,25 @@ def watch(
     if display:
         view.show()
     return wrapped
+
+
+def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, name: str) -> None:
+    """With ``draw="page"``, raise ValueError unless the page can draw this single or vector env's frames
+    itself (an SB3 VecEnv is refused at its first frame)."""
+    if draw != "page":
+        return
+    if kind == "env":
+        painter: Any = renderer_for(env)
+    elif kind == "vector":
+        painter = state_painter(getattr(env, "envs", None))
+    else:
+        return
+    if not fast_render or painter is None or painter.page_scene() is None:
+        raise ValueError(
+            f"watch(draw='page'): the page cannot draw {name}; it draws gymnasium's classic-control envs "
+            "(CartPole, MountainCar, Acrobot, Pendulum) from their states, with fast_render=True. Leave draw out "
+            "to send its frames as pictures"
+        )
 
 
 def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:

@@ -1,5 +1,6 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
+import { drawScene } from "./scene.js";
 import { KERNEL_GONE, RateMeter, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
@@ -54,6 +55,19 @@ export function drawLoop(dom, stream) {
     }
   };
 
+  /** Put `frame` on the canvas: a picture, or a state drawn with its scene (false until that scene is here). */
+  const paint = ({ header, bitmap }) => {
+    const scene = stream.scene;
+    if (header.format === "scene" && scene?.id !== header.scene) return false;
+    if (canvas.width !== header.width || canvas.height !== header.height) {
+      canvas.width = header.width;
+      canvas.height = header.height;
+    }
+    if (header.format === "scene") drawScene(context, scene, bitmap.state, canvas.width, canvas.height);
+    else context.drawImage(bitmap, 0, 0);
+    return true;
+  };
+
   const draw = (refresh) => {
     scheduled = 0;
     showState();
@@ -61,12 +75,8 @@ export function drawLoop(dom, stream) {
     if (more) schedule(); // the next queued frame at the next refresh
     const frame = stream.replayed ?? live;
     if (frame === null || frame === drawnFrame) return;
-    const { header, bitmap } = frame;
-    if (canvas.width !== header.width || canvas.height !== header.height) {
-      canvas.width = header.width;
-      canvas.height = header.height;
-    }
-    context.drawImage(bitmap, 0, 0);
+    if (!paint(frame)) return;
+    const { header } = frame;
     drawnFrame = frame;
     el.dataset.replayIndex = frame === stream.replayed ? String(header.replay) : "";
     if (frame === stream.replayed) {

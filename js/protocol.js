@@ -2,8 +2,10 @@
 //
 // Protocol (mirrors gymview/live/protocol.py; bump PROTOCOL_VERSION in both places together):
 //   kernel → browser, custom message + one binary buffer holding the image:
-//     {type: "frame", v: 1, seq, format: "jpeg" | "png" | "h264", width, height,
-//      step, episode, episode_return, dropped, acked, agent, returns, key?, codec?}
+//     {type: "frame", v: 2, seq, format: "jpeg" | "png" | "h264" | "scene", width, height,
+//      step, episode, episode_return, dropped, acked, agent, returns, key?, codec?, scene?}
+//     format "scene": the buffer is the state the page draws (little-endian float32), with the scene
+//     whose id the header's "scene" names: the widget's "_scene" trait (scene.js draws it).
 //     format "h264": the buffer is one access unit (Annex B) of a continuous stream; key: a key frame
 //     (with its SPS and PPS), codec: the stream's WebCodecs codec string. Every such frame is decoded,
 //     in order, from a key frame on (video.js).
@@ -13,7 +15,7 @@
 //     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
 //     them rarely).
 //   browser → kernel (client identifies this page; one kernel may serve several):
-//     {type: "ready", v: 1, client, codecs}       a view was rendered; the kernel resends its latest frame (an
+//     {type: "ready", v: 2, client, codecs}       a view was rendered; the kernel resends its latest frame (an
 //                                                 image) and its state (sent again until a state message comes:
 //                                                 READY_TRIES); codecs: the video codecs this page decodes
 //     {type: "keyframe", client}                  this page cannot decode the stream from here: send a key frame
@@ -30,7 +32,7 @@
 //     heard: ids of the latest clicks the kernel applied; a frame with `replay: index` is a kept frame
 //     shown again, not a new one.
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 export const MIME = { jpeg: "image/jpeg", png: "image/png" };
 
@@ -66,6 +68,14 @@ export const isState = (msg) => Boolean(msg) && msg.type === "state";
 export const isFrame = (msg, buffers) => Boolean(msg) && msg.type === "frame" && Boolean(buffers) && buffers.length >= 1;
 export const isReplay = (msg) => msg.replay !== undefined && msg.replay !== null;
 export const isVideo = (msg) => msg.format === "h264";
+export const isScene = (msg) => msg.format === "scene";
+
+/** A scene frame's state: the buffer's little-endian float32 numbers, copied. */
+export function stateOf(buffer) {
+  const state = new Float32Array(buffer.byteLength / 4);
+  new Uint8Array(state.buffer).set(new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength));
+  return state;
+}
 
 /** The image of a frame message as a Blob of its format. */
 export function imageOf(msg, buffer) {

@@ -2,7 +2,7 @@
 // and tell the views. Frames are handled per model (not per view), so a frame that arrives before
 // any view exists is kept and drawn as soon as one renders.
 import { ControlChannel } from "./controls.js";
-import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isState, isVideo, keyFrameMessage, readyMessage, replayMessage, visibilityMessage } from "./protocol.js";
+import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isScene, isState, isVideo, keyFrameMessage, readyMessage, replayMessage, stateOf, visibilityMessage } from "./protocol.js";
 import { KEY_ASK_MS, VideoFrames } from "./video.js";
 
 // Acks go at most this often, each for the newest frame drawn: every message to a busy kernel costs
@@ -137,17 +137,27 @@ export class FrameStream {
 
   async onReplay(msg, blob) {
     try {
-      const bitmap = await this.decode(blob);
-      if (!this.replaying || this.closed) {
-        bitmap.close?.(); // the run went on while it decoded (live frames win), or the widget went away
-        return;
-      }
-      this.replayed?.bitmap.close?.();
-      this.replayed = { header: msg, bitmap };
-      this.tell();
+      this.showReplay(msg, await this.decode(blob));
     } catch {
       this.errors += 1;
     }
+  }
+
+  /** A kept frame the replay slider asked for, decoded: shown unless the run went on meanwhile. */
+  showReplay(msg, picture) {
+    if (!this.replaying || this.closed) {
+      picture.close?.(); // the run went on while it decoded (live frames win), or the widget went away
+      return;
+    }
+    this.replayed?.bitmap.close?.();
+    this.replayed = { header: msg, bitmap: picture };
+    this.tell();
+  }
+
+  /** The scene scene frames are drawn with now (the widget's "_scene" trait), or null. */
+  get scene() {
+    const scene = this.model.get("_scene");
+    return scene && scene.kind ? scene : null;
   }
 
   /** @param {any} msg @param {DataView[]} buffers */
@@ -162,7 +172,8 @@ export class FrameStream {
     }
     if (!isFrame(msg, buffers)) return;
     if (isReplay(msg)) {
-      this.onReplay(msg, imageOf(msg, buffers[0]));
+      if (isScene(msg)) this.showReplay(msg, { state: stateOf(buffers[0]) });
+      else this.onReplay(msg, imageOf(msg, buffers[0]));
       return;
     }
     if (msg.v !== PROTOCOL_VERSION && !this.versionWarned) {
@@ -180,6 +191,10 @@ export class FrameStream {
       if (this.lastSeq >= 0) this.gaps += msg.seq - this.lastSeq - 1;
       this.lastSeq = msg.seq;
       this.received += 1;
+    }
+    if (isScene(msg)) {
+      this.show(msg, { state: stateOf(buffers[0]) }); // the page draws it from its state (scene.js)
+      return;
     }
     this.waiting = { header: msg, blob: imageOf(msg, buffers[0]) };
     this.decodeNext();

@@ -4,6 +4,7 @@ import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
 import { bindKeyboard } from "./keyboard.js";
+import { loadScene } from "./scene.js";
 import { videoCodecs } from "./video.js";
 
 // anywidget hands initialize() and each render() a different proxy of the same model, so the
@@ -28,8 +29,15 @@ function initialize({ model }) {
   const stream = streamOf(model);
   const onCustom = (msg, buffers) => stream.onMessage(msg, buffers);
   model.on("msg:custom", onCustom);
+  const onScene = () => {
+    if (stream.scene) loadScene(stream.scene, () => stream.tell());
+    stream.tell(); // frames waiting for this scene are drawn now
+  };
+  model.on("change:_scene", onScene);
+  onScene();
   return () => {
     model.off("msg:custom", onCustom);
+    model.off("change:_scene", onScene);
     stream.close();
     streams.delete(model.get("_stream_id"));
   };

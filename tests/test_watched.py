@@ -153,7 +153,7 @@ def test_vector_partial_reset_keeps_the_running_returns(shown):
 
 
 def test_watch_draws_classic_control_frames_in_the_encoder_process(shown, monkeypatch):
-    view = shown(max_size=600, image_format="png")
+    view = shown(max_size=600, image_format="png", draw="kernel")
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
     monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
     env.reset(seed=4)
@@ -206,7 +206,7 @@ def test_watch_pumps_each_encoded_frame_out_while_the_loop_runs(shown, monkeypat
 def test_sync_vector_env_sub_envs_are_drawn_from_their_states_in_the_encoder_process(shown, monkeypatch):
     from gymview.renderers import tiled
 
-    view = shown(fps=120, max_size=2000, image_format="png")
+    view = shown(fps=120, max_size=2000, image_format="png", draw="kernel")
     sync = gym.vector.SyncVectorEnv([lambda: gym.make("MountainCar-v0", render_mode="rgb_array")] * 2)
     envs = gymview.watch(sync, view=view, display=False)
     for env in sync.envs:

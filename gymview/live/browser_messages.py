@@ -127,7 +127,7 @@ class BrowserMessages:
         if index is None or not -len(history) <= index < len(history):
             return
         try:
-            header, data = history.get(index)
+            header, data = history.get(index, self.streamer.scene_id)
         except IndexError:  # the oldest frames aged out meanwhile
             return
         self.streamer.post(protocol.replay_header(header, index if index >= 0 else len(history) + index), [data])

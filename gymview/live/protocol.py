@@ -2,7 +2,7 @@
 
 Kernel → browser (a widget custom message; the image travels as the one binary buffer)::
 
-    {"type": "frame", "v": 1, "seq": 17, "format": "jpeg", "width": 512, "height": 341,
+    {"type": "frame", "v": 2, "seq": 17, "format": "jpeg", "width": 512, "height": 341,
      "step": 1234, "episode": 5, "episode_return": 37.0, "dropped": 456, "acked": 15,
      "agent": null, "returns": null}
 
@@ -15,6 +15,10 @@ agent's running return (``{"player_0": 1.0, "player_1": -1.0}``), in place of ``
 cannot read acks now (a blocking cell without comms over subshells) and the browser sends them
 rarely, so they do not pile up.
 
+With ``"format": "scene"`` the buffer is a state the page draws itself (little-endian float32 numbers), and
+``"scene"`` is the id of the scene it is drawn with: the widget's ``_scene`` trait, a JSON description sent
+once (``gymview.live.encoding.scene_frames``, ``js/scene.js``).
+
 With ``"format": "h264"`` the buffer is one H.264 access unit (Annex B) of a continuous stream, and the
 header adds ``"key": true`` for a key frame (which starts with its SPS and PPS: a decoder can start
 there) and ``"codec": "avc1.42c01e"``, the stream's WebCodecs codec string. Every such frame must be
@@ -22,7 +26,7 @@ decoded, in order; a page that cannot (it has no key frame yet, or its decoder f
 
 Browser → kernel (``client`` identifies one browser page; a kernel may have several)::
 
-    {"type": "ready", "v": 1, "client": "k3x9", "codecs": ["h264"]}
+    {"type": "ready", "v": 2, "client": "k3x9", "codecs": ["h264"]}
         a view was rendered; the kernel resends its latest frame (as an image) and its state (the page sends it
         again until a state comes); ``codecs``: the video codecs this page decodes (``codec="auto"`` streams
         H.264 while every page decodes it)
@@ -64,7 +68,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 FRAME = "frame"
 READY = "ready"

@@ -50,6 +50,7 @@ from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.encoder_process import EncoderProcess
 from gymview.live.encoding.h264 import H264
 from gymview.live.encoding.replay import FrameHistory
+from gymview.live.encoding.scene_frames import SCENE, SceneFrames
 from gymview.live.encoding.video_stream import VideoStream, check_codec
 from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
 from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
@@ -96,6 +97,8 @@ class FrameStreamer:
         history: FrameHistory | None = None,
         codec: str = "auto",
         on_watching: Callable[[bool], None] = lambda active: None,
+        draw: str = "auto",
+        on_scene: Callable[[dict[str, Any]], None] = lambda scene: None,
     ) -> None:
         if isinstance(max_lag, bool) or not isinstance(max_lag, (int, float)) or not max_lag > 0:
             raise ValueError(f"max_lag must be a positive number of seconds; got {max_lag!r}")
@@ -114,6 +117,9 @@ class FrameStreamer:
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._latest: tuple[dict[str, Any], bytes] | None = None
+        self._scenes = SceneFrames(draw, on_scene)  # frames the page draws from their states
+        # the last frame if the page drew it, and that frame as an image once asked for
+        self._latest_scene: tuple[DeferredFrame, tuple[dict[str, Any], bytes] | None] | None = None
         self._video = VideoStream(codec, PAGE_FORGOTTEN_SECONDS)
         self._warned_blind = False  # told the user once that a page cannot decode a forced H.264 stream
         self._resend = False
@@ -160,7 +166,7 @@ class FrameStreamer:
         self._watcher.check()
         with self._lock:
             self._raise_failure()
-            if not isinstance(frame, np.ndarray):
+            if not self._scenes.take(frame) and not isinstance(frame, np.ndarray):
                 self._take_painter(frame.painter)
             if self._waiting is not None:
                 self.replaced += 1
@@ -168,14 +174,15 @@ class FrameStreamer:
             self._advance()
             self._keep_watching()
 
-    def check(self, painter: Any = None) -> None:
-        """Raise what :meth:`offer` would raise before taking a frame drawn by ``painter`` (None: pixels),
-        taking nothing: a frame lost since the last call, an unpicklable painter, the watcher's failure."""
+    def check(self, frame: Any = None) -> None:
+        """Raise what :meth:`offer` would raise before taking ``frame`` (None: pixels not yet seen), taking
+        nothing: a frame lost since the last call, an unpicklable painter, a frame ``draw="page"`` cannot
+        draw, the watcher's failure."""
         self._watcher.check()
         with self._lock:
             self._raise_failure()
-            if painter is not None:
-                self._take_painter(painter)
+            if frame is not None and not self._scenes.take(frame) and hasattr(frame, "painter"):
+                self._take_painter(frame.painter)
 
     def pump(self) -> bool:
         """If the encoded frame is back, send it and submit the next; True if a frame was sent.
@@ -314,6 +321,11 @@ class FrameStreamer:
             self._video.codec = check_codec(codec)
 
     @property
+    def scene_id(self) -> int:
+        """The id of the scene the pages draw scene frames with now (0: none yet)."""
+        return self._scenes.scene_id
+
+    @property
     def sent_as(self) -> str | None:
         """The format of the last frame sent, None before the first."""
         latest = self._latest
@@ -370,6 +382,12 @@ class FrameStreamer:
         if not self._budget.try_acquire():
             self.skipped += 1
             return
+        if self._scenes.draws(frame):  # a state for the page to draw: nothing to make here
+            self._encoded_here = (*self._scenes.pack(frame, self.max_size), False)
+            self._in_encoder = (frame, info, time.perf_counter(), SCENE)
+            self.last_encode_ms = 0.0
+            self._collect()
+            return
         image_format = self._video.format_for(self.image_format, self._clock())
         key = self._video.next_is_key(image_format)
         self._submit(frame, info, image_format, self.quality, key)
@@ -402,7 +420,7 @@ class FrameStreamer:
         """Send the frame in the encoder if its reply is back (and it was submitted ``older_than`` s ago)."""
         if self._in_encoder is None or time.perf_counter() - self._in_encoder[2] < older_than:
             return False
-        _, info, _, image_format = self._in_encoder
+        frame, info, _, image_format = self._in_encoder
         if self._encoded_here is None and self._encoder is not None:
             if not self._encoder.reply_ready():
                 return False
@@ -423,8 +441,12 @@ class FrameStreamer:
         header = frame_header(
             self._seq, image_format, width, height, info, self.replaced + self.skipped, self._acks.acked
         )
+        if image_format == SCENE:
+            header["scene"] = self._scenes.scene_id
+            self.history.keep_painter(self._scenes.scene_id, self._scenes.painter)
         self._video.sent(header, data, key)
         self._latest = (header, data)
+        self._latest_scene = (frame, None) if not isinstance(frame, np.ndarray) and image_format == SCENE else None
         self.history.add(header, data, self._clock())
         self._send(header, [data])
         self.sent += 1
@@ -446,6 +468,14 @@ class FrameStreamer:
     def _latest_image(self) -> tuple[dict[str, Any], bytes] | None:
         if self._latest is None:
             return None
+        if self._latest_scene is not None:  # drawn here once, for a page that has just rendered or the still image
+            frame, image = self._latest_scene
+            if image is None:
+                picture = downsample(frame.draw(), self.max_size)
+                header = {**self._latest[0], "format": self.image_format, "scene": None}
+                image = (header, encode_frame(picture, self.image_format, self.quality))
+                self._latest_scene = (frame, image)
+            return image
         return self._video.image_of(self._latest, self.image_format, self.quality)
 
     def _lose_frame(self, error: FrameError | EncoderProcessError, cause: BaseException | None = None) -> None:

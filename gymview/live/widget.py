@@ -34,7 +34,7 @@ from gymview.live import frontend, protocol
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
-from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, DEFAULT_SECONDS, FrameHistory
+from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, FrameHistory
 from gymview.live.encoding.video_stream import check_codec
 from gymview.live.kernels import registry
 from gymview.live.kernels.ipykernel6_poller import Ipykernel6CommPoller
@@ -77,10 +77,14 @@ class LiveView(anywidget.AnyWidget):
             waited for a core meanwhile (all of it under a CPU quota below three CPUs, or with torch on every core).
         show_controls: Show Pause / Step / Stop / Speed under the picture.
         replay_seconds: Seconds of sent frames kept for the timeline slider and ``save_clip``
-            (30 by default; 0 keeps none).
+            (by default 30 of pictures and 600 of frames the page draws; 0 keeps none).
         replay_max_bytes: The most bytes those kept frames may take (32 MiB by default).
         codec: ``"auto"``: an H.264 stream while every page showing the view decodes it (a tenth of
             the bytes, for a slow link), else images; ``"h264"``, ``"jpeg"`` or ``"png"``: only that.
+        draw: Where frames drawn from a state (``gymview.watch`` of gymnasium's classic-control envs) are
+            drawn: ``"auto"`` by the page wherever it can (a few bytes a frame, nothing drawn or encoded in
+            the kernel), ``"page"`` the same but an error for frames it cannot draw, ``"kernel"`` always as
+            pictures made in the kernel's helper process.
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
         in_kernel: In place of the check for a notebook kernel (None: check).
@@ -115,6 +119,7 @@ class LiveView(anywidget.AnyWidget):
     codec = traitlets.Unicode("auto", help="'auto', 'h264', 'jpeg' or 'png'.").tag(sync=True)
     show_controls = traitlets.Bool(True, help="Show Pause / Step / Stop / Speed under the picture.").tag(sync=True)
     _keyboard = traitlets.Bool(False, help="Send key presses to the kernel (gymview.play(keys=...)).").tag(sync=True)
+    _scene = traitlets.Dict({}, help="What the page draws scene frames with (js/scene.js).").tag(sync=True)
 
     def __init__(
         self,
@@ -126,9 +131,10 @@ class LiveView(anywidget.AnyWidget):
         max_lag: float = 0.5,
         max_overhead: float = 0.1,
         show_controls: bool = True,
-        replay_seconds: float = DEFAULT_SECONDS,
+        replay_seconds: float | None = None,
         replay_max_bytes: int = DEFAULT_MAX_BYTES,
         codec: str = "auto",
+        draw: str = "auto",
         *,
         send: Send | None = None,
         in_kernel: bool | None = None,
@@ -149,6 +155,8 @@ class LiveView(anywidget.AnyWidget):
             max_lag=max_lag,
             codec=codec,
             history=FrameHistory(replay_seconds, replay_max_bytes),
+            draw=draw,
+            on_scene=lambda scene: setattr(self, "_scene", scene),
             # while frames flow in a kernel, clicks are heard on ipykernel's shell-channel thread sooner
             on_watching=switch_interval_lease.hold_while
             if self._in_kernel and not self._marimo
@@ -278,7 +286,7 @@ class LiveView(anywidget.AnyWidget):
             raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
         # Checked even when skipped, so a bad frame fails on the first push, not the first due one.
         item = frame.checked() if isinstance(frame, DeferredFrame) else None
-        self._streamer.check(None if item is None else item.painter)
+        self._streamer.check(frame if item is None else item)
         active = self._active
         if not active:
             self._throttle.throttled += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -85,6 +85,16 @@ class BatchRenderer:
                     self._dirty += [(start + n, t, t + height, x, x + width) for n, (t, x) in enumerate(zip(tops, x0))]
             self._last_out = out
         return frames
+
+    def page_scene(self) -> dict[str, Any] | None:
+        """What a live view's page needs to draw this env's states itself (``js/scene.js``): its kind, its
+        size and geometry, JSON-able; None where the page cannot draw it.
+
+        >>> from gymview.renderers import renderer_for
+        >>> renderer_for("CartPole-v1").page_scene()["kind"]
+        'cartpole'
+        """
+        return None
 
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """Draw one ``state`` as a (height, width, 3) frame; passing back the frame this returned

@@ -3,6 +3,7 @@ Acrobot and Pendulum, matching gymnasium's pygame drawing."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 from collections.abc import Callable
 from os import path
@@ -41,7 +42,7 @@ class MountainCarRenderer(BatchRenderer):
 
     def __init__(self, env: MountainCarEnv | Continuous_MountainCarEnv, env_id: str) -> None:
         super().__init__(env_id, env.screen_width, env.screen_height)
-        self.min_position = float(env.min_position)
+        self.min_position, self.max_position = float(env.min_position), float(env.max_position)
         self.scale = self.width / (float(env.max_position) - self.min_position)
         xs = np.linspace(self.min_position, float(env.max_position), 100)
         points = list(zip((xs - self.min_position) * self.scale, self._height(xs) * self.scale))
@@ -50,7 +51,7 @@ class MountainCarRenderer(BatchRenderer):
             track = np.maximum(track, aaline_layer(start, end, self.height, self.width))
         self._draw_static(track, BLACK)
         # the flag is drawn after the car
-        goal = float(env.goal_position)
+        goal = self.goal_position = float(env.goal_position)
         flag_x = int((goal - self.min_position) * self.scale)
         flag_y1 = int(self._height(goal) * self.scale)
         flag_y2 = flag_y1 + 50
@@ -60,6 +61,17 @@ class MountainCarRenderer(BatchRenderer):
         triangle = [(flag_x, flag_y2), (flag_x, flag_y2 - 10), (flag_x + 25, flag_y2 - 5)]
         self._add_overlay(grid_polygon(triangle, self.height, self.width), (204, 204, 0))
         self._finish_background()
+
+    def page_scene(self) -> dict[str, Any]:
+        return {
+            "kind": "mountaincar",
+            "width": self.width,
+            "height": self.height,
+            "min_position": self.min_position,
+            "max_position": self.max_position,
+            "scale": self.scale,
+            "goal_position": self.goal_position,
+        }
 
     @staticmethod
     def _height(xs: np.ndarray | float) -> np.ndarray:
@@ -101,6 +113,15 @@ class CartPoleRenderer(BatchRenderer):
         self._add_overlay(track, BLACK)
         self._finish_background()
 
+    def page_scene(self) -> dict[str, Any]:
+        return {
+            "kind": "cartpole",
+            "width": self.width,
+            "height": self.height,
+            "scale": self.scale,
+            "pole_length": self.pole_length,
+        }
+
     def state_of(self, env: gym.Env) -> np.ndarray:
         return np.array(_unwrapped_state(env), dtype=np.float64).reshape(self.state_dim)
 
@@ -139,6 +160,16 @@ class AcrobotRenderer(BatchRenderer):
         self._draw_static(line, BLACK)
         self._finish_background()
 
+    def page_scene(self) -> dict[str, Any]:
+        return {
+            "kind": "acrobot",
+            "width": self.width,
+            "height": self.height,
+            "scale": self.scale,
+            "offset": self.offset,
+            "link_lengths": list(self.link_lengths),
+        }
+
     def state_of(self, env: gym.Env) -> np.ndarray:
         return np.array(_unwrapped_state(env), dtype=np.float64).reshape(self.state_dim)
 
@@ -175,6 +206,18 @@ class PendulumRenderer(BatchRenderer):
         arrow_file = path.join(path.dirname(pendulum.__file__), "assets/clockwise.png")
         self._arrow = Image.open(arrow_file).convert("RGBA")
         self._arrows: dict[tuple[int, bool], Sprite] = {}
+        with open(arrow_file, "rb") as arrow:
+            self._arrow_url = "data:image/png;base64," + base64.b64encode(arrow.read()).decode("ascii")
+
+    def page_scene(self) -> dict[str, Any]:
+        return {
+            "kind": "pendulum",
+            "width": self.width,
+            "height": self.height,
+            "scale": self.scale,
+            "offset": self.offset,
+            "arrow": self._arrow_url,
+        }
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         theta, theta_dot = _unwrapped_state(env)

@@ -67,6 +67,24 @@ class TiledPainter:
         self.count = count
         self._frames: np.ndarray | None = None  # drawn into again by the next call
 
+    def page_scene(self) -> dict[str, Any] | None:
+        """The grid as the page draws it: the sub-envs' scene in each cell, labelled (None where the page
+        cannot draw the sub-envs)."""
+        cell = self.renderer.page_scene()
+        if cell is None:
+            return None
+        columns = max(1, int(np.ceil(np.sqrt(self.count))))
+        rows = -(-self.count // columns)
+        return {
+            "kind": "grid",
+            "width": columns * cell["width"],
+            "height": rows * cell["height"],
+            "count": self.count,
+            "columns": columns,
+            "state_dim": self.renderer.state_dim,
+            "cell": cell,
+        }
+
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """``state``: the ``count`` states, one after another, then the ``count`` returns."""
         size = self.count * self.renderer.state_dim

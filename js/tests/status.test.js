@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { RateMeter, RETURNS_SHOWN, returnsText, speedLabel, statusText } from "../status.js";
 
 function header(seq, extra = {}) {
-  return { type: "frame", v: 1, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
+  return { type: "frame", v: 2, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
     episode_return: 1.5, dropped: 0, ...extra };
 }
 

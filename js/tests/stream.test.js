@@ -11,7 +11,7 @@ function fakeModel() {
 }
 
 function header(seq, extra = {}) {
-  return { type: "frame", v: 1, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
+  return { type: "frame", v: 2, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
     episode_return: 1.5, dropped: 0, ...extra };
 }
 
@@ -260,7 +260,7 @@ test("a view's ready goes again until the kernel answers with its state, a few t
   stream.announce(3, fakeTimer); // a second view, a kernel that never answers
   for (let fired = 0; fired < timers.length; fired += 1) timers[fired]();
   assert.equal(readies(), 2 + 3);
-  assert.deepEqual(sent.at(-1), { type: "ready", v: 1, client: CLIENT_ID, codecs: [] });
+  assert.deepEqual(sent.at(-1), { type: "ready", v: 2, client: CLIENT_ID, codecs: [] });
 });
 
 test("a page's ready names the video codecs it decodes, once the browser has said", async () => {
@@ -269,7 +269,7 @@ test("a page's ready names the video codecs it decodes, once the browser has sai
   stream.announce(1);
   assert.deepEqual(model.sent, []); // the browser has not answered yet
   await settle();
-  assert.deepEqual(model.sent, [{ type: "ready", v: 1, client: CLIENT_ID, codecs: ["h264"] }]);
+  assert.deepEqual(model.sent, [{ type: "ready", v: 2, client: CLIENT_ID, codecs: ["h264"] }]);
 });
 
 /** A decode that finishes when the test calls `finish[i]()` (which returns the bitmap). */

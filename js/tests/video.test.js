@@ -35,7 +35,7 @@ function fakeDecoders() {
   return { made, make };
 }
 
-const frame = (seq, extra = {}) => ({ type: "frame", v: 1, seq, format: "h264", width: 64, height: 32, key: false,
+const frame = (seq, extra = {}) => ({ type: "frame", v: 2, seq, format: "h264", width: 64, height: 32, key: false,
   codec: "avc1.42c01f", step: seq, episode: 1, episode_return: 0, dropped: 0, ...extra });
 const buffer = (first = 0) => [new DataView(new Uint8Array([first, 0, 0, 1]).buffer)];
 const fakeModel = () => {
@@ -151,7 +151,7 @@ test("a decoder that keeps failing makes the page ask for images", () => {
   } finally {
     console.error = errors;
   }
-  assert.deepEqual(model.sent.at(-1), { type: "ready", v: 1, client: CLIENT_ID, codecs: [] });
+  assert.deepEqual(model.sent.at(-1), { type: "ready", v: 2, client: CLIENT_ID, codecs: [] });
   assert.equal(model.sent.filter((msg) => msg.type === "keyframe").length, VIDEO_FAILURES - 1);
 });
 

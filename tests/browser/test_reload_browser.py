@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 BLOCKING = """
 import os, gymnasium as gym, gymview
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), draw=DRAW)
 obs, info = env.reset(seed=0)
 steps = 0
 while not os.path.exists("stop"):
@@ -47,11 +47,17 @@ def wait_for_moving_frames(page, more_than=3, timeout_ms=60_000):
                            arg=more_than, timeout=timeout_ms)
 
 
-def wait_for_video(page, timeout_ms=30_000):
-    """Wait until this page draws the H.264 stream (codec="auto"; it joined it from a key frame) with no decode error."""
-    page.wait_for_function("() => { const el = document.querySelector('.gymview');"
-                           " return el?.dataset.format === 'h264' && el.dataset.decodeErrors === '0'; }",
-                           timeout=timeout_ms)
+def wait_for_video(page, drawn_as="h264", timeout_ms=30_000):
+    """Wait until this page draws the H.264 stream (codec="auto"; it joined it from a key frame), or with
+    ``drawn_as="scene"`` the frames it draws itself, with no decode error."""
+    page.wait_for_function("(format) => { const el = document.querySelector('.gymview');"
+                           " return el?.dataset.format === format && el.dataset.decodeErrors === '0'; }",
+                           arg=drawn_as, timeout=timeout_ms)
+
+
+def blocking(draw="kernel"):
+    """The blocking loop's cell, its frames drawn as ``draw`` says (``watch(draw=...)``)."""
+    return BLOCKING.replace("DRAW", repr(draw))
 
 
 def state_of(page):
@@ -107,9 +113,10 @@ def running_view(tmp_path, cell, app="lab", kernel_name=None):
             (root / "stop").write_text("")
 
 
-@pytest.mark.parametrize("app", ["lab", "notebook"])
-def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_path, app):
-    with running_view(tmp_path, BLOCKING, app) as (root, server, page):
+@pytest.mark.parametrize("app, draw", [("lab", "kernel"), ("notebook", "kernel"), ("lab", "page")])
+def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_path, app, draw):
+    drawn_as = "scene" if draw == "page" else "h264"
+    with running_view(tmp_path, blocking(draw), app) as (root, server, page):
         # A second tab: its own client of the same view, and the buttons act from either tab.
         save(page)
         second = page.context.browser.new_page(viewport={"width": 1280, "height": 1600})  # a second window
@@ -119,7 +126,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         second.goto(server.notebook_url(NOTEBOOK))
         wait_for_moving_frames(second)
         print(f"{app}: second tab, moving frames {time.monotonic() - opened:.1f} s after it opened")
-        wait_for_video(second)
+        wait_for_video(second, drawn_as)
         second.locator(".gymview").get_by_role("button", name="Pause").click()
         wait_for_state(page, "paused")
         page.locator(".gymview").get_by_role("button", name="Play").click()
@@ -127,7 +134,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         first_tab = received(page)
         wait_for_moving_frames(page, first_tab + 3)
         wait_for_moving_frames(second, received(second) + 3)
-        wait_for_video(page)  # the first tab went on decoding through the second's key frame
+        wait_for_video(page, drawn_as)  # the first tab went on decoding through the second's key frame
         assert not widget_errors(second), second.errors
         second.close()
 
@@ -136,7 +143,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         reloaded = save_and_reload(page)
         wait_for_moving_frames(page)
         print(f"{app}: reload, moving frames {time.monotonic() - reloaded:.1f} s after it began")
-        wait_for_video(page)
+        wait_for_video(page, drawn_as)
         assert steps_written(root) > steps_before  # the loop never stopped
         assert not (root / "stop").exists()
 
@@ -144,7 +151,7 @@ def test_a_reload_and_a_second_tab_get_moving_frames_while_the_cell_runs(tmp_pat
         before = received(page)
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
         wait_for_moving_frames(page, before + 5)
-        wait_for_video(page)
+        wait_for_video(page, drawn_as)
         assert canvas_luminance_spread(page) > 0
         assert not widget_errors(page), page.errors
 
@@ -157,7 +164,7 @@ def ipykernel6(tmp_path_factory):
 
 def test_on_ipykernel6_a_reload_gets_moving_frames_while_the_cell_runs(tmp_path, ipykernel6):
     """There the watched loop answers the page, when it looks for its view's messages."""
-    with running_view(tmp_path, BLOCKING, kernel_name=ipykernel6) as (root, _, page):
+    with running_view(tmp_path, blocking(), kernel_name=ipykernel6) as (root, _, page):
         steps_before = steps_written(root)
         reloaded = save_and_reload(page)
         wait_for_moving_frames(page)
@@ -171,7 +178,7 @@ def test_on_ipykernel6_a_reload_gets_moving_frames_while_the_cell_runs(tmp_path,
 
 @pytest.mark.parametrize("end", ["restart", "shutdown"])  # shutdown: the page sees a dead kernel
 def test_a_kernel_restart_or_death_leaves_the_last_frame_and_says_so(tmp_path, end):
-    with running_view(tmp_path, BLOCKING) as (_, _, page):
+    with running_view(tmp_path, blocking("page")) as (_, _, page):
         page.evaluate("(end) => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel[end]()", end)
         page.wait_for_function("() => document.querySelector('.gymview')?.dataset.kernelGone === 'true'",
                                timeout=60_000)

@@ -74,7 +74,7 @@ def test_in_process_sub_envs_are_drawn_from_their_states_like_their_renders(show
 
     from gymview.renderers.grid import tiled
 
-    view = shown(fps=120, max_size=2000, image_format="png")
+    view = shown(fps=120, max_size=2000, image_format="png", draw="kernel")
     watched = gymview.watch(venv(), view=view, display=False, fast_render=fast_render)
     watched.reset()
     for _ in range(5):
@@ -168,7 +168,7 @@ def test_while_torch_fills_every_core_a_watched_vec_env_pays_for_the_helper_proc
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(min(len(os.sched_getaffinity(0)), psutil.cpu_count(logical=False) or 1))
-        view = shown(fps=120, max_size=2000)
+        view = shown(fps=120, max_size=2000, draw="kernel")
         watched = gymview.watch(venv(), view=view, display=False)
         watched.reset()
         for _ in range(3):  # frames drawn off the loop: the loop's own share is a state copy (~0.02 ms)

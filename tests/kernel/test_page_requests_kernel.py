@@ -123,7 +123,7 @@ def test_a_page_loading_during_a_blocking_loop_gets_its_answers_and_other_messag
                 checks["states"] = page.comm_messages(control)[0]
                 answered.append(page.send("comm_close", {"comm_id": control, "data": {}}))
                 answered.append(page.send("comm_msg", {"comm_id": view_comm, "data": {"method": "custom", "content": {
-                    "type": "ready", "v": 1, "client": "second-page"}}}))
+                    "type": "ready", "v": 2, "client": "second-page"}}}))
                 wait_until(lambda: any(d.get("content", {}).get("type") == "state" for d in page.comm_messages(view_comm)),
                            "the view's answer to ready")
                 # A page keeps each message it sent until an idle names it (JupyterLab's kernel futures).

@@ -15,6 +15,7 @@ class Streamer:
     def __init__(self, kept=()):
         self.acked, self.pages, self.posted, self.history = [], [], [], History(kept)
         self.ready, self.key_frames_wanted = [], 0
+        self.scene_id = 0
 
     def page_ready(self, page, codecs):
         self.ready.append((page, codecs))
@@ -31,7 +32,7 @@ class Streamer:
 
 
 class History(list):
-    def get(self, index):
+    def get(self, index, scene=None):
         return self[index]
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from live_helpers import ShownView
 
-from gymview.live.encoding.replay import FrameHistory
+from gymview.live.encoding.replay import HEADER_BYTES, FrameHistory
 
 
 def test_save_clip_writes_the_kept_frames(tmp_path):
@@ -34,10 +34,11 @@ def test_save_clip_writes_the_kept_frames(tmp_path):
 
 
 def test_the_replay_history_is_bounded_by_bytes_and_seconds():
-    history = FrameHistory(seconds=10, max_bytes=1000)
+    per_frame = 100 + HEADER_BYTES  # each kept frame counts its header too
+    history = FrameHistory(seconds=10, max_bytes=10 * per_frame)
     for i in range(20):
         history.add({"seq": i}, b"x" * 100, at=float(i))
-    assert len(history) == 10 and history.total_bytes == 1000  # the byte bound
+    assert len(history) == 10 and history.total_bytes == 10 * per_frame  # the byte bound
     history = FrameHistory(seconds=5, max_bytes=10**6)
     for i in range(20):
         history.add({"seq": i}, b"x", at=float(i))

@@ -17,6 +17,7 @@ from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
 from gymview.live.pacing import page_acks
 from gymview.live import streamer as stream
+from gymview.live import protocol
 from gymview.live.encoding.encoder_process import EncoderProcess, encoder_command
 from gymview.live.streamer import FrameStreamer
 from gymview.live.pacing.throttle import MessageBudget
@@ -92,7 +93,7 @@ def test_frames_are_downsampled_encoded_and_numbered_without_gaps():
     streamer.stop()
     headers = [h for h, _ in sent.messages]
     assert [h["seq"] for h in headers] == [0, 1, 2, 3, 4]
-    assert all((h["width"], h["height"], h["format"], h["v"]) == (300, 200, "jpeg", 1) for h in headers)
+    assert all((h["width"], h["height"], h["format"], h["v"]) == (300, 200, "jpeg", protocol.PROTOCOL_VERSION) for h in headers)
     assert headers[3]["step"] == 3 and headers[3]["episode_return"] == 3.0
     image = Image.open(io.BytesIO(sent.messages[4][1][0]))
     assert image.format == "JPEG" and image.size == (300, 200)

@@ -13,7 +13,7 @@ from gymview.errors import EncoderProcessError
 from gymview.image.codec import encode_frame
 from gymview.live.pacing import page_acks
 from gymview.live.encoding.h264 import KEY_INTERVAL, decode_h264
-from gymview.live.encoding.replay import FrameHistory
+from gymview.live.encoding.replay import HEADER_BYTES, FrameHistory
 from gymview.live.streamer import FrameStreamer
 from gymview.live.pacing.throttle import MessageBudget
 
@@ -248,10 +248,10 @@ def test_a_link_with_a_long_delay_but_no_queue_keeps_its_frame_rate():
 
 
 def test_frames_after_a_key_frame_too_big_to_keep_are_not_kept_either():
-    history = FrameHistory(seconds=30, max_bytes=150)
+    history = FrameHistory(seconds=30, max_bytes=150 + 3 * HEADER_BYTES)
     history.add({"seq": 0, "format": "h264", "key": True}, b"k" * 50, at=0.0)
     history.add({"seq": 1, "format": "h264", "key": False}, b"d" * 10, at=0.1)
-    history.add({"seq": 2, "format": "h264", "key": True}, b"K" * 200, at=0.2)  # over max_bytes
+    history.add({"seq": 2, "format": "h264", "key": True}, b"K" * 2000, at=0.2)  # over max_bytes
     history.add({"seq": 3, "format": "h264", "key": False}, b"d" * 10, at=0.3)  # follows frame 2: undecodable
     history.add({"seq": 4, "format": "h264", "key": True}, b"k" * 50, at=0.4)
     assert [header["seq"] for header, _, _ in history.snapshot()] == [0, 1, 4]

@@ -69,7 +69,7 @@ def test_ready_resends_the_latest_frame_and_acks_reach_the_next_header(shown):
     view = shown(fps=120)
     view.push(frame())
     view.flush()
-    browser_says(view, {"type": "ready", "v": 1, "client": "A"})
+    browser_says(view, {"type": "ready", "v": 2, "client": "A"})
     wait_until(lambda: len(view.sent) == 2, "the watcher to resend the latest frame")
     assert [h["seq"] for h, _ in view.sent] == [0, 0]  # the new view got the latest frame again
     browser_says(view, {"type": "ack", "seq": 0})
@@ -82,8 +82,8 @@ def test_ready_resends_the_latest_frame_and_acks_reach_the_next_header(shown):
 
 def test_visibility_is_tracked_per_browser_page(shown):
     view = shown(fps=30)
-    browser_says(view, {"type": "ready", "v": 1, "client": "A"})
-    browser_says(view, {"type": "ready", "v": 1, "client": "B"})
+    browser_says(view, {"type": "ready", "v": 2, "client": "A"})
+    browser_says(view, {"type": "ready", "v": 2, "client": "B"})
     browser_says(view, {"type": "visibility", "visible": False, "client": "B"})
     assert view.stats["visible"] and view.stats["fps_limit"] == 30  # page A still shows it
     browser_says(view, {"type": "visibility", "visible": False, "client": "A"})
@@ -143,7 +143,7 @@ def test_a_view_that_appears_after_stop_still_gets_the_last_frame(shown):
     view = shown()
     view.push(frame())
     view.stop()
-    browser_says(view, {"type": "ready", "v": 1, "client": "tab"})
+    browser_says(view, {"type": "ready", "v": 2, "client": "tab"})
     wait_until(lambda: len(view.sent) == 2, "the watcher to resend the latest frame")
     assert [h["seq"] for h, _ in view.sent] == [0, 0]
 

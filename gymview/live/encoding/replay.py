@@ -1,17 +1,19 @@
 """FrameHistory: the frames a view sent lately, as sent (compressed), for instant replay.
 
 H.264 frames are kept as packets, from a key frame on (the oldest kept is always one), and decoded
-when asked for: a replayed frame goes to the page as an image.
+when asked for: a replayed frame goes to the page as an image. Frames the page draws from a state
+(scene frames) are kept as their states, and drawn here by their painter when a picture is needed.
 
-A view keeps the last ``seconds`` of its frames, and never more than ``max_bytes`` of them:
-at the default 30 s and 32 MB that is 30 s of 512-pixel JPEGs (about 20 KB each) at 30 fps, and
-fewer seconds of bigger frames. While the run is paused or stopped, the view's timeline slider
+A view keeps the last ``seconds`` of its frames, and never more than ``max_bytes`` of them, each
+counted with its header (``HEADER_BYTES``): by default 30 s of pictures, 30 s of 512-pixel JPEGs
+(about 20 KB each) at 30 fps within 32 MB, and ``SCENE_SECONDS`` of scene frames, which take under
+a kilobyte each (10 minutes at 30 fps in 32 MB). While the run is paused or stopped, the view's timeline slider
 scrubs back through them, and :meth:`FrameHistory.save` writes them out as a clip.
 
 >>> history = FrameHistory(seconds=30)
 >>> history.add({"seq": 0, "step": 1}, b"jpeg bytes", at=0.0)
 >>> len(history), history.total_bytes
-(1, 10)
+(1, 522)
 """
 
 from __future__ import annotations
@@ -27,53 +29,79 @@ import numpy as np
 
 from gymview._internal.checks import check_int
 from gymview.image.codec import encode_frame
+from gymview.image.frames import downsample
 from gymview.live.encoding.h264 import H264, decode_h264
+from gymview.live.encoding.scene_frames import SCENE
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_SECONDS", "FrameHistory"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_SECONDS", "HEADER_BYTES", "SCENE_SECONDS", "FrameHistory"]
 
 DEFAULT_SECONDS = 30.0
+SCENE_SECONDS = 600.0
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+# What a kept frame's header takes in memory besides its data (a dict of a dozen small values)
+HEADER_BYTES = 512
 
 
 class FrameHistory:
-    """The last ``seconds`` of sent frames (header, image bytes, send time), at most ``max_bytes``."""
+    """The last ``seconds`` of sent frames (header, image bytes, send time), at most ``max_bytes``;
+    ``seconds=None``: 30 s of pictures, 10 minutes of scene frames."""
 
-    def __init__(self, seconds: float = DEFAULT_SECONDS, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0):
+    def __init__(self, seconds: float | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        if seconds is not None and not (
+            isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0
+        ):
             raise ValueError(f"replay_seconds must be a number of seconds >= 0 (0 keeps no frames); got {seconds!r}")
-        self.seconds = float(seconds)
+        self.seconds = DEFAULT_SECONDS if seconds is None else float(seconds)
+        self.scene_seconds = SCENE_SECONDS if seconds is None else float(seconds)
         self.max_bytes = check_int("replay_max_bytes", max_bytes, minimum=0)
         self._frames: collections.deque[tuple[dict[str, Any], bytes, float]] = collections.deque()
         self._lock = threading.Lock()
         self._stream_kept = False  # the H.264 stream's frames are kept since its last key frame
+        self._painters: dict[int, Any] = {}  # scene id -> the painter that draws its kept frames here
         self.total_bytes = 0
+
+    def keep_painter(self, scene: int, painter: Any) -> None:
+        """Scene frames of id ``scene`` are drawn here by ``painter`` (a replay of an older scene, a clip)."""
+        with self._lock:
+            self._painters[scene] = painter
 
     def add(self, header: dict[str, Any], data: bytes, at: float) -> None:
         """Keep one sent frame; forget those older than ``seconds`` before ``at`` or over the bound,
         and H.264 frames that no longer follow a kept key frame."""
         with self._lock:
-            kept = self.seconds > 0 and len(data) <= self.max_bytes
+            kept = self._seconds(header) > 0 and len(data) + HEADER_BYTES <= self.max_bytes
             if header.get("format") == H264:  # a frame after a key frame not kept cannot be decoded
                 kept = kept and (bool(header.get("key")) or self._stream_kept)
                 self._stream_kept = kept
             if kept:
                 self._frames.append((header, data, at))
-                self.total_bytes += len(data)
+                self.total_bytes += len(data) + HEADER_BYTES
             frames = self._frames
             while frames and (
-                self.total_bytes > self.max_bytes or at - frames[0][2] > self.seconds or _undecodable(frames[0][0])
+                self.total_bytes > self.max_bytes
+                or at - frames[0][2] > self._seconds(frames[0][0])
+                or _undecodable(frames[0][0])
             ):
-                self.total_bytes -= len(frames.popleft()[1])
+                self.total_bytes -= len(frames.popleft()[1]) + HEADER_BYTES
+            oldest = (frames[0][0].get("scene") or 0) if frames else float("inf")  # scenes are numbered in order
+            for scene in [scene for scene in self._painters if scene < oldest]:
+                del self._painters[scene]
+
+    def _seconds(self, header: dict[str, Any]) -> float:
+        return self.scene_seconds if header.get("format") == SCENE else self.seconds
 
     def __len__(self) -> int:
         return len(self._frames)
 
-    def get(self, index: int) -> tuple[dict[str, Any], bytes]:
-        """The ``index``-th kept frame, oldest first (negative counts from the newest), as an image:
-        an H.264 frame is decoded and sent as a JPEG."""
+    def get(self, index: int, scene: int | None = None) -> tuple[dict[str, Any], bytes]:
+        """The ``index``-th kept frame, oldest first (negative counts from the newest), as the page draws it:
+        an H.264 frame is decoded and sent as a JPEG, and so is a scene frame of a scene other than ``scene``
+        (the one the page has now)."""
         with self._lock:
             frames = list(self._frames)
         header, data, _ = frames[index]
+        if header.get("format") == SCENE and header.get("scene") != scene:
+            return {**header, "format": "jpeg", "scene": None}, encode_frame(self._picture(header, data), "jpeg", 90)
         if header.get("format") != H264:
             return header, data
         index %= len(frames)
@@ -89,8 +117,15 @@ class FrameHistory:
     def clear(self) -> None:
         with self._lock:
             self._frames.clear()
+            self._painters.clear()
             self.total_bytes = 0
             self._stream_kept = False
+
+    def _picture(self, header: dict[str, Any], data: bytes) -> np.ndarray:
+        """A scene frame drawn here, at the size the page showed it."""
+        state = np.frombuffer(data, "<f4").astype(np.float64)
+        picture = self._painters[header["scene"]].paint(state, None)
+        return downsample(picture, max(header["width"], header["height"]))
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
         """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, or ``.gif``), at the pace
@@ -107,7 +142,7 @@ class FrameHistory:
             fps = (len(frames) - 1) / span if len(frames) > 1 and span > 0 else 10.0
         if not fps > 0:
             raise ValueError(f"fps must be above 0; got {fps!r}")
-        pictures = _decoded([(header, data) for header, data, _ in frames])
+        pictures = _decoded([(h, self._picture(h, data) if h["format"] == SCENE else data) for h, data, _ in frames])
         path.parent.mkdir(parents=True, exist_ok=True)
         if suffix == ".gif":
             _write_gif(path, pictures, fps)
@@ -121,8 +156,8 @@ def _undecodable(header: dict[str, Any]) -> bool:
     return header.get("format") == H264 and not header.get("key")
 
 
-def _decoded(frames: list[tuple[dict[str, Any], bytes]]) -> list[np.ndarray]:
-    """RGB arrays of the same size as the first (a view's size may change mid-run)."""
+def _decoded(frames: list[tuple[dict[str, Any], Any]]) -> list[np.ndarray]:
+    """RGB arrays of the same size as the first (a view's size may change mid-run); scene frames come drawn."""
     from PIL import Image
 
     images: list[Image.Image] = []
@@ -137,6 +172,8 @@ def _decoded(frames: list[tuple[dict[str, Any], bytes]]) -> list[np.ndarray]:
             stream = []
         if header.get("format") == H264:
             stream.append((header, data))
+        elif header.get("format") == SCENE:
+            images.append(Image.fromarray(data))
         elif header.get("format") is not None:
             images.append(Image.open(io.BytesIO(data)).convert("RGB"))
     size = images[0].size

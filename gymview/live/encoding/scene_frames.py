@@ -1,0 +1,97 @@
+"""SceneFrames: frames the page draws itself from a state, for a FrameStreamer (which holds its lock).
+
+A DeferredFrame whose painter has ``page_scene()`` (a JSON-able description of what it draws, or None) can
+go to the page as its state alone: a few float32 numbers a frame, drawn by the page (``js/scene.js``) from
+the description it got once (the view's ``_scene`` trait, so reloads and second tabs have it too). Nothing
+is drawn or encoded in the kernel, and no helper process starts. ``draw`` says where frames are drawn:
+``"auto"`` (by the page wherever it can), ``"page"`` (an error for a frame it cannot draw) or ``"kernel"``.
+
+>>> import numpy as np
+>>> class Dots:
+...     def page_scene(self): return {"kind": "dots", "width": 60, "height": 40}
+...     def paint(self, state, canvas): return np.zeros((40, 60, 3), np.uint8)
+>>> class DotsFrame:
+...     painter = Dots()
+...     state = np.array([1.5, 2.0])
+>>> published = []
+>>> scenes = SceneFrames("auto", lambda scene: published.append(scene))
+>>> scenes.take(DotsFrame()), published
+(True, [{'kind': 'dots', 'width': 60, 'height': 40, 'id': 1}])
+>>> data, width, height = scenes.pack(DotsFrame(), max_size=30)
+>>> np.frombuffer(data, "<f4").tolist(), (width, height)
+([1.5, 2.0], (30, 20))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gymview.image.frames import fit_size
+
+__all__ = ["DRAW_MODES", "SCENE", "SceneFrames", "check_draw"]
+
+SCENE = "scene"  # the format name in frame messages
+DRAW_MODES = ("auto", "page", "kernel")
+
+
+def check_draw(draw: str) -> str:
+    """Return ``draw`` if it is one of :data:`DRAW_MODES`, else raise ValueError.
+
+    >>> check_draw("page")
+    'page'
+    """
+    if draw not in DRAW_MODES:
+        raise ValueError(f"draw must be one of {DRAW_MODES}; got {draw!r}")
+    return draw
+
+
+class SceneFrames:
+    """Which frames go as scenes, and the scene the page draws them with (``publish`` tells the view)."""
+
+    def __init__(self, draw: str, publish: Callable[[dict[str, Any]], None]) -> None:
+        self.draw = check_draw(draw)
+        self._publish = publish
+        self.painter: Any = None  # the painter of the scene published last
+        self.scene: dict[str, Any] = {}
+        self.scene_id = 0
+
+    def take(self, frame: Any) -> bool:
+        """True when the page draws ``frame`` (an array or a DeferredFrame); a new painter's scene is published."""
+        painter = getattr(frame, "painter", None)
+        if painter is not None and painter is self.painter:
+            return self.draw != "kernel"
+        scene = self._scene_of(painter) if self.draw != "kernel" else None
+        if scene is None:
+            if self.draw == "page":
+                raise ValueError(
+                    f"draw='page': the page cannot draw these frames ({_what(frame)}); it draws gymnasium's classic "
+                    "control envs from their states. Use draw='auto' to send the others as pictures"
+                )
+            return False
+        self.painter, self.scene_id = painter, self.scene_id + 1
+        self.scene = {**scene, "id": self.scene_id}
+        self._publish(self.scene)
+        return True
+
+    def draws(self, frame: Any) -> bool:
+        """True for a frame :meth:`take` gave to the page, whose scene is still the current one."""
+        return self.draw != "kernel" and self.painter is not None and getattr(frame, "painter", None) is self.painter
+
+    def pack(self, frame: Any, max_size: int) -> tuple[bytes, int, int]:
+        """The frame's state as little-endian float32 bytes, and the size it is shown at."""
+        height, width = fit_size(int(self.scene["height"]), int(self.scene["width"]), max_size)
+        return np.asarray(frame.state, "<f4").tobytes(), width, height
+
+    @staticmethod
+    def _scene_of(painter: Any) -> dict[str, Any] | None:
+        page_scene = getattr(painter, "page_scene", None)
+        return None if page_scene is None else page_scene()
+
+
+def _what(frame: Any) -> str:
+    if isinstance(frame, np.ndarray):
+        return "pixels: an env that is rendered, not drawn from its state"
+    return f"drawn by {type(frame.painter).__name__}"

@@ -1,0 +1,202 @@
+// Scenes the page draws from a state: gymnasium's classic-control envs drawn with canvas 2D as gymnasium
+// draws them with pygame (gymnasium/envs/classic_control/*.py), and a labelled grid of them for vector envs.
+// The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
+// and each frame's state as float32 numbers (live/encoding/scene_frames.py).
+//
+// pygame draws on pixel indices, y up, then flips the picture: pixel (x, y) has its centre at
+// (x + 0.5, height - y - 0.5) on the canvas. Its filled shapes cover the pixels their edges cross, hence
+// each shape is filled and stroked one pixel wide.
+
+const BLACK = "rgb(0,0,0)";
+
+/** Pendulum's arrow, loaded once per scene object: scene -> ImageBitmap (or a promise of it). */
+const arrows = new WeakMap();
+
+/**
+ * Load what `scene` needs besides its description (Pendulum's arrow); `onLoad` runs once it is there.
+ * @param {object} scene @param {() => void} onLoad
+ * @returns {Promise<void>}
+ */
+export function loadScene(scene, onLoad = () => {}) {
+  const cell = scene.kind === "grid" ? scene.cell : scene;
+  if (!cell.arrow) return Promise.resolve();
+  if (!arrows.has(cell)) {
+    const loading = fetch(cell.arrow)
+      .then((response) => response.blob())
+      .then((blob) => createImageBitmap(blob))
+      .then((bitmap) => {
+        arrows.set(cell, bitmap);
+        onLoad();
+      });
+    arrows.set(cell, loading);
+  }
+  const arrow = arrows.get(cell);
+  return arrow instanceof Promise ? arrow : Promise.resolve();
+}
+
+/**
+ * Draw `state` (the frame's float32 numbers) of `scene` on `context`, scaled to width x height.
+ * @param {CanvasRenderingContext2D} context @param {object} scene @param {Float32Array} state
+ * @param {number} width @param {number} height
+ */
+export function drawScene(context, scene, state, width, height) {
+  context.save();
+  context.setTransform(1, 0, 0, 1, 0, 0);
+  context.fillStyle = BLACK; // a grid's empty cells
+  context.fillRect(0, 0, width, height);
+  if (scene.kind === "grid") drawGrid(context, scene, state, width / scene.width);
+  else drawCell(context, scene, state, width / scene.width, 0, 0);
+  context.restore();
+}
+
+/** One env's picture with its top-left corner at (left, top) on the canvas, `scale` canvas pixels per pixel. */
+function drawCell(context, scene, state, scale, left, top) {
+  const draw = KINDS[scene.kind];
+  if (draw === undefined) throw new Error(`gymview: the page cannot draw scenes of kind ${scene.kind}`);
+  context.save();
+  context.beginPath();
+  context.rect(left, top, scene.width * scale, scene.height * scale);
+  context.clip();
+  context.fillStyle = "rgb(255,255,255)";
+  context.fillRect(left, top, scene.width * scale, scene.height * scale);
+  context.setTransform(scale, 0, 0, -scale, left + 0.5 * scale, top + (scene.height - 0.5) * scale);
+  context.lineWidth = 1;
+  context.lineJoin = "round";
+  draw(context, scene, state, scale, left, top);
+  context.restore();
+}
+
+function polygon(context, points, color) {
+  context.beginPath();
+  points.forEach(([x, y], i) => (i === 0 ? context.moveTo(x, y) : context.lineTo(x, y)));
+  context.closePath();
+  context.fillStyle = context.strokeStyle = color;
+  context.fill();
+  context.stroke();
+}
+
+function circle(context, x, y, radius, color) {
+  context.beginPath();
+  context.arc(x, y, radius, 0, 2 * Math.PI);
+  context.fillStyle = context.strokeStyle = color;
+  context.fill();
+  context.stroke();
+}
+
+/** The pixels from (x0, y0) to (x1, y1), both included, filled (pygame's hline, vline and straight lines). */
+function pixels(context, x0, y0, x1, y1, color) {
+  context.fillStyle = color;
+  context.fillRect(x0 - 0.5, y0 - 0.5, x1 - x0 + 1, y1 - y0 + 1);
+}
+
+/** `points` turned by `angle` (radians, counter-clockwise in pygame's y-up space) and moved by (dx, dy). */
+const turned = (points, angle, dx, dy) =>
+  points.map(([x, y]) => [x * Math.cos(angle) - y * Math.sin(angle) + dx, x * Math.sin(angle) + y * Math.cos(angle) + dy]);
+
+const box = (l, r, t, b) => [[l, b], [l, t], [r, t], [r, b]];
+
+function cartpole(context, scene, state) {
+  const cartX = state[0] * scene.scale + scene.width / 2;
+  const cartY = 100;
+  const axle = cartY + 30 / 4;
+  polygon(context, box(-25, 25, 15, -15).map(([x, y]) => [x + cartX, y + cartY]), BLACK);
+  polygon(context, turned(box(-5, 5, scene.pole_length - 5, -5), -state[2], cartX, axle), "rgb(202,152,101)");
+  circle(context, Math.trunc(cartX), Math.trunc(axle), 5, "rgb(129,132,203)");
+  pixels(context, 0, cartY, scene.width, cartY, BLACK);
+}
+
+const trackHeight = (x) => Math.sin(3 * x) * 0.45 + 0.55;
+
+function mountaincar(context, scene, state) {
+  const { min_position: min, max_position: max, scale } = scene;
+  context.beginPath();
+  for (let i = 0; i < 100; i += 1) {
+    const x = min + ((max - min) * i) / 99;
+    context[i === 0 ? "moveTo" : "lineTo"]((x - min) * scale, trackHeight(x) * scale);
+  }
+  context.strokeStyle = BLACK;
+  context.stroke();
+  const position = state[0];
+  const angle = Math.cos(3 * position);
+  const x = (position - min) * scale;
+  const y = 10 + trackHeight(position) * scale;
+  polygon(context, turned(box(-20, 20, 20, 0), angle, x, y), BLACK);
+  for (const [wheelX, wheelY] of turned([[10, 0], [-10, 0]], angle, x, y)) {
+    circle(context, Math.trunc(wheelX), Math.trunc(wheelY), 8, "rgb(128,128,128)");
+  }
+  const flagX = Math.trunc((scene.goal_position - min) * scale);
+  const flagY = Math.trunc(trackHeight(scene.goal_position) * scale);
+  pixels(context, flagX, flagY, flagX, flagY + 50, BLACK);
+  polygon(context, [[flagX, flagY + 50], [flagX, flagY + 40], [flagX + 25, flagY + 45]], "rgb(204,204,0)");
+}
+
+function acrobot(context, scene, state) {
+  const { scale, offset } = scene;
+  const [length1, length2] = scene.link_lengths;
+  const starts = [[0, 0], [length1 * Math.sin(state[0]) * scale, -length1 * Math.cos(state[0]) * scale]];
+  const angles = [state[0] - Math.PI / 2, state[0] + state[1] - Math.PI / 2];
+  const lengths = [length1 * scale, length2 * scale];
+  pixels(context, Math.trunc(-2.2 * scale + offset), Math.trunc(scale + offset), Math.trunc(2.2 * scale + offset), Math.trunc(scale + offset), BLACK);
+  for (let i = 0; i < 2; i += 1) {
+    const x = starts[i][0] + offset;
+    const y = starts[i][1] + offset;
+    polygon(context, turned(box(0, lengths[i], 0.1 * scale, -0.1 * scale), angles[i], x, y), "rgb(0,204,204)");
+    circle(context, Math.trunc(x), Math.trunc(y), Math.trunc(0.1 * scale), "rgb(204,204,0)");
+  }
+}
+
+function pendulum(context, scene, state, scale, left, top) {
+  const { offset } = scene;
+  const rodLength = scene.scale;
+  const rodWidth = 0.2 * scene.scale;
+  const red = "rgb(204,77,77)";
+  const angle = state[0] + Math.PI / 2;
+  polygon(context, turned(box(0, rodLength, rodWidth / 2, -rodWidth / 2), angle, offset, offset), red);
+  circle(context, offset, offset, Math.trunc(rodWidth / 2), red);
+  const [[endX, endY]] = turned([[rodLength, 0]], angle, offset, offset);
+  circle(context, Math.trunc(endX), Math.trunc(endY), Math.trunc(rodWidth / 2), red);
+  const arrow = arrows.get(scene);
+  const size = Number.isNaN(state[2]) ? 0 : Math.trunc((scene.scale * Math.abs(state[2])) / 2);
+  if (size > 0 && arrow !== undefined && !(arrow instanceof Promise)) {
+    // blitted upside down on a picture flipped afterwards: upright on screen, mirrored for a positive torque
+    const corner = offset - Math.trunc(size / 2);
+    context.save();
+    context.setTransform(scale, 0, 0, scale, left, top);
+    const screenTop = scene.height - corner - size;
+    if (state[2] > 0) {
+      context.translate(corner + size, screenTop);
+      context.scale(-1, 1);
+    } else {
+      context.translate(corner, screenTop);
+    }
+    context.imageSmoothingQuality = "high";
+    context.drawImage(arrow, 0, 0, size, size);
+    context.restore();
+  }
+  circle(context, offset, offset, Math.trunc(0.05 * scene.scale), BLACK);
+}
+
+const KINDS = { cartpole, mountaincar, acrobot, pendulum };
+
+/** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
+export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;
+
+/** Sub-envs in cells of `scene.cell`'s size, `scene.columns` a row, each labelled white on black. */
+function drawGrid(context, scene, state, scale) {
+  const { cell, count, columns } = scene;
+  const size = count * scene.state_dim;
+  const font = Math.max(10, Math.trunc(Math.min(cell.width, cell.height) / 12)) * scale;
+  for (let index = 0; index < count; index += 1) {
+    const left = (index % columns) * cell.width * scale;
+    const top = Math.trunc(index / columns) * cell.height * scale;
+    drawCell(context, cell, state.subarray(index * scene.state_dim, (index + 1) * scene.state_dim), scale, left, top);
+    const label = envLabel(index, state[size + index]);
+    context.font = `${font}px sans-serif`;
+    const width = context.measureText(label).width;
+    context.fillStyle = BLACK;
+    context.fillRect(left + 2 * scale, top + scale, width + 5 * scale, font + 5 * scale);
+    context.fillStyle = "rgb(255,255,255)";
+    context.textBaseline = "top";
+    context.fillText(label, left + 4 * scale, top + 3 * scale);
+  }
+}

@@ -1,0 +1,133 @@
+"""Frames the page draws from a state: what goes on the wire, the scene published once, what the kernel
+still makes as pictures (a page that just rendered, the still image, replays of an older scene, clips)."""
+
+import io
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from live_helpers import ShownView, browser_says
+from PIL import Image
+from waiting import wait_until
+
+import gymview
+from gymview.image.frames import downsample
+from gymview.live.encoding.replay import FrameHistory
+from gymview.renderers import Drawing, TiledDrawing, TiledPainter, renderer_for
+
+
+def psnr(a, b):
+    mse = np.mean((np.asarray(a, float) - np.asarray(b, float)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+def cartpole(seed=0):
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    env.reset(seed=seed)
+    return env
+
+
+def test_a_watched_cartpole_sends_its_state_and_the_page_gets_the_scene_once(monkeypatch):
+    view = ShownView(max_size=512)
+    env = gymview.watch(cartpole(), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=3)
+    view.flush()
+    first_state = np.float32(env.unwrapped.state)
+    env.step(1)
+    view.push(Drawing(renderer_for(env), renderer_for(env).state_of(env)), force=True)  # a second painter
+    view.flush()
+    header, buffers = view.sent[0]
+    assert (header["format"], header["width"], header["height"], header["scene"]) == ("scene", 512, 341, 1)
+    np.testing.assert_array_equal(np.frombuffer(buffers[0], "<f4"), first_state)
+    assert view._scene["kind"] == "cartpole" and view._scene["id"] == view.sent[-1][0]["scene"] == 2
+    assert not view._streamer.encodes_elsewhere or not view._streamer._encoder.has_run  # no helper process
+    assert view.stats["sent_as"] == "scene" and view.stats["last_encode_ms"] == 0
+    monkeypatch.undo()
+    env.close()
+
+
+def test_a_page_that_just_rendered_and_the_still_image_get_the_frame_as_a_picture():
+    view = ShownView(max_size=600, image_format="png")
+    env = gymview.watch(cartpole(), view=view, display=False)
+    env.reset(seed=1)
+    view.flush()
+    browser_says(view, {"type": "ready", "v": 2, "client": "new-tab", "codecs": ["h264"]})
+    view.flush()
+    header, data = view._streamer.latest
+    assert header["format"] == "png" and header["scene"] is None
+    assert psnr(Image.open(io.BytesIO(data)).convert("RGB"), env.env.render()) > 30
+    assert view.stats["sent_as"] == "scene"  # what went last is still the state
+    env.close()
+
+
+def test_draw_kernel_sends_pictures_and_draw_page_refuses_an_env_it_cannot_draw():
+    view = ShownView(image_format="png", draw="kernel")
+    env = gymview.watch(cartpole(), view=view, display=False)
+    env.reset(seed=0)
+    view.flush()
+    assert view.sent[0][0]["format"] == "png" and view._scene == {}
+    env.close()
+    with pytest.raises(ValueError, match="draw='page'.: the page cannot draw FrozenLake-v1.*Leave draw out"):
+        gymview.watch(gym.make("FrozenLake-v1", render_mode="rgb_array"), draw="page", display=False)
+    view = ShownView(draw="page")  # a view of its own: refused at the first frame it cannot draw
+    with pytest.raises(ValueError, match="draw='page': the page cannot draw these frames .*draw='auto'"):
+        view.push(np.zeros((8, 8, 3), np.uint8))
+    view.close()
+    with pytest.raises(ValueError, match="draw must be one of"):
+        gymview.LiveView(draw="browser")
+
+
+def test_envs_the_page_cannot_draw_go_as_pictures_by_default():
+    view = ShownView(image_format="png")
+    env = gymview.watch(gym.make("FrozenLake-v1", render_mode="rgb_array"), view=view, display=False)
+    env.reset(seed=0)
+    view.flush()
+    assert view.sent[0][0]["format"] == "png" and view._scene == {}
+    env.close()
+
+
+def test_a_vector_env_sends_every_sub_env_s_state_and_return_for_the_grid():
+    view = ShownView(fps=120)
+    vector = gym.make_vec("CartPole-v1", num_envs=3, render_mode="rgb_array", vectorization_mode="sync")
+    envs = gymview.watch(vector, view=view, display=False)
+    envs.reset(seed=0)
+    view.flush()
+    header, buffers = view.sent[-1]
+    assert header["format"] == "scene" and np.frombuffer(buffers[0], "<f4").shape == (3 * 4 + 3,)
+    assert view._scene["kind"] == "grid" and view._scene["cell"]["kind"] == "cartpole"
+    assert (view._scene["count"], view._scene["columns"]) == (3, 2)
+    envs.close()
+
+
+def test_scene_frames_are_kept_for_minutes_and_a_replay_of_an_older_scene_comes_as_a_picture(tmp_path):
+    renderer = renderer_for("Acrobot-v1")
+    view = ShownView(fps=120, max_size=256)
+    for n in range(5):
+        view.push(Drawing(renderer, np.array([0.3 * n, 0.1, 0.0, 0.0])), force=True)
+        view.flush()
+    assert view._streamer.history.seconds == 30 and view._streamer.history.scene_seconds == 600
+    view.push(TiledDrawing.of(TiledPainter(renderer, 2), [np.zeros(4), np.ones(4)], [0.0, 1.0]), force=True)
+    view.flush()
+    view._controls.pause()
+    browser_says(view, {"type": "replay", "index": 5, "id": "page:1"})  # the grid: the page has its scene
+    browser_says(view, {"type": "replay", "index": 1, "id": "page:2"})  # an Acrobot: drawn here
+    wait_until(lambda: len([h for h, _ in view.sent if h.get("replay") is not None]) == 2, "both replayed frames")
+    newest, older = [(header, data) for header, data in view.sent if header.get("replay") is not None]
+    assert newest[0]["format"] == "scene" and newest[0]["scene"] == 2
+    assert older[0]["format"] == "jpeg" and older[0]["scene"] is None
+    expected = downsample(renderer.render(np.array([[0.3, 0.1, 0.0, 0.0]]))[0], 256)
+    assert psnr(Image.open(io.BytesIO(older[1][0])).convert("RGB"), expected) > 30
+    clip = view.save_clip(tmp_path / "replay.gif")  # every kept frame drawn here
+    assert Image.open(clip).n_frames == 6
+    view.close()
+
+
+def test_a_history_forgets_the_painters_of_scenes_it_no_longer_keeps():
+    history = FrameHistory(seconds=1.0)
+    for scene in (1, 2, 3):
+        history.keep_painter(scene, object())
+        history.add({"seq": scene, "format": "scene", "scene": scene, "width": 4, "height": 4}, b"\0" * 8, at=scene)
+    assert len(history) == 2 and sorted(history._painters) == [2, 3]
+    history.clear()
+    assert history._painters == {}
