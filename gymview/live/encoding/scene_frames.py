@@ -1,10 +1,11 @@
 """SceneFrames: frames the page draws itself from a state, for a FrameStreamer (which holds its lock).
 
 A DeferredFrame whose painter has ``page_scene()`` (a JSON-able description of what it draws, or None) can
-go to the page as its state alone: a few float32 numbers a frame, drawn by the page (``js/scene.js``) from
-the description it got once (the view's ``_scene`` trait, so reloads and second tabs have it too). Nothing
-is drawn or encoded in the kernel, and no helper process starts. ``draw`` says where frames are drawn:
-``"auto"`` (by the page wherever it can), ``"page"`` (an error for a frame it cannot draw) or ``"kernel"``.
+go to the page as its state alone, or the part of it the painter's ``page_state(state)`` keeps: a few
+float32 numbers a frame, drawn by the page (``js/scene.js``) from the description it got once (the view's
+``_scene`` trait, so reloads and second tabs have it too). Nothing is drawn or encoded in the kernel, and
+no helper process starts. ``draw`` says where frames are drawn: ``"auto"`` (by the page wherever it can),
+``"page"`` (an error for a frame it cannot draw) or ``"kernel"``.
 
 >>> import numpy as np
 >>> class Dots:
@@ -81,9 +82,12 @@ class SceneFrames:
         return self.draw != "kernel" and self.painter is not None and getattr(frame, "painter", None) is self.painter
 
     def pack(self, frame: Any, max_size: int) -> tuple[bytes, int, int]:
-        """The frame's state as little-endian float32 bytes, and the size it is shown at."""
+        """The frame's state as little-endian float32 bytes (what the painter's ``page_state(state)`` keeps
+        of it, where it has one), and the size it is shown at."""
         height, width = fit_size(int(self.scene["height"]), int(self.scene["width"]), max_size)
-        return np.asarray(frame.state, "<f4").tobytes(), width, height
+        page_state = getattr(self.painter, "page_state", None)
+        state = frame.state if page_state is None else page_state(frame.state)
+        return np.asarray(state, "<f4").tobytes(), width, height
 
     @staticmethod
     def _scene_of(painter: Any) -> dict[str, Any] | None:
