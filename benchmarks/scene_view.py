@@ -1,0 +1,122 @@
+"""Scenes drawn by the page against pictures made in the kernel, with the page open, side by side in one run.
+
+    python benchmarks/scene_view.py [--rounds 20] [--fps 60] [--links 0,1] [--envs CartPole-v1,HalfCheetah-v5]
+
+Each env is watched twice in one JupyterLab notebook open in Chromium (on the same cores as the kernel):
+with draw="page" (the page draws each frame from its state: js/scene.js) and with draw="kernel" (the
+helper process draws, shrinks and encodes a picture: H.264 to this page). Each watched env is compared
+with its own inner env stepped without gymview's wrapper, in short alternating slices (watched, plain,
+plain again, then the reverse order; benchmarks/browser_loop.py): the median of watched / plain per
+round is the loop ratio, the median of plain again / plain the noise floor. Per run: the ratio and
+floor, frames/s sent and drawn by the page over the watched slices, the bytes of each frame's data
+and of each frame message on the wire (Jupyter's envelope included, measured at the proxy), and what
+the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is 1 Mbit/s each way
+with 40 ms of latency (tests/browser/slow_link.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+import tempfile
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "kernel"))
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from browser_loop import SETUP, parse  # noqa: E402
+
+MAKE = {
+    "CartPole-v1": ('gym.make("CartPole-v1", render_mode="rgb_array")', 0.25),
+    "HalfCheetah-v5": ('gym.make("HalfCheetah-v5", render_mode="rgb_array")', 0.5),
+}
+
+REPORT = """
+stats = watched[{key!r}].view.stats
+print("SCENE", stats["frames_sent"], stats["bytes_sent"], stats["sent_as"], flush=True)
+"""
+
+
+def cells(runs: list[tuple[str, str]], rounds: int, fps: float) -> list[str]:
+    """Set-up, then per (env, draw) one cell that watches it, pairs it with its plain env and reports."""
+    per_run = []
+    for name, draw in runs:
+        make, slice_s = MAKE[name]
+        key = f"{name} {draw}"
+        per_run.append(
+            f"watched[{key!r}] = gymview.watch({make}, fps={fps}, draw={draw!r}, title={key!r})\n"
+            f"paired({name!r}, watched[{key!r}], {rounds}, {slice_s})\n" + REPORT.format(key=key)
+            + f"watched[{key!r}].close()"
+        )
+    return [SETUP, *per_run]
+
+
+def drawn_in(page, cell: int) -> int:
+    return page.evaluate(
+        "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"
+        ".querySelector('.gymview')?.dataset.framesDrawn || 0)", cell)
+
+
+def measure(links: list[float], names: list[str], rounds: int, fps: float) -> list[dict]:
+    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+    from slow_link import SlowLink
+
+    runs = [(name, draw) for name in names for draw in ("page", "kernel")]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp) / "root"
+        root.mkdir()
+        source = cells(runs * len(links), rounds, fps)
+        (root / "scenes.ipynb").write_text(json.dumps(notebook_of(source)))
+        with running_server(root, "lab") as server, SlowLink(server.port) as link, chromium_page() as page:
+            open_notebook(page, server, "scenes.ipynb", port=link.port)
+            start_cell(page, 0)
+            wait_for_output(page, 0, "READY", timeout_ms=120_000)
+            for index, ((name, draw), rate) in enumerate(((run, rate) for rate in links for run in runs), 1):
+                link.limit(rate * 1e6 if rate else None, 0.040 if rate else 0.0)
+                carried_before = link.down.carried
+                start_cell(page, index)
+                page.wait_for_function(
+                    """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node
+                                .querySelector('.gymview');
+                                if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
+                    arg=index, timeout=120_000,
+                )
+                text = wait_for_output(page, index, "SCENE", timeout_ms=(rounds * 3 * 2 + 300) * 1000)
+                result = parse(text)
+                _, sent, data_bytes, sent_as = next(line for line in text.splitlines() if line.startswith("SCENE")).split()
+                result.update(
+                    env=name, draw=draw, link=rate, sent_as=sent_as, data_bytes=int(data_bytes) / max(int(sent), 1),
+                    wire_bytes=(link.down.carried - carried_before) / max(int(sent), 1),
+                    drawn_fps=drawn_in(page, index) / result["watched_s"],
+                )
+                results.append(result)
+                print(f"{name} draw={draw} link={rate or 'localhost'}: {result['ratio']:.3f}x, "
+                      f"{result['fps']:.1f} sent / {result['drawn_fps']:.1f} drawn frames/s", flush=True)
+            link.limit(None, 0.0)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=20, help="alternating slices per run")
+    parser.add_argument("--fps", type=float, default=60.0, help="the views' fps")
+    parser.add_argument("--links", default="0,1", help="Mbit/s each way, 0 for localhost (unlimited)")
+    parser.add_argument("--envs", default=",".join(MAKE), help="comma-separated")
+    args = parser.parse_args()
+    results = measure([float(x) for x in args.links.split(",")], args.envs.split(","), args.rounds, args.fps)
+    print(f"\nwatched / plain, medians of {args.rounds} rounds of alternating slices, fps={args.fps:g}, the page open:\n")
+    print("| link | env | draw | loop ratio | noise floor | frames/s sent | frames/s drawn | data bytes/frame "
+          "| bytes/frame on the wire | sent as |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        link = f"{r['link']:g} Mbit/s" if r["link"] else "localhost"
+        print(f"| {link} | {r['env']} | {r['draw']} | {r['ratio']:.3f}x | {r['floor']:.3f}x | {r['fps']:.1f} "
+              f"| {r['drawn_fps']:.1f} | {r['data_bytes']:,.0f} | {r['wire_bytes']:,.0f} | {r['sent_as']} |")
+
+
+if __name__ == "__main__":
+    main()
