@@ -2,7 +2,8 @@
 
     python benchmarks/live_view.py --browser [--browser-rounds 30] [--browser-runs 2]
 
-Three envs, each in a cell of one notebook: CartPole-v1 (drawn by gymview's numpy renderer in the
+Three envs, each in a cell of one notebook, watched with draw="kernel" (pictures; the page's own
+drawing is benchmarks/scene_view.py's): CartPole-v1 (drawn by gymview's numpy renderer in the
 helper process), Acrobot-v1 behind a wrapper that overrides ``render()`` (so pygame draws each frame
 in the loop, as for most custom envs) and HalfCheetah-v5 (MuJoCo, painted in the helper process).
 Each watched env is compared with its own inner env, stepped without gymview's wrapper while its
@@ -98,7 +99,7 @@ ENVS = {
 def cells(rounds: int) -> list[str]:
     """The notebook's cells: set-up, one per env (its view stays open until the last cell), close."""
     per_env = [
-        f"watched[{name!r}] = gymview.watch({make})\npaired({name.split()[0]!r}, watched[{name!r}], {rounds}, {slice_s})"
+        f"watched[{name!r}] = gymview.watch({make}, draw='kernel')\npaired({name.split()[0]!r}, watched[{name!r}], {rounds}, {slice_s})"
         for name, (make, slice_s) in ENVS.items()
     ]
     return [SETUP, *per_env, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]

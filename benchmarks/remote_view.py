@@ -48,7 +48,7 @@ gym.register_envs(ale_py)
 gymview.setup(quiet=True, human=False)
 """ + RUN_SLICE + """
 def remote(name, env, codec, seconds):
-    env = gymview.watch(env, fps=30, codec=codec, title=f"{name} {codec}")
+    env = gymview.watch(env, fps=30, codec=codec, draw="kernel", title=f"{name} {codec}")
     env.reset(seed=0)
     env.action_space.seed(0)
     run_slice(env, 3.0)  # the helper process, the first frames, the page's decoder: the first second stutters
@@ -154,8 +154,8 @@ def loop_speed(rounds: int) -> None:
     from conftest import running_kernel
 
     code = SETUP + """
-jpeg = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), codec="jpeg")
-video = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), codec="h264")
+jpeg = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), codec="jpeg", draw="kernel")
+video = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), codec="h264", draw="kernel")
 plain = gym.make("CartPole-v1")
 slots = {"h264": video, "jpeg": jpeg, "plain": plain, "plain again": plain}
 for env in slots.values():

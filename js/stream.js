@@ -23,7 +23,7 @@ export const READY_TRIES = 5;
 // Decoded frames wait here for their turn on screen, one per display refresh: frames that arrive
 // together (a link or a busy kernel delivers them in bursts) are all drawn, not all but the last.
 // Past this many waiting, the oldest is dropped: the picture never runs more than this behind.
-export const MAX_QUEUED = 3;
+export const MAX_QUEUED = 4;
 // After this many decoder failures with no picture between them the page stops announcing H.264:
 // the kernel ("auto") sends it images instead.
 export const VIDEO_FAILURES = 3;
@@ -184,6 +184,15 @@ export class FrameStream {
       this.onVideo(msg, buffers[0]);
       return;
     }
+    if (isScene(msg) && Array.isArray(msg.frames)) {
+      this.onScenes(msg, buffers[0]);
+      return;
+    }
+    this.onPicture(msg, buffers[0]);
+  }
+
+  /** An image, or a scene frame (drawn from its state: scene.js); a resend of one we have is dropped. */
+  onPicture(msg, buffer) {
     if (msg.seq <= this.lastSeq) {
       // A resend of a frame we already have (a new view asked for it): draw it if we lack one.
       if (this.latest !== null || this.queued.length > 0) return;
@@ -193,11 +202,20 @@ export class FrameStream {
       this.received += 1;
     }
     if (isScene(msg)) {
-      this.show(msg, { state: stateOf(buffers[0]) }); // the page draws it from its state (scene.js)
+      this.show(msg, { state: stateOf(buffer) });
       return;
     }
-    this.waiting = { header: msg, blob: imageOf(msg, buffers[0]) };
+    this.waiting = { header: msg, blob: imageOf(msg, buffer) };
     this.decodeNext();
+  }
+
+  /** Several scene frames in one message: their states one after another, each frame's own fields listed. */
+  onScenes(msg, buffer) {
+    const size = buffer.byteLength / msg.frames.length;
+    msg.frames.forEach((fields, i) => {
+      const header = { ...msg, ...fields, frames: undefined };
+      this.onPicture(header, new DataView(buffer.buffer, buffer.byteOffset + i * size, size));
+    });
   }
 
   /** One frame of the H.264 stream: every one is decoded, in order; one that cannot be asks for a key frame. */

@@ -4,6 +4,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from PIL import Image
+from live_helpers import sent_frames
 
 import gymview
 from gymview.live import streamer
@@ -135,7 +136,7 @@ def test_close_shows_the_final_state(shown):
         env.step(0)
     env.close()
     env.close()
-    assert [h["step"] for h, _ in view.sent] == [0, 20]
+    assert [h["step"] for h in sent_frames(view.sent)] == [0, 20]
 
 
 def test_vector_partial_reset_keeps_the_running_returns(shown):

@@ -155,6 +155,11 @@ class FrameStreamer:
         """True while a frame waits to be submitted or is in the encoder: keep calling :meth:`pump`."""
         return self._in_encoder is not None or self._waiting is not None
 
+    @property
+    def holding(self) -> bool:
+        """True while scene frames wait to go out together (at most ``SCENE_BATCH_SECONDS``)."""
+        return self._scenes.holding
+
     def offer(self, frame: Frame, info: dict[str, Any]) -> None:
         """Take ``frame`` (replacing one still waiting) and submit it if the encoder is free.
 
@@ -215,6 +220,7 @@ class FrameStreamer:
             with self._lock:
                 self._collect()
                 self._advance()
+                self._send_scenes(due_only=False)
                 done = not self.busy
             if done or time.perf_counter() >= deadline:
                 break
@@ -448,13 +454,32 @@ class FrameStreamer:
         self._latest = (header, data)
         self._latest_scene = (frame, None) if not isinstance(frame, np.ndarray) and image_format == SCENE else None
         self.history.add(header, data, self._clock())
+        if image_format == SCENE:  # a few bytes: several go in one message (see SceneFrames.hold)
+            if not self._scenes.fits(header):
+                self._send_scenes(due_only=False)
+            self._scenes.hold(header, data, self._clock())
+            return self._send_scenes(due_only=True)
         self._send(header, [data])
-        self.sent += 1
-        self.bytes_sent += len(data)
-        sent_at = self._clock()
-        self._send_times.append(sent_at)
-        self._acks.sent(self._seq, sent_at)
+        self._went_out([self._seq], len(data))
         return True
+
+    def _send_scenes(self, due_only: bool) -> bool:
+        """Send the scene frames held for one message (``due_only``: if they waited long enough); True if sent."""
+        batch = self._scenes.batch(self._clock(), due_only)
+        if batch is None:
+            return False
+        header, data, numbers = batch
+        self._send(header, [data])
+        self._went_out(numbers, len(data))
+        return True
+
+    def _went_out(self, numbers: list[int], size: int) -> None:
+        sent_at = self._clock()
+        for seq in numbers:
+            self._send_times.append(sent_at)
+            self._acks.sent(seq, sent_at)
+        self.sent += len(numbers)
+        self.bytes_sent += size
 
     def _resend_latest(self) -> None:
         if self._latest is None:
@@ -536,10 +561,11 @@ class FrameStreamer:
                     self._send(header, buffers)
                 self._collect(older_than=PUMP_WAIT_SECONDS)
                 self._advance()
+                self._send_scenes(due_only=True)
                 if self._resend:
                     self._resend_latest()
                 now = time.perf_counter()
-                active = self.busy or self._resend or self._outbox
+                active = self.busy or self._resend or self._outbox or self.holding
                 if active:
                     idle_since = now
                 elif now - idle_since >= IDLE_EXIT_SECONDS:

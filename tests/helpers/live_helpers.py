@@ -32,3 +32,9 @@ def browser_says(view, content):
 def feed_of(view, frame=lambda: np.zeros((8, 8, 3), np.uint8)):
     """A loop's connection to ``view``, as watch() makes one: its controls are the view's buttons."""
     return ViewFeed(view, frame=frame, info=dict)
+
+
+def sent_frames(sent):
+    """Each frame's header in ``sent`` (a ShownView's messages), the frames of a message of several scene
+    frames one by one."""
+    return [{**header, **fields} for header, _ in sent for fields in header.get("frames", [{}])]

@@ -41,7 +41,7 @@ def test_views_in_a_forked_child_are_inert_and_the_parent_streams_on(shown):
     view.flush()
     PARENT_VIEWS[:] = [view]
     try:
-        with multiprocessing.get_context("fork").Pool(2) as pool:
+        with multiprocessing.get_context("fork").Pool(2, maxtasksperchild=1) as pool:  # each a fresh fork
             results = pool.map(in_child, [0, 1])
     finally:
         PARENT_VIEWS.clear()

@@ -13,6 +13,8 @@ from waiting import wait_until
 import gymview
 from gymview.image.frames import downsample
 from gymview.live.encoding.replay import FrameHistory
+from gymview.live.encoding.scene_frames import SCENE_BATCH_SECONDS
+from gymview.live.streamer import FrameStreamer
 from gymview.renderers import Drawing, TiledDrawing, TiledPainter, renderer_for
 
 
@@ -131,3 +133,35 @@ def test_a_history_forgets_the_painters_of_scenes_it_no_longer_keeps():
     assert len(history) == 2 and sorted(history._painters) == [2, 3]
     history.clear()
     assert history._painters == {}
+
+
+def test_scene_frames_go_several_to_a_message_and_none_waits_past_a_flush():
+    renderer = renderer_for("CartPole-v1")
+    sent, now = [], [0.0]  # a clock that stands still: no frame waits long enough to go alone
+    streamer = FrameStreamer(lambda header, buffers: sent.append((header, buffers[0])), clock=lambda: now[0])
+    states = [np.array([0.1 * n, 0.0, 0.01 * n, 0.0]) for n in range(7)]
+    for n, state in enumerate(states):
+        streamer.offer(Drawing(renderer, state), {"step": n})
+    assert [len(header["frames"]) for header, _ in sent] == [3, 3]
+    streamer.flush()
+    assert [len(header.get("frames", [None])) for header, _ in sent] == [3, 3, 1]
+    header, data = sent[0]
+    assert [frame["seq"] for frame in header["frames"]] == [0, 1, 2] and header["seq"] == 2
+    assert [frame["step"] for frame in header["frames"]] == [0, 1, 2]
+    np.testing.assert_array_equal(np.frombuffer(data, "<f4").reshape(3, 4), np.float32(states[:3]))
+    assert streamer.sent == 7 and streamer.bytes_sent == 7 * 16
+    streamer.offer(Drawing(renderer, states[0]), {"step": 7})
+    now[0] += SCENE_BATCH_SECONDS  # one frame held that long goes alone with the next look
+    streamer.offer(Drawing(renderer, states[1]), {"step": 8})
+    assert [frame["step"] for frame in sent[-1][0]["frames"]] == [7, 8]
+    streamer.stop()
+
+
+def test_a_new_scene_sends_the_frames_of_the_last_one_first():
+    cartpole_renderer, acrobot_renderer = renderer_for("CartPole-v1"), renderer_for("Acrobot-v1")
+    view = ShownView(fps=120)
+    view.push(Drawing(cartpole_renderer, np.zeros(4)), force=True)
+    view.push(Drawing(acrobot_renderer, np.zeros(4)), force=True)
+    view.flush()
+    assert [header["scene"] for header, _ in view.sent] == [1, 2]
+    view.close()

@@ -32,10 +32,17 @@ import numpy as np
 
 from gymview.image.frames import fit_size
 
-__all__ = ["DRAW_MODES", "SCENE", "SceneFrames", "check_draw"]
+__all__ = ["DRAW_MODES", "SCENE", "SCENE_BATCH", "SCENE_BATCH_SECONDS", "SceneFrames", "check_draw"]
 
 SCENE = "scene"  # the format name in frame messages
 DRAW_MODES = ("auto", "page", "kernel")
+# Scene frames go out together, up to this many in one message, held at most this long: every message
+# costs the kernel, the Jupyter server and the page far more than a state's bytes (about 1.1 KB of
+# Jupyter's envelope), and the page shows them one per display refresh anyway.
+SCENE_BATCH = 3
+SCENE_BATCH_SECONDS = 0.05
+# What differs from frame to frame in a message of several: the rest is the first frame's
+PER_FRAME = ("seq", "step", "episode", "episode_return", "dropped", "agent", "returns")
 
 
 def check_draw(draw: str) -> str:
@@ -58,6 +65,8 @@ class SceneFrames:
         self.painter: Any = None  # the painter of the scene published last
         self.scene: dict[str, Any] = {}
         self.scene_id = 0
+        self._held: list[tuple[dict[str, Any], bytes]] = []  # frames for the next message
+        self._held_since = 0.0
 
     def take(self, frame: Any) -> bool:
         """True when the page draws ``frame`` (an array or a DeferredFrame); a new painter's scene is published."""
@@ -88,6 +97,37 @@ class SceneFrames:
         page_state = getattr(self.painter, "page_state", None)
         state = frame.state if page_state is None else page_state(frame.state)
         return np.asarray(state, "<f4").tobytes(), width, height
+
+    def hold(self, header: dict[str, Any], data: bytes, now: float) -> None:
+        """Keep a numbered scene frame for the next message."""
+        if not self._held:
+            self._held_since = now
+        self._held.append((header, data))
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
+
+    def fits(self, header: dict[str, Any]) -> bool:
+        """Whether a frame can join the frames held (one message holds frames of one scene)."""
+        return not self._held or self._held[0][0]["scene"] == header["scene"]
+
+    def batch(self, now: float, due_only: bool) -> tuple[dict[str, Any], bytes, list[int]] | None:
+        """The frames held as one message (header, data, their numbers): when asked (``due_only`` false), or
+        when ``SCENE_BATCH`` are held or the first waited ``SCENE_BATCH_SECONDS``; None while they wait.
+
+        The header is the last frame's, with ``frames``: each frame's own fields, in order; the data the
+        frames' states one after another (of one size: a scene's states are).
+        """
+        held = self._held
+        if not held or (due_only and len(held) < SCENE_BATCH and now - self._held_since < SCENE_BATCH_SECONDS):
+            return None
+        self._held = []
+        if len(held) == 1:
+            return held[0][0], held[0][1], [held[0][0]["seq"]]
+        frames = [{key: header[key] for key in PER_FRAME} for header, _ in held]
+        header = {**held[-1][0], "frames": frames}
+        return header, b"".join(data for _, data in held), [frame["seq"] for frame in frames]
 
     @staticmethod
     def _scene_of(painter: Any) -> dict[str, Any] | None:

@@ -1,0 +1,76 @@
+// Scene frames without a DOM: states unpacked, several frames in one message, and the drawing calls.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { stateOf } from "../protocol.js";
+import { drawScene, envLabel } from "../scene.js";
+import { FrameStream } from "../stream.js";
+
+function fakeModel(scene = null) {
+  const sent = [];
+  return { sent, send: (msg) => sent.push(msg), on() {}, off() {}, get: (name) => (name === "_scene" ? scene : undefined) };
+}
+
+const floats = (...values) => new DataView(new Float32Array(values).buffer);
+
+function sceneHeader(seq, extra = {}) {
+  return { type: "frame", v: 2, seq, format: "scene", width: 300, height: 200, step: seq, episode: 1,
+    episode_return: 0, dropped: 0, scene: 1, ...extra };
+}
+
+test("a scene frame's state is its buffer's float32 numbers, copied", () => {
+  const buffer = new Float32Array([1.5, -2, 0.25, 7]).buffer;
+  const state = stateOf(new DataView(buffer, 4, 8));
+  assert.deepEqual([...state], [-2, 0.25]);
+  new Float32Array(buffer)[1] = 99;
+  assert.equal(state[0], -2);
+});
+
+test("scene frames are shown without decoding, and several in one message each in turn", () => {
+  const stream = new FrameStream(fakeModel({ kind: "cartpole", id: 1 }), () => assert.fail("decoded"));
+  stream.onMessage(sceneHeader(0), [floats(0.1, 0, 0.2, 0)]);
+  const frames = [{ seq: 1, step: 5 }, { seq: 2, step: 6 }, { seq: 3, step: 7 }];
+  stream.onMessage(sceneHeader(3, { frames }), [floats(1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0)]);
+  assert.deepEqual(stream.queued.map((f) => [f.header.seq, f.header.step, f.bitmap.state[0]]),
+    [[0, 0, 0.1], [1, 5, 1], [2, 6, 2], [3, 7, 3]].map(([a, b, c]) => [a, b, Math.fround(c)]));
+  assert.equal(stream.queued.at(-1).header.frames, undefined);
+  assert.equal(stream.received, 4);
+  assert.equal(stream.gaps, 0);
+  assert.equal(stream.scene.kind, "cartpole");
+});
+
+test("a scene kind the page does not know is an error that names it", () => {
+  assert.throws(() => drawScene(recordingContext(), { kind: "teapot", width: 2, height: 2 }, new Float32Array(1), 2, 2),
+    /cannot draw scenes of kind teapot/);
+});
+
+test("a CartPole is drawn in pygame's space, flipped, scaled to the shown size", () => {
+  const context = recordingContext();
+  const scene = { kind: "cartpole", width: 600, height: 400, scale: 125, pole_length: 125 };
+  drawScene(context, scene, new Float32Array([0, 0, 0, 0]), 300, 200);
+  assert.ok(context.calls.some(([name, ...args]) => name === "setTransform" && args[0] === 0.5 && args[3] === -0.5));
+  const moves = context.calls.filter(([name]) => name === "moveTo");
+  assert.deepEqual(moves[0].slice(1), [275, 85]); // the cart's corner: (300 - 25, 100 - 15)
+});
+
+test("grid labels read as the kernel writes them", () => {
+  assert.equal(envLabel(3, 12.5), "env 3  R 13");
+  assert.equal(envLabel(0, -0.4), "env 0  R -0");
+});
+
+function recordingContext() {
+  const calls = [];
+  const handler = {
+    get(target, name) {
+      if (name === "calls") return calls;
+      if (name === "measureText") return () => ({ width: 10 });
+      if (name in target) return target[name];
+      return (...args) => calls.push([name, ...args]);
+    },
+    set(target, name, value) {
+      target[name] = value;
+      return true;
+    },
+  };
+  return new Proxy({}, handler);
+}
