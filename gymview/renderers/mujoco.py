@@ -36,7 +36,7 @@ import gymnasium as gym
 import numpy as np
 
 from gymview.image.frames import fit_size
-from gymview.renderers.grid import tiled
+from gymview.renderers.grid import grid_scene, tiled
 from gymview.renderers.mujoco_scene import ScenePoses, camera_pose, page_scene
 
 if TYPE_CHECKING:
@@ -454,13 +454,39 @@ class MujocoGridPainter:
         """``state``: the sub-envs' states one after another, then their returns; ``max_size``: the
         grid's longest side as shown (a preview painter draws each cell that small)."""
         per_env = (len(state) - self.count) // self.count
-        # tile() makes the grid as square as possible: ceil(sqrt(count)) cells a row
-        cell = None if max_size is None else max(16, int(max_size) // int(np.ceil(np.sqrt(self.count))))
+        cell = self._cell_size(max_size)
         frames = [
             self.painter.paint(state[index * per_env : (index + 1) * per_env], max_size=cell)
             for index in range(self.count)
         ]
         return tiled(frames, state[self.count * per_env :])
+
+    def _cell_size(self, max_size: int | None) -> int | None:
+        """The longest side a preview painter draws a cell at, for a grid of ``max_size``."""
+        # tile() makes the grid as square as possible: ceil(sqrt(count)) cells a row
+        return None if max_size is None else max(16, int(max_size) // int(np.ceil(np.sqrt(self.count))))
+
+    def page_scene(self) -> dict[str, Any] | None:
+        """The grid as the page draws it: each cell the sub-env's MuJoCo scene, labelled (None where the page
+        cannot draw the scene)."""
+        cell = self.painter.page_scene()
+        return None if cell is None else grid_scene(cell, self.count, 7 * (cell["bodies"] + 1))
+
+    def page_state(self, state: np.ndarray) -> np.ndarray:
+        """Each sub-env's :meth:`MujocoPainter.page_state`, then their returns."""
+        per_env = (len(state) - self.count) // self.count
+        cells = [self.painter.page_state(state[i * per_env : (i + 1) * per_env]) for i in range(self.count)]
+        return np.concatenate([*cells, state[self.count * per_env :]])
+
+    def paint_page_state(self, page_state: np.ndarray, max_size: int | None = None) -> np.ndarray:
+        """Draw a :meth:`page_state` as :meth:`paint` draws the state it came from."""
+        per_env = (len(page_state) - self.count) // self.count
+        cell = self._cell_size(max_size)
+        frames = [
+            self.painter.paint_page_state(page_state[i * per_env : (i + 1) * per_env], max_size=cell)
+            for i in range(self.count)
+        ]
+        return tiled(frames, page_state[self.count * per_env :])
 
     def __repr__(self) -> str:
         return f"MujocoGridPainter({self.count} x {self.painter!r})"

@@ -62,7 +62,7 @@ def camera_pose(lookat: np.ndarray, distance: float, azimuth: float, elevation: 
     """MuJoCo's free camera as (x, y, z, qw, qx, qy, qz): its eye and its orientation, looking down its
     -z axis with y up (three.js's camera frame, and MuJoCo's).
 
-    >>> np.round(camera_pose(np.zeros(3), 2.0, 90.0, 0.0), 3).tolist()
+    >>> (np.round(camera_pose(np.zeros(3), 2.0, 90.0, 0.0), 3) + 0.0).tolist()  # + 0.0: no -0.0
     [0.0, -2.0, 0.0, 0.707, 0.707, 0.0, 0.0]
     """
     import mujoco

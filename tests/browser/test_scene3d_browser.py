@@ -5,21 +5,19 @@ size the live view shows them."""
 import base64
 import os
 import pathlib
-import subprocess
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from lab import REPO, chromium_page
+from lab import bundled_scene_js, chromium_page
 from PIL import Image
 
 from gymview.image.frames import downsample
-from gymview.renderers.mujoco import MujocoPainter
+from gymview.renderers.mujoco import MujocoGridPainter, MujocoPainter
 
 pytestmark = [pytest.mark.browser]
 
 MAX_SIZE = 512
-ESBUILD = REPO / "js" / "node_modules" / ".bin" / "esbuild"
 DRAW = """async ([scene, state, width, height]) => {
     await window.scenes.loadScene(scene);
     const canvas = document.createElement("canvas");
@@ -34,15 +32,17 @@ DRAW = """async ([scene, state, width, height]) => {
 }"""
 
 
-def bundled_scene_js() -> str:
-    """js/scene.js with three.js, as one script that sets ``window.scenes`` (esbuild, as ./dev.sh build bundles)."""
-    if not ESBUILD.exists():
-        pytest.fail("js/node_modules is missing: run ./dev.sh build (npm ci) first")
-    done = subprocess.run(
-        [str(ESBUILD), "scene.js", "--bundle", "--format=iife", "--global-name=scenes", "--log-level=warning"],
-        cwd=REPO / "js", capture_output=True, text=True, check=True,
-    )
-    return done.stdout
+@pytest.fixture(autouse=True, scope="module")
+def software_opengl():
+    """env.render() through OSMesa, which renders anywhere (dev.sh installs libosmesa6)."""
+    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +130,23 @@ def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, screens
     print(env_id, "SSIM", [round(score, 3) for score in scores])
     assert min(scores) >= 0.80, (env_id, [round(score, 3) for score in scores])
     assert not page.errors, page.errors
+
+
+def test_a_vector_env_s_grid_draws_each_mujoco_sub_env_in_its_cell(page):
+    envs = [gym.make("Hopper-v5", render_mode="rgb_array") for _ in range(2)]
+    for seed, env in enumerate(envs):
+        env.reset(seed=seed)
+        env.render()
+    grid = MujocoGridPainter.for_envs(envs)
+    frame = grid.frame_of(envs, [3.0, 14.0])
+    scene = {**grid.page_scene(), "id": 1}
+    expected = downsample(grid.paint(frame.state), MAX_SIZE)
+    height, width = expected.shape[:2]
+    drawn = drawn_by_page(page, scene, grid.page_state(frame.state).astype(np.float32), width, height)
+    below_labels = slice(height // 8, height)
+    for columns in (slice(0, width // 2), slice(width // 2, width)):
+        assert ssim(drawn[below_labels, columns], expected[below_labels, columns]) >= 0.80
+    assert drawn[2:12, 4:40].min() < 50 and drawn[2:12, 4:40].max() > 200  # a label: white text on black
+    assert not page.errors, page.errors
+    for env in envs:
+        env.close()
