@@ -143,8 +143,9 @@ def watch(
             ``env.render()`` in the loop.
         max_overhead: The share of the loop's time frames may cost (0.1).
         codec: ``"auto"`` (H.264 to pages that decode it), ``"h264"``, ``"jpeg"`` or ``"png"`` (``LiveView``).
-        draw: ``"auto"`` (the default): the page draws gymnasium's classic-control envs itself from their
-            states, a few bytes a frame; other envs go as pictures. ``"page"`` insists (an error for an env
+        draw: ``"auto"`` (the default): the page draws gymnasium's classic-control envs (canvas 2D) and
+            MuJoCo envs (three.js) itself from their states, a few hundred bytes a frame at most; other envs
+            go as pictures. ``"page"`` insists (an error for an env
             the page cannot draw), ``"kernel"`` sends pictures always (``LiveView``).
 
     Returns:
@@ -240,15 +241,17 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
     if draw != "page":
         return
     if kind == "env":
-        painter: Any = renderer_for(env)
+        painter: Any = renderer_for(env) or MujocoPainter.for_env(env)
     elif kind == "vector":
-        painter = state_painter(getattr(env, "envs", None))
+        envs = getattr(env, "envs", None)
+        painter = state_painter(envs) or MujocoGridPainter.for_envs(envs)
     else:
         return
     if not fast_render or painter is None or painter.page_scene() is None:
         raise ValueError(
             f"watch(draw='page'): the page cannot draw {name}; it draws gymnasium's classic-control envs "
-            "(CartPole, MountainCar, Acrobot, Pendulum) from their states, with fast_render=True. Leave draw out "
+            "(CartPole, MountainCar, Acrobot, Pendulum) and MuJoCo envs of primitive and mesh geoms from their "
+            "states, with fast_render=True. Leave draw out "
             "to send its frames as pictures"
         )
 

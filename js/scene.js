@@ -1,5 +1,6 @@
 // Scenes the page draws from a state: gymnasium's classic-control envs drawn with canvas 2D as gymnasium
-// draws them with pygame (gymnasium/envs/classic_control/*.py), and a labelled grid of them for vector envs.
+// draws them with pygame (gymnasium/envs/classic_control/*.py), MuJoCo envs drawn with three.js
+// (scene3d.js), and a labelled grid of either for vector envs.
 // The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
 // and each frame's state as float32 numbers (live/encoding/scene_frames.py).
 //
@@ -7,18 +8,22 @@
 // (x + 0.5, height - y - 0.5) on the canvas. Its filled shapes cover the pixels their edges cross, hence
 // each shape is filled and stroked one pixel wide.
 
+import { drawMujoco, loadMujoco } from "./scene3d.js";
+
 const BLACK = "rgb(0,0,0)";
 
 /** Pendulum's arrow, loaded once per scene object: scene -> ImageBitmap (or a promise of it). */
 const arrows = new WeakMap();
 
 /**
- * Load what `scene` needs besides its description (Pendulum's arrow); `onLoad` runs once it is there.
+ * Load what `scene` needs besides its description (Pendulum's arrow, a MuJoCo scene's textures); `onLoad`
+ * runs once it is there.
  * @param {object} scene @param {() => void} onLoad
  * @returns {Promise<void>}
  */
 export function loadScene(scene, onLoad = () => {}) {
   const cell = scene.kind === "grid" ? scene.cell : scene;
+  if (cell.kind === "mujoco") return loadMujoco(cell, onLoad);
   if (!cell.arrow) return Promise.resolve();
   if (!arrows.has(cell)) {
     const loading = fetch(cell.arrow)
@@ -51,6 +56,10 @@ export function drawScene(context, scene, state, width, height) {
 
 /** One env's picture with its top-left corner at (left, top) on the canvas, `scale` canvas pixels per pixel. */
 function drawCell(context, scene, state, scale, left, top) {
+  if (scene.kind === "mujoco") {
+    drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale);
+    return;
+  }
   const draw = KINDS[scene.kind];
   if (draw === undefined) throw new Error(`gymview: the page cannot draw scenes of kind ${scene.kind}`);
   context.save();

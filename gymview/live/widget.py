@@ -81,7 +81,7 @@ class LiveView(anywidget.AnyWidget):
         replay_max_bytes: The most bytes those kept frames may take (32 MiB by default).
         codec: ``"auto"``: an H.264 stream while every page showing the view decodes it (a tenth of
             the bytes, for a slow link), else images; ``"h264"``, ``"jpeg"`` or ``"png"``: only that.
-        draw: Where frames drawn from a state (``gymview.watch`` of gymnasium's classic-control envs) are
+        draw: Where frames drawn from a state (``gymview.watch`` of gymnasium's classic-control and MuJoCo envs) are
             drawn: ``"auto"`` by the page wherever it can (a few bytes a frame, nothing drawn or encoded in
             the kernel), ``"page"`` the same but an error for frames it cannot draw, ``"kernel"`` always as
             pictures made in the kernel's helper process.

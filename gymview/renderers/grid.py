@@ -59,6 +59,26 @@ def tiled(
     return tile(shown, labels)
 
 
+def grid_scene(cell: dict[str, Any], count: int, state_dim: int) -> dict[str, Any]:
+    """The page's description of a labelled grid of ``count`` sub-envs drawn as ``cell`` describes, laid out
+    as :func:`tiled` lays them out; each frame holds ``state_dim`` numbers a sub-env, then their returns.
+
+    >>> grid_scene({"kind": "cartpole", "width": 60, "height": 40}, 3, 4)["width"]
+    120
+    """
+    columns = max(1, int(np.ceil(np.sqrt(count))))
+    rows = -(-count // columns)
+    return {
+        "kind": "grid",
+        "width": columns * cell["width"],
+        "height": rows * cell["height"],
+        "count": count,
+        "columns": columns,
+        "state_dim": state_dim,
+        "cell": cell,
+    }
+
+
 class TiledPainter:
     """Paints ``count`` states of one renderer's env family as a labelled grid."""
 
@@ -71,19 +91,7 @@ class TiledPainter:
         """The grid as the page draws it: the sub-envs' scene in each cell, labelled (None where the page
         cannot draw the sub-envs)."""
         cell = self.renderer.page_scene()
-        if cell is None:
-            return None
-        columns = max(1, int(np.ceil(np.sqrt(self.count))))
-        rows = -(-self.count // columns)
-        return {
-            "kind": "grid",
-            "width": columns * cell["width"],
-            "height": rows * cell["height"],
-            "count": self.count,
-            "columns": columns,
-            "state_dim": self.renderer.state_dim,
-            "cell": cell,
-        }
+        return None if cell is None else grid_scene(cell, self.count, self.renderer.state_dim)
 
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """``state``: the ``count`` states, one after another, then the ``count`` returns."""

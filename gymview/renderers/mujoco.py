@@ -36,7 +36,8 @@ import gymnasium as gym
 import numpy as np
 
 from gymview.image.frames import fit_size
-from gymview.renderers.grid import tiled
+from gymview.renderers.grid import grid_scene, tiled
+from gymview.renderers.mujoco_scene import ScenePoses, camera_pose, page_scene
 
 if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
@@ -157,6 +158,9 @@ class MujocoPainter:
         self.width, self.height = int(renderer.width), int(renderer.height)  # type: ignore[arg-type]
         self.max_geom = int(renderer.max_geom)
         self.camera_id = renderer.camera_id
+        self.visual_options = dict(renderer._vopt)  # gymnasium's visual_options: mjVIS flags changed
+        self._page: tuple[dict[str, Any], ScenePoses] | None = None  # page_scene(), once made
+        self._page_made = False
         data = unwrapped.data
         # (name, offset, shape, dtype) of each piece of the state vector
         self._layout: list[tuple[str, int, tuple[int, ...], np.dtype]] = []
@@ -217,11 +221,7 @@ class MujocoPainter:
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None, max_size: int | None = None) -> np.ndarray:
         """Draw ``state`` (from :meth:`frame_of`) as ``env.render()`` would: (height, width, 3) uint8;
         a preview painter given ``max_size`` draws it at most that long, with cheap settings."""
-        if self.preview and max_size is not None:
-            size = fit_size(self.height, self.width, int(max_size))
-            viewer = self._previews.get(size) or self._preview_viewer(*size)
-        else:
-            viewer = self._viewer_here()
+        viewer = self._viewer_for(max_size)
         data = self._data
         data.time = state[0]
         for name, offset, shape, dtype in self._layout:
@@ -243,9 +243,110 @@ class MujocoPainter:
         viewer.make_context_current()
         return viewer.render("rgb_array", self.camera_id)
 
+    # -- the page's side: a scene described once, poses per frame (renderers/mujoco_scene.py) ------------
+    def page_scene(self) -> dict[str, Any] | None:
+        """The scene as the page draws it with three.js (see :func:`gymview.renderers.mujoco_scene.page_scene`),
+        or None where the page cannot draw it faithfully."""
+        if not self._page_made:
+            self._page = page_scene(
+                self.model, self.width, self.height, self.camera_id, self.visual_options, self.max_geom
+            )
+            self._page_made = True
+        return None if self._page is None else self._page[0]
+
+    def page_state(self, state: np.ndarray) -> np.ndarray:
+        """What the page needs of a :meth:`frame_of` state: the moving bodies' poses, then the camera's
+        (x, y, z, qw, qx, qy, qz each)."""
+        poses = self._poses()
+        return np.concatenate([poses.of(self._field(state, "xpos"), self._field(state, "xquat")), self._camera(state)])
+
+    def paint_page_state(self, page_state: np.ndarray, max_size: int | None = None) -> np.ndarray:
+        """Draw a :meth:`page_state` as :meth:`paint` draws the state it came from: the bodies placed by
+        their poses, the geoms and lights by theirs on their bodies (what MuJoCo's kinematics does)."""
+        import mujoco
+
+        bodies = self._poses().bodies
+        viewer = self._viewer_for(max_size)
+        model, data = self.model, self._data
+        # the bodies welded to the world, and their lights and cameras, where page states have none
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        mujoco.mj_camlight(model, data)
+        poses = np.asarray(page_state, np.float64)[: 7 * len(bodies)].reshape(-1, 7)
+        data.xpos[bodies], data.xquat[bodies] = poses[:, :3], poses[:, 3:]
+        for body, quat in zip(bodies, poses[:, 3:]):
+            mujoco.mju_quat2Mat(data.xmat[body], quat)
+        geoms = np.flatnonzero(np.isin(model.geom_bodyid, bodies))
+        owners = data.xmat[model.geom_bodyid[geoms]].reshape(-1, 3, 3)
+        data.geom_xpos[geoms] = data.xpos[model.geom_bodyid[geoms]] + np.einsum(
+            "nij,nj->ni", owners, model.geom_pos[geoms]
+        )
+        for geom, owner in zip(geoms, owners):
+            local = np.zeros(9)
+            mujoco.mju_quat2Mat(local, model.geom_quat[geom])
+            data.geom_xmat[geom] = (owner @ local.reshape(3, 3)).ravel()
+        lights = np.flatnonzero(np.isin(model.light_bodyid, bodies))
+        owners = data.xmat[model.light_bodyid[lights]].reshape(-1, 3, 3)
+        data.light_xpos[lights] = data.xpos[model.light_bodyid[lights]] + np.einsum(
+            "nij,nj->ni", owners, model.light_pos[lights]
+        )
+        data.light_xdir[lights] = np.einsum("nij,nj->ni", owners, model.light_dir[lights])
+        self._place_camera(viewer, np.asarray(page_state, np.float64)[-7:])
+        viewer.make_context_current()
+        return viewer.render("rgb_array", self.camera_id)
+
+    def _poses(self) -> ScenePoses:
+        self.page_scene()
+        if self._page is None:
+            raise ValueError(f"the page cannot draw this MuJoCo scene ({self!r}), so it has no page states")
+        return self._page[1]
+
+    def _place_camera(self, viewer: Any, pose: np.ndarray) -> None:
+        """Put the camera at a page state's camera pose (eye, quaternion)."""
+        import mujoco
+
+        rotation = np.zeros(9)
+        mujoco.mju_quat2Mat(rotation, pose[3:])
+        if self.camera_id is not None and self.camera_id >= 0:
+            self._data.cam_xpos[self.camera_id], self._data.cam_xmat[self.camera_id] = pose[:3], rotation
+            return
+        forward = -rotation.reshape(3, 3)[:, 2]  # the free camera: no roll, looking down its -z axis
+        camera = viewer.cam
+        camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+        camera.distance = 1.0
+        camera.lookat[:] = pose[:3] + forward
+        camera.azimuth = float(np.degrees(np.arctan2(forward[1], forward[0])))
+        camera.elevation = float(np.degrees(np.arcsin(np.clip(forward[2], -1.0, 1.0))))
+
+    def _field(self, state: np.ndarray, name: str) -> np.ndarray:
+        """One MjData field of a :meth:`frame_of` state."""
+        for field, offset, shape, _ in self._layout:
+            if field == name:
+                return state[offset : offset + int(np.prod(shape))].reshape(shape)
+        raise KeyError(name)
+
+    def _camera(self, state: np.ndarray) -> np.ndarray:
+        """The pose of the camera a :meth:`frame_of` state is seen from."""
+        import mujoco
+
+        if self.camera_id is not None and self.camera_id >= 0:
+            quat = np.zeros(4)
+            mujoco.mju_mat2Quat(quat, self._field(state, "cam_xmat")[self.camera_id])
+            return np.concatenate([self._field(state, "cam_xpos")[self.camera_id], quat])
+        values = state[self._data_size : self._data_size + len(CAMERA_VALUES) + 3]
+        settings = dict(zip(CAMERA_VALUES, values))
+        return camera_pose(values[-3:], settings["distance"], settings["azimuth"], settings["elevation"])
+
     def _option_sizes(self, viewer: Any) -> list[int]:
         options = viewer.vopt
         return [len(CAMERA_VALUES), 3, *(getattr(options, name).size for name in OPTION_ARRAYS), len(OPTION_VALUES)]
+
+    def _viewer_for(self, max_size: int | None) -> Any:
+        """The viewer that draws at ``max_size`` (a preview painter's), else at the env's size."""
+        if self.preview and max_size is not None:
+            size = fit_size(self.height, self.width, int(max_size))
+            return self._previews.get(size) or self._preview_viewer(*size)
+        return self._viewer_here()
 
     def _preview_viewer(self, height: int, width: int) -> Any:
         from gymnasium.envs.mujoco.mujoco_rendering import OffScreenViewer
@@ -277,8 +378,8 @@ class MujocoPainter:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_data"] = state["_viewer"] = None
-        state["_previews"] = {}
+        state["_data"] = state["_viewer"] = state["_page"] = None
+        state["_previews"], state["_page_made"] = {}, False
         return state
 
     def __repr__(self) -> str:
@@ -353,13 +454,39 @@ class MujocoGridPainter:
         """``state``: the sub-envs' states one after another, then their returns; ``max_size``: the
         grid's longest side as shown (a preview painter draws each cell that small)."""
         per_env = (len(state) - self.count) // self.count
-        # tile() makes the grid as square as possible: ceil(sqrt(count)) cells a row
-        cell = None if max_size is None else max(16, int(max_size) // int(np.ceil(np.sqrt(self.count))))
+        cell = self._cell_size(max_size)
         frames = [
             self.painter.paint(state[index * per_env : (index + 1) * per_env], max_size=cell)
             for index in range(self.count)
         ]
         return tiled(frames, state[self.count * per_env :])
+
+    def _cell_size(self, max_size: int | None) -> int | None:
+        """The longest side a preview painter draws a cell at, for a grid of ``max_size``."""
+        # tile() makes the grid as square as possible: ceil(sqrt(count)) cells a row
+        return None if max_size is None else max(16, int(max_size) // int(np.ceil(np.sqrt(self.count))))
+
+    def page_scene(self) -> dict[str, Any] | None:
+        """The grid as the page draws it: each cell the sub-env's MuJoCo scene, labelled (None where the page
+        cannot draw the scene)."""
+        cell = self.painter.page_scene()
+        return None if cell is None else grid_scene(cell, self.count, 7 * (cell["bodies"] + 1))
+
+    def page_state(self, state: np.ndarray) -> np.ndarray:
+        """Each sub-env's :meth:`MujocoPainter.page_state`, then their returns."""
+        per_env = (len(state) - self.count) // self.count
+        cells = [self.painter.page_state(state[i * per_env : (i + 1) * per_env]) for i in range(self.count)]
+        return np.concatenate([*cells, state[self.count * per_env :]])
+
+    def paint_page_state(self, page_state: np.ndarray, max_size: int | None = None) -> np.ndarray:
+        """Draw a :meth:`page_state` as :meth:`paint` draws the state it came from."""
+        per_env = (len(page_state) - self.count) // self.count
+        cell = self._cell_size(max_size)
+        frames = [
+            self.painter.paint_page_state(page_state[i * per_env : (i + 1) * per_env], max_size=cell)
+            for i in range(self.count)
+        ]
+        return tiled(frames, page_state[self.count * per_env :])
 
     def __repr__(self) -> str:
         return f"MujocoGridPainter({self.count} x {self.painter!r})"

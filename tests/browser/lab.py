@@ -119,6 +119,16 @@ def running_server(root: pathlib.Path, app: str = "lab"):
         server.stop()
 
 
+def bundled_scene_js() -> str:
+    """js/scene.js with what it imports (three.js), as one script that sets ``window.scenes`` to its exports
+    (esbuild, from js/node_modules as ./dev.sh build installs it)."""
+    esbuild = REPO / "js" / "node_modules" / ".bin" / "esbuild"
+    if not esbuild.exists():
+        raise RuntimeError("js/node_modules is missing: run ./dev.sh build (npm ci) first")
+    command = [str(esbuild), "scene.js", "--bundle", "--format=iife", "--global-name=scenes", "--log-level=warning"]
+    return subprocess.run(command, cwd=REPO / "js", capture_output=True, text=True, check=True).stdout
+
+
 @contextmanager
 def chromium_page():
     """A fresh headless Chromium page; JavaScript errors are collected in ``page.errors``."""

@@ -8,7 +8,7 @@ import pathlib
 import gymnasium as gym
 import numpy as np
 import pytest
-from lab import REPO, chromium_page
+from lab import bundled_scene_js, chromium_page
 from PIL import Image
 
 from gymview.image.frames import downsample
@@ -18,7 +18,6 @@ from gymview.renderers.grid import TiledPainter
 pytestmark = [pytest.mark.browser]
 
 MAX_SIZE = 512
-SCENE_JS = (REPO / "js" / "scene.js").read_text()
 DRAW = """async ([scene, state, width, height]) => {
     await window.scenes.loadScene(scene);
     const canvas = document.createElement("canvas");
@@ -37,7 +36,7 @@ DRAW = """async ([scene, state, width, height]) => {
 def page():
     with chromium_page() as page:
         page.set_content("<!doctype html><body></body>")
-        page.add_script_tag(content=SCENE_JS + "\nwindow.scenes = { drawScene, loadScene };", type="module")
+        page.add_script_tag(content=bundled_scene_js())
         page.wait_for_function("() => window.scenes !== undefined")
         yield page
 

@@ -182,7 +182,7 @@ def test_sb3_trains_on_watched_vec_envs_in_a_kernel(kernel):
 MUJOCO_LOOP = """
 %load_ext gymview
 import time, gymnasium as gym, gymview
-env = gymview.watch(gym.make("HalfCheetah-v5", render_mode="rgb_array"), fps=30)
+env = gymview.watch(gym.make("HalfCheetah-v5", render_mode="rgb_array"), fps=30, draw="kernel")  # pictures rendered here
 obs, info = env.reset(seed=0)
 steps, start = 0, time.perf_counter()
 while time.perf_counter() - start < 3:

@@ -124,7 +124,7 @@ def test_envs_whose_frames_may_differ_get_no_painter():
 
 
 def test_the_encoder_process_paints_mujoco_frames(shown):
-    view = shown(image_format="png", max_size=96)
+    view = shown(image_format="png", max_size=96, draw="kernel")  # pictures from the helper
     env = make("Hopper-v5")
     painter = MujocoPainter.for_env(env)
     env.render()
@@ -162,7 +162,7 @@ def watch_and_count_renders_in_the_loop(env, sub_envs, view, monkeypatch):
 
 def test_watch_renders_a_mujoco_env_in_the_loop_only_once(shown, monkeypatch):
     env = make("HalfCheetah-v5")
-    renders, first = watch_and_count_renders_in_the_loop(env, [env], shown(image_format="png", max_size=96), monkeypatch)
+    renders, first = watch_and_count_renders_in_the_loop(env, [env], shown(image_format="png", max_size=96, draw="kernel"), monkeypatch)
     assert renders == 1  # the first frame makes gymnasium's viewer; the others were painted elsewhere
     assert first.shape == (72, 96, 3)
 
@@ -203,7 +203,7 @@ def test_sub_envs_of_different_models_get_no_grid_painter():
 
 def test_watch_renders_each_mujoco_sub_env_in_the_loop_only_once(shown, monkeypatch):
     envs = make_vector(count=2)
-    renders, _ = watch_and_count_renders_in_the_loop(envs, envs.envs, shown(image_format="png", max_size=400), monkeypatch)
+    renders, _ = watch_and_count_renders_in_the_loop(envs, envs.envs, shown(image_format="png", max_size=400, draw="kernel"), monkeypatch)
     assert renders == 2  # the first frame makes each sub-env's viewer; the others were painted elsewhere
 
 
@@ -270,7 +270,7 @@ def test_frames_drawn_without_a_max_size_stay_exact_beside_previews():
 
 
 def test_the_encoder_process_draws_a_preview_at_the_views_max_size(shown):
-    view = shown(image_format="png", max_size=48)
+    view = shown(image_format="png", max_size=48, draw="kernel")
     env = make("Hopper-v5")
     painter = MujocoPainter.for_env(env, preview=True)
     env.render()

@@ -122,10 +122,14 @@ class FrameHistory:
             self._stream_kept = False
 
     def _picture(self, header: dict[str, Any], data: bytes) -> np.ndarray:
-        """A scene frame drawn here, at the size the page showed it."""
+        """A scene frame drawn here, at the size the page showed it: by the painter's ``paint_page_state``
+        where it has one (the frame holds only what its ``page_state`` kept), else by its ``paint``."""
         state = np.frombuffer(data, "<f4").astype(np.float64)
-        picture = self._painters[header["scene"]].paint(state, None)
-        return downsample(picture, max(header["width"], header["height"]))
+        painter = self._painters[header["scene"]]
+        paint_page_state = getattr(painter, "paint_page_state", None)
+        size = max(header["width"], header["height"])
+        picture = painter.paint(state, None) if paint_page_state is None else paint_page_state(state, size)
+        return downsample(picture, size)
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
         """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, or ``.gif``), at the pace

@@ -1,0 +1,255 @@
+"""A MuJoCo model's scene as the page draws it with three.js (``js/scene3d.js``): described once, posed per frame.
+
+:func:`page_scene` describes, as JSON-able values, what gymnasium's off-screen renderer draws for a model: each
+geom MuJoCo's ``mjv_updateScene`` puts in the scene (type, size, colour and material, the body it moves with and
+its pose on that body), meshes and textures (base64 float32/int32 arrays, PNG data URLs), lights (the headlight
+included) and the camera's field of view and clipping planes. It returns None for a scene the page cannot draw
+faithfully: heightfields, flexes, skins, signed-distance or decorative geoms (tendons, sites, contact points),
+orthographic cameras, lights that follow a body's centre of mass, and visual options changed from MuJoCo's
+defaults.
+
+Each frame then needs only the poses of the bodies that move and carry something drawn (:class:`ScenePoses`:
+position and quaternion, 7 numbers a body) and the camera's pose (7 more): HalfCheetah's frame is 56 float32
+numbers, 224 bytes.
+
+>>> import mujoco
+>>> model = mujoco.MjModel.from_xml_string(
+...     "<mujoco><worldbody><light pos='0 0 3'/><geom type='plane' size='2 2 .1'/>"
+...     "<body pos='0 0 1'><freejoint/><geom type='box' size='.1 .2 .3' rgba='1 0 0 1'/></body>"
+...     "</worldbody></mujoco>")
+>>> scene, poses = page_scene(model, width=64, height=48, camera_id=-1)
+>>> [(geom["type"], geom["body"]) for geom in scene["geoms"]], poses.bodies.tolist()
+([('plane', -1), ('box', 0)], [1])
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gymview.image.codec import encode_frame
+
+__all__ = ["GEOM_TYPES", "ScenePoses", "camera_pose", "page_scene"]
+
+# MuJoCo's mjtGeom values the page draws, by name (2D and 3D shapes; hfield, sdf, flex, skin and the decor
+# shapes are left to the kernel's renderer)
+GEOM_TYPES = {0: "plane", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh"}
+TEXTURE_TYPES = {0: "2d", 1: "cube", 2: "skybox"}
+LIGHT_TYPES = {0: "spot", 1: "directional"}  # point and image lights: MuJoCo's classic renderer skips them
+OBJ_GEOM = 5  # mjtObj.mjOBJ_GEOM: scene geoms made from model geoms (not sites, tendons or decorations)
+ROLE_RGB = 1  # mjtTextureRole.mjTEXROLE_RGB: a material's colour texture
+# scn.flags (mjtRndFlag) the page follows: shadow 0, reflection 2, skybox 4; these others it cannot draw
+WIREFRAME, SEGMENT, IDCOLOR = 1, 7, 8
+
+
+class ScenePoses(NamedTuple):
+    """Which bodies' poses a frame carries (``bodies``: model body ids, in order)."""
+
+    bodies: np.ndarray
+
+    def of(self, xpos: np.ndarray, xquat: np.ndarray) -> np.ndarray:
+        """The bodies' poses, (x, y, z, qw, qx, qy, qz) each, one after another.
+
+        >>> ScenePoses(np.array([1])).of(np.arange(6.0).reshape(2, 3), np.eye(4)[:2]).tolist()
+        [3.0, 4.0, 5.0, 0.0, 1.0, 0.0, 0.0]
+        """
+        return np.concatenate([xpos[self.bodies], xquat[self.bodies]], axis=1).ravel()
+
+
+def camera_pose(lookat: np.ndarray, distance: float, azimuth: float, elevation: float) -> np.ndarray:
+    """MuJoCo's free camera as (x, y, z, qw, qx, qy, qz): its eye and its orientation, looking down its
+    -z axis with y up (three.js's camera frame, and MuJoCo's).
+
+    >>> (np.round(camera_pose(np.zeros(3), 2.0, 90.0, 0.0), 3) + 0.0).tolist()  # + 0.0: no -0.0
+    [0.0, -2.0, 0.0, 0.707, 0.707, 0.0, 0.0]
+    """
+    import mujoco
+
+    azimuth, elevation = np.radians(azimuth), np.radians(elevation)
+    forward = np.array([np.cos(elevation) * np.cos(azimuth), np.cos(elevation) * np.sin(azimuth), np.sin(elevation)])
+    up = np.array([-np.sin(elevation) * np.cos(azimuth), -np.sin(elevation) * np.sin(azimuth), np.cos(elevation)])
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, np.stack([np.cross(forward, up), up, -forward], axis=1).ravel())
+    return np.concatenate([np.asarray(lookat, np.float64) - distance * forward, quat])
+
+
+def page_scene(
+    model: Any, width: int, height: int, camera_id: int, flags: dict[int, bool] | None = None, max_geom: int = 1000
+) -> tuple[dict[str, Any], ScenePoses] | None:
+    """What gymnasium's renderer draws for ``model`` (its ``flags``: gymnasium's ``visual_options``), as the page
+    draws it, and which bodies' poses each frame needs; None when the page cannot draw it faithfully."""
+    import mujoco
+
+    if flags or (camera_id >= 0 and model.cam_orthographic[camera_id]) or model.vis.global_.orthographic:
+        return None
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    scene = mujoco.MjvScene(model, max_geom)
+    camera = mujoco.MjvCamera()
+    if camera_id >= 0:
+        camera.type, camera.fixedcamid = mujoco.mjtCamera.mjCAMERA_FIXED, camera_id
+    mujoco.mjv_updateScene(
+        model, data, mujoco.MjvOption(), mujoco.MjvPerturb(), camera, mujoco.mjtCatBit.mjCAT_ALL, scene
+    )
+    drawn = [scene.geoms[i] for i in range(scene.ngeom)]
+    if (
+        any(geom.objtype != OBJ_GEOM or int(geom.type) not in GEOM_TYPES for geom in drawn)
+        or any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR))
+        or any(model.light_mode[i] != 0 or _light_type(model, i) not in LIGHT_TYPES for i in range(model.nlight))
+    ):
+        return None
+    geom_ids = [int(geom.objid) for geom in drawn]
+    moving = _moving_bodies(model, [model.geom_bodyid[i] for i in geom_ids] + list(model.light_bodyid))
+    index = {body: n for n, body in enumerate(moving)}
+    meshes = sorted({int(model.geom_dataid[i]) for i in geom_ids if model.geom_type[i] == 7})
+    fovy = model.cam_fovy[camera_id] if camera_id >= 0 else model.vis.global_.fovy
+    extent = float(model.stat.extent)
+    description = {
+        "kind": "mujoco",
+        "width": int(width),
+        "height": int(height),
+        "bodies": len(moving),
+        "geoms": [_geom(model, data, geom, index, meshes) for geom in drawn],
+        "meshes": [_mesh(model, mesh) for mesh in meshes],
+        "textures": [_texture(model, texture) for texture in range(model.ntex)],
+        "lights": [_headlight(model)] * bool(model.vis.headlight.active)
+        + [_light(model, data, light, index) for light in range(model.nlight) if model.light_active[light]],
+        "camera": {
+            "fovy": float(fovy),
+            "znear": float(model.vis.map.znear) * extent,
+            "zfar": float(model.vis.map.zfar) * extent,
+        },
+        "shadows": bool(scene.flags[0]),
+        "shadow_clip": float(model.vis.map.shadowclip) * extent,
+        "shadow_size": int(min(model.vis.quality.shadowsize, 2048)),
+        "skybox": bool(scene.flags[4]),
+    }
+    return description, ScenePoses(np.array(moving, np.int64))
+
+
+def _moving_bodies(model: Any, bodies: list[int]) -> list[int]:
+    """Those of ``bodies`` that move: not welded to the world, or mocap bodies (in order, each once)."""
+    return sorted({int(b) for b in bodies if model.body_weldid[b] != 0 or model.body_mocapid[b] >= 0})
+
+
+def _pose_on_body(data: Any, body: int, index: dict[int, int], pos: np.ndarray, mat: np.ndarray) -> dict[str, Any]:
+    """A world pose (pos, 3x3 mat) as the page places it: on a moving body, relative to it, else in the world."""
+    import mujoco
+
+    if body in index:
+        rotation = data.xmat[body].reshape(3, 3)
+        pos, mat = rotation.T @ (pos - data.xpos[body]), rotation.T @ mat
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, np.ascontiguousarray(mat, np.float64).ravel())
+    return {"body": index.get(body, -1), "pos": _floats(pos), "quat": _floats(quat)}
+
+
+def _geom(model: Any, data: Any, geom: Any, index: dict[int, int], meshes: list[int]) -> dict[str, Any]:
+    objid = int(geom.objid)
+    material = int(geom.matid)
+    # a scene geom's own texture (MuJoCo >= 3.3), else its material's
+    texture = int(getattr(geom, "texid", -1))
+    repeat, uniform = getattr(geom, "texrepeat", (1.0, 1.0)), bool(getattr(geom, "texuniform", False))
+    if texture < 0 and material >= 0:
+        texture = int(model.mat_texid[material, ROLE_RGB])
+        repeat, uniform = model.mat_texrepeat[material], bool(model.mat_texuniform[material])
+    kind = GEOM_TYPES[int(geom.type)]
+    pose = _pose_on_body(
+        data, int(model.geom_bodyid[objid]), index, data.geom_xpos[objid], data.geom_xmat[objid].reshape(3, 3)
+    )
+    return {
+        "type": kind,
+        "size": _floats(geom.size),
+        "rgba": _floats(geom.rgba),
+        **pose,
+        "emission": float(geom.emission),
+        "specular": float(geom.specular),
+        "shininess": float(geom.shininess),
+        "reflectance": float(geom.reflectance),
+        "texture": texture,
+        "texrepeat": _floats(repeat),
+        "texuniform": uniform,
+        "mesh": meshes.index(int(model.geom_dataid[objid])) if kind == "mesh" else -1,
+    }
+
+
+def _mesh(model: Any, mesh: int) -> dict[str, str]:
+    """Vertices, normals and faces (vertex and normal indices, three a face) as base64 little-endian arrays."""
+    vertices = slice(model.mesh_vertadr[mesh], model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh])
+    normals = slice(model.mesh_normaladr[mesh], model.mesh_normaladr[mesh] + model.mesh_normalnum[mesh])
+    faces = slice(model.mesh_faceadr[mesh], model.mesh_faceadr[mesh] + model.mesh_facenum[mesh])
+    return {
+        "vertices": _base64(model.mesh_vert[vertices], "<f4"),
+        "normals": _base64(model.mesh_normal[normals], "<f4"),
+        "faces": _base64(model.mesh_face[faces], "<i4"),
+        "face_normals": _base64(model.mesh_facenormal[faces], "<i4"),
+    }
+
+
+def _texture(model: Any, texture: int) -> dict[str, Any]:
+    """A texture as a PNG data URL; a cube or skybox texture holds its six faces one below the other
+    (+x, -x, +y, -y, +z, -z), rows from the first texture row on, as MuJoCo uploads them."""
+    width, height, channels = (
+        int(x) for x in (model.tex_width[texture], model.tex_height[texture], model.tex_nchannel[texture])
+    )
+    start = int(model.tex_adr[texture])
+    pixels = model.tex_data[start : start + width * height * channels].reshape(height, width, channels)
+    rgb = np.repeat(pixels, 3, axis=2) if channels == 1 else pixels[..., :3]
+    png = encode_frame(np.ascontiguousarray(rgb, np.uint8), "png")
+    return {
+        "type": TEXTURE_TYPES[int(model.tex_type[texture])],
+        "width": width,
+        "height": height,
+        "url": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
+    }
+
+
+def _headlight(model: Any) -> dict[str, Any]:
+    """MuJoCo's headlight: directional, along the camera's line of sight."""
+    light = model.vis.headlight
+    return {
+        "type": "directional",
+        "headlight": True,
+        "ambient": _floats(light.ambient),
+        "diffuse": _floats(light.diffuse),
+        "specular": _floats(light.specular),
+        "castshadow": False,
+    }
+
+
+def _light(model: Any, data: Any, light: int, index: dict[int, int]) -> dict[str, Any]:
+    body = int(model.light_bodyid[light])
+    pose = _pose_on_body(data, body, index, data.light_xpos[light], np.eye(3))
+    direction = data.light_xdir[light]
+    if body in index:
+        direction = data.xmat[body].reshape(3, 3).T @ direction
+    return {
+        "type": LIGHT_TYPES[_light_type(model, light)],
+        "headlight": False,
+        "body": pose["body"],
+        "pos": pose["pos"],
+        "dir": _floats(direction),
+        "ambient": _floats(model.light_ambient[light]),
+        "diffuse": _floats(model.light_diffuse[light]),
+        "specular": _floats(model.light_specular[light]),
+        "attenuation": _floats(model.light_attenuation[light]),
+        "cutoff": float(model.light_cutoff[light]),
+        "exponent": float(model.light_exponent[light]),
+        "castshadow": bool(model.light_castshadow[light]),
+    }
+
+
+def _light_type(model: Any, light: int) -> int:
+    """The light's mjtLightType (MuJoCo before 3.3 had only ``light_directional``: spot or directional)."""
+    types = getattr(model, "light_type", None)
+    return int(types[light]) if types is not None else int(bool(model.light_directional[light]))
+
+
+def _floats(values: Any) -> list[float]:
+    return [round(float(x), 6) for x in np.ravel(values)]
+
+
+def _base64(values: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(values, dtype).tobytes()).decode("ascii")

@@ -1,0 +1,304 @@
+// MuJoCo scenes drawn by the page with three.js, as gymnasium's env.render() draws them with MuJoCo's
+// renderer: the kernel describes the scene once (gymview/renderers/mujoco_scene.py: geoms on their bodies,
+// materials, meshes, textures, lights, the camera's lens) and each frame sends the moving bodies' poses and
+// the camera's pose, 7 float32 numbers each (x, y, z, qw, qx, qy, qz).
+//
+// MuJoCo draws without colour management (its colours are the pixels' values) and with OpenGL's
+// fixed-function lights; three.js's Phong lights divide the diffuse term by pi, hence light colours times pi.
+// Not drawn: the floor's reflections and haze (see docs/live-view.md).
+import * as THREE from "three";
+
+THREE.ColorManagement.enabled = false; // colours as given, as MuJoCo's renderer takes them
+const POSE = 7;
+
+/** scene object -> its three.js scene, built once */
+const built = new WeakMap();
+/** scene object -> its textures ([THREE.Texture | null]) once decoded, or the promise of them */
+const loaded = new WeakMap();
+/** one WebGL renderer for every view on the page (browsers cap WebGL contexts at a dozen or so) */
+let renderer = null;
+
+/** The bodies' poses and the camera's in a frame's state: { bodies: [[x,y,z,qw,qx,qy,qz]], camera: [...] }. */
+export function unpackPoses(state, count) {
+  if (state.length !== POSE * (count + 1)) {
+    throw new Error(`gymview: a MuJoCo frame holds ${POSE * (count + 1)} numbers; got ${state.length}`);
+  }
+  const bodies = [];
+  for (let i = 0; i < count; i += 1) bodies.push(Array.from(state.subarray(POSE * i, POSE * (i + 1))));
+  return { bodies, camera: Array.from(state.subarray(POSE * count)) };
+}
+
+/** Set an Object3D's position and orientation from a MuJoCo pose (quaternion w first). */
+function place(object, [x, y, z, qw, qx, qy, qz]) {
+  object.position.set(x, y, z);
+  object.quaternion.set(qx, qy, qz, qw);
+}
+
+/** Decode `scene`'s textures (PNG data URLs) once; `onLoad` runs when they are there. */
+export function loadMujoco(scene, onLoad = () => {}) {
+  if (!loaded.has(scene)) {
+    const decoding = Promise.all(scene.textures.map(decodeTexture)).then((textures) => {
+      loaded.set(scene, textures);
+      built.delete(scene); // built again, with its textures
+      onLoad();
+    });
+    loaded.set(scene, decoding);
+  }
+  const textures = loaded.get(scene);
+  return textures instanceof Promise ? textures : Promise.resolve();
+}
+
+async function decodeTexture({ type, width, url }) {
+  const blob = await (await fetch(url)).blob();
+  const options = { colorSpaceConversion: "none", premultiplyAlpha: "none" };
+  const image = await createImageBitmap(blob, options);
+  if (type === "2d") {
+    const texture = new THREE.Texture(image);
+    texture.wrapS = texture.wrapT = THREE.RepeatWrapping;
+    return finish(texture);
+  }
+  // six square faces one below the other: +x, -x, +y, -y, +z, -z
+  const faces = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => createImageBitmap(image, 0, i * width, width, width, options)));
+  return finish(new THREE.CubeTexture(faces));
+}
+
+function finish(texture) {
+  texture.flipY = false; // the first row is at t = 0, as OpenGL (and MuJoCo) upload it
+  texture.colorSpace = THREE.NoColorSpace;
+  texture.needsUpdate = true;
+  return texture;
+}
+
+const SEGMENTS = 32;
+
+/** A geom's shape at its size, in its own frame (MuJoCo's capsules and cylinders lie along z). */
+export function shapeOf(geom, scene, meshes) {
+  const [a, b, c] = geom.size;
+  switch (geom.type) {
+    case "plane":
+      return plane(geom, scene);
+    case "sphere":
+      return new THREE.SphereGeometry(a, SEGMENTS, SEGMENTS / 2).rotateX(Math.PI / 2);
+    case "ellipsoid":
+      return ellipsoid(a, b, c);
+    case "capsule":
+      return new THREE.CapsuleGeometry(a, 2 * c, SEGMENTS / 4, SEGMENTS).rotateX(Math.PI / 2);
+    case "cylinder":
+      return new THREE.CylinderGeometry(a, a, 2 * c, SEGMENTS).rotateX(Math.PI / 2);
+    case "box":
+      return new THREE.BoxGeometry(2 * a, 2 * b, 2 * c);
+    case "mesh":
+      return meshes[geom.mesh];
+    default:
+      throw new Error(`gymview: the page cannot draw MuJoCo geoms of type ${geom.type}`);
+  }
+}
+
+/** A plane, with MuJoCo's texture coordinates: s = 0.5 * repeat * x / size - 0.5 (x in metres when uniform). */
+function plane(geom, scene) {
+  const far = scene.camera.zfar; // a plane of size 0 is infinite
+  const [width, height] = [geom.size[0] || far, geom.size[1] || far];
+  const shape = new THREE.PlaneGeometry(2 * width, 2 * height);
+  const position = shape.attributes.position;
+  const uv = shape.attributes.uv;
+  const [scaleX, scaleY] = geom.texuniform ? [1, 1] : [1 / width, 1 / height];
+  for (let i = 0; i < position.count; i += 1) {
+    uv.setXY(i, 0.5 * geom.texrepeat[0] * scaleX * position.getX(i) - 0.5, -0.5 * geom.texrepeat[1] * scaleY * position.getY(i) - 0.5);
+  }
+  return shape;
+}
+
+function ellipsoid(a, b, c) {
+  const shape = new THREE.SphereGeometry(1, SEGMENTS, SEGMENTS / 2).rotateX(Math.PI / 2).scale(a, b, c);
+  const { position, normal } = shape.attributes;
+  const n = new THREE.Vector3();
+  for (let i = 0; i < position.count; i += 1) {
+    n.set(position.getX(i) / (a * a), position.getY(i) / (b * b), position.getZ(i) / (c * c)).normalize();
+    normal.setXYZ(i, n.x, n.y, n.z);
+  }
+  return shape;
+}
+
+const decode = (text, Type) => {
+  const bytes = Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
+  return new Type(bytes.buffer);
+};
+
+/** A mesh's triangles, each corner with its own normal (MuJoCo keeps vertex and normal indices apart). */
+export function meshShape({ vertices, normals, faces, face_normals: faceNormals }) {
+  const [points, directions] = [decode(vertices, Float32Array), decode(normals, Float32Array)];
+  const [corners, cornerNormals] = [decode(faces, Int32Array), decode(faceNormals, Int32Array)];
+  const position = new Float32Array(3 * corners.length);
+  const normal = new Float32Array(3 * corners.length);
+  corners.forEach((vertex, i) => {
+    position.set(points.subarray(3 * vertex, 3 * vertex + 3), 3 * i);
+    normal.set(directions.subarray(3 * cornerNormals[i], 3 * cornerNormals[i] + 3), 3 * i);
+  });
+  const shape = new THREE.BufferGeometry();
+  shape.setAttribute("position", new THREE.BufferAttribute(position, 3));
+  shape.setAttribute("normal", new THREE.BufferAttribute(normal, 3));
+  return shape;
+}
+
+/** How much of a light's colour shows as specular highlight: MuJoCo's specular over its diffuse, with
+ * three.js's Blinn-Phong normalisation, (shininess / 2 + 1) / 4, taken out. */
+function specularScale(scene, shininess) {
+  const lights = scene.lights;
+  const sum = (key) => lights.reduce((total, light) => total + light[key][0], 0);
+  const ratio = sum("diffuse") > 0 ? sum("specular") / sum("diffuse") : 0;
+  return (ratio * 4) / (shininess / 2 + 1);
+}
+
+/** The Phong material nearest to MuJoCo's fixed-function one for `geom`. */
+export function materialOf(geom, scene, textures) {
+  const [r, g, b, alpha] = geom.rgba;
+  const shininess = geom.shininess * 128;
+  const specular = geom.specular * specularScale(scene, shininess);
+  const material = new THREE.MeshPhongMaterial({
+    color: new THREE.Color(r, g, b),
+    emissive: new THREE.Color(r * geom.emission, g * geom.emission, b * geom.emission),
+    specular: new THREE.Color(specular, specular, specular),
+    shininess,
+    transparent: alpha < 0.995,
+    opacity: alpha,
+  });
+  const texture = geom.texture >= 0 ? textures?.[geom.texture] : null;
+  if (texture?.isCubeTexture) cubeTextured(material, texture, geom);
+  else if (texture) material.map = texture;
+  return material;
+}
+
+/** MuJoCo maps a cube texture on a geom by the direction of each point from the geom's centre (object
+ * coordinates, in metres when the material's texture is uniform, else in the geom's unit shape). */
+function cubeTextured(material, texture, geom) {
+  const scale = geom.texuniform ? [1, 1, 1] : geom.size.map((s) => 1 / (s || 1));
+  material.onBeforeCompile = (shader) => {
+    shader.uniforms.cubeTexture = { value: texture };
+    shader.uniforms.cubeScale = { value: new THREE.Vector3(...scale) };
+    shader.vertexShader = shader.vertexShader
+      .replace("#include <common>", "#include <common>\nuniform vec3 cubeScale;\nvarying vec3 vCubeDirection;")
+      .replace("#include <begin_vertex>", "#include <begin_vertex>\nvCubeDirection = position * cubeScale;");
+    shader.fragmentShader = shader.fragmentShader
+      .replace("#include <common>", "#include <common>\nuniform samplerCube cubeTexture;\nvarying vec3 vCubeDirection;")
+      .replace("#include <map_fragment>", "diffuseColor.rgb *= textureCube(cubeTexture, vCubeDirection).rgb;");
+  };
+  material.customProgramCacheKey = () => "gymview-cube-texture";
+}
+
+/** The sky: MuJoCo's skybox texture on a sphere around the eye, looked up at (x, z, -y) (its z is up). */
+function skyOf(scene, textures) {
+  const texture = textures?.find((t) => t?.isCubeTexture && scene.textures[textures.indexOf(t)].type === "skybox");
+  if (!scene.skybox || !texture) return null;
+  const material = new THREE.ShaderMaterial({
+    uniforms: { sky: { value: texture } },
+    vertexShader: "varying vec3 vDirection; void main() { vDirection = position; gl_Position = projectionMatrix * modelViewMatrix * vec4(position, 1.0); }",
+    fragmentShader: "uniform samplerCube sky; varying vec3 vDirection; void main() { gl_FragColor = textureCube(sky, vec3(vDirection.x, vDirection.z, -vDirection.y)); }",
+    side: THREE.BackSide,
+    depthWrite: false,
+  });
+  const sky = new THREE.Mesh(new THREE.SphereGeometry(0.7 * scene.camera.zfar, SEGMENTS, SEGMENTS / 2), material);
+  sky.renderOrder = -1;
+  return sky;
+}
+
+const colour = ([r, g, b], scale = Math.PI) => new THREE.Color(r * scale, g * scale, b * scale);
+
+/** A light of the scene, on `parent` (the camera for the headlight, a body, or the world). */
+function lightOf(light, scene, parent) {
+  const made = light.type === "spot" ? spotLight(light) : new THREE.DirectionalLight(colour(light.diffuse));
+  parent.add(made, made.target);
+  if (light.headlight) {
+    made.position.set(0, 0, 0); // three.js puts a directional light at (0, 1, 0) unless told
+    made.target.position.set(0, 0, -1);
+    return made;
+  }
+  made.position.set(...light.pos);
+  made.target.position.set(light.pos[0] + light.dir[0], light.pos[1] + light.dir[1], light.pos[2] + light.dir[2]);
+  if (light.castshadow && scene.shadows) shadowOf(made, scene);
+  return made;
+}
+
+function spotLight(light) {
+  const [constant, linear, quadratic] = light.attenuation;
+  const decay = quadratic > 0 ? 2 : linear > 0 ? 1 : 0;
+  const made = new THREE.SpotLight(colour(light.diffuse, Math.PI / Math.max(constant, 1e-6)), 0, (light.cutoff * Math.PI) / 180, 0, decay);
+  made.penumbra = Math.min(1, light.exponent / 128);
+  return made;
+}
+
+function shadowOf(light, scene) {
+  light.castShadow = true;
+  const camera = light.shadow.camera;
+  if (camera.isOrthographicCamera) {
+    camera.left = camera.bottom = -scene.shadow_clip;
+    camera.right = camera.top = scene.shadow_clip;
+  }
+  camera.near = scene.camera.znear;
+  camera.far = scene.camera.zfar;
+  light.shadow.mapSize.set(scene.shadow_size, scene.shadow_size);
+  light.shadow.bias = -0.0005;
+}
+
+/** The three.js scene of a MuJoCo scene description: its bodies (posed per frame), geoms, lights and camera. */
+export function buildMujoco(scene, textures = null) {
+  const root = new THREE.Scene();
+  const { fovy, znear, zfar } = scene.camera;
+  const camera = new THREE.PerspectiveCamera(fovy, scene.width / scene.height, znear, zfar);
+  root.add(camera);
+  const bodies = Array.from({ length: scene.bodies }, () => {
+    const body = new THREE.Group();
+    root.add(body);
+    return body;
+  });
+  const meshes = scene.meshes.map(meshShape);
+  const shadows = scene.shadows && scene.lights.some((light) => light.castshadow);
+  for (const geom of scene.geoms) {
+    const mesh = new THREE.Mesh(shapeOf(geom, scene, meshes), materialOf(geom, scene, textures));
+    place(mesh, [...geom.pos, ...geom.quat]);
+    mesh.castShadow = shadows && geom.type !== "plane";
+    mesh.receiveShadow = shadows;
+    (geom.body >= 0 ? bodies[geom.body] : root).add(mesh);
+  }
+  const ambient = scene.lights.reduce((sum, light) => sum.map((x, i) => x + light.ambient[i]), [0, 0, 0]);
+  root.add(new THREE.AmbientLight(colour(ambient)));
+  for (const light of scene.lights) {
+    lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root);
+  }
+  const sky = skyOf(scene, textures);
+  if (sky) root.add(sky);
+  return { root, camera, bodies, sky, shadows };
+}
+
+/** Pose a built scene for a frame's state. */
+export function poseMujoco(made, state) {
+  const { bodies, camera } = unpackPoses(state, made.bodies.length);
+  bodies.forEach((pose, i) => place(made.bodies[i], pose));
+  place(made.camera, camera);
+  if (made.sky) made.sky.position.copy(made.camera.position);
+}
+
+function rendererFor(width, height, shadows) {
+  if (renderer === null) {
+    const canvas = typeof OffscreenCanvas === "undefined" ? document.createElement("canvas") : new OffscreenCanvas(width, height);
+    renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+    renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
+    renderer.shadowMap.type = THREE.PCFShadowMap;
+  }
+  renderer.shadowMap.enabled = shadows;
+  renderer.setPixelRatio(1);
+  renderer.setSize(width, height, false);
+  return renderer;
+}
+
+/** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top). */
+export function drawMujoco(context, scene, state, left, top, width, height) {
+  const textures = loaded.get(scene);
+  if (!built.has(scene)) built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null));
+  const made = built.get(scene);
+  poseMujoco(made, state);
+  made.camera.aspect = width / height;
+  made.camera.updateProjectionMatrix();
+  const drawing = rendererFor(width, height, made.shadows);
+  drawing.render(made.root, made.camera);
+  context.drawImage(drawing.domElement, left, top, width, height);
+}

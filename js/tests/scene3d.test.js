@@ -1,0 +1,87 @@
+// MuJoCo scenes with three.js, without WebGL: the poses a frame holds, and the three.js scene built from a
+// description (what gymview/renderers/mujoco_scene.py sends). `node --test js/tests/`.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { buildMujoco, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
+
+const base64 = (Type, values) => Buffer.from(new Type(values).buffer).toString("base64");
+
+/** A floor in the world, a box on body 0 and a tetrahedron mesh on body 1, lit by the headlight and a
+ * shadow-casting light overhead. */
+function description() {
+  const geom = { rgba: [0.8, 0.6, 0.4, 1], emission: 0, specular: 0.5, shininess: 0.5, reflectance: 0,
+    texture: -1, texrepeat: [1, 1], texuniform: false, mesh: -1, quat: [1, 0, 0, 0] };
+  return {
+    kind: "mujoco", width: 64, height: 48, bodies: 2,
+    geoms: [
+      { ...geom, type: "plane", size: [2, 3, 0.1], body: -1, pos: [0, 0, 0], texrepeat: [4, 6] },
+      { ...geom, type: "box", size: [0.1, 0.2, 0.3], body: 0, pos: [0, 0, 0.5] },
+      { ...geom, type: "mesh", size: [0, 0, 0], body: 1, pos: [0, 0, 0], mesh: 0 },
+    ],
+    meshes: [{
+      vertices: base64(Float32Array, [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1]),
+      normals: base64(Float32Array, [0, 0, -1, 0, 0, 1]),
+      faces: base64(Int32Array, [0, 2, 1, 1, 2, 3]),
+      face_normals: base64(Int32Array, [0, 0, 0, 1, 1, 1]),
+    }],
+    textures: [],
+    lights: [
+      { type: "directional", headlight: true, ambient: [0.1, 0.1, 0.1], diffuse: [0.4, 0.4, 0.4],
+        specular: [0.5, 0.5, 0.5], castshadow: false },
+      { type: "directional", headlight: false, body: -1, pos: [0, 0, 3], dir: [0, 0, -1], ambient: [0, 0, 0],
+        diffuse: [1, 1, 1], specular: [0.1, 0.1, 0.1], attenuation: [1, 0, 0], cutoff: 45, exponent: 10,
+        castshadow: true },
+    ],
+    camera: { fovy: 45, znear: 0.01, zfar: 50 },
+    shadows: true, shadow_clip: 4, shadow_size: 1024, skybox: true,
+  };
+}
+
+test("a frame holds each moving body's pose, then the camera's", () => {
+  const state = Float32Array.from({ length: 21 }, (_, i) => i);
+  const { bodies, camera } = unpackPoses(state, 2);
+  assert.deepEqual(bodies, [[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12, 13]]);
+  assert.deepEqual(camera, [14, 15, 16, 17, 18, 19, 20]);
+  assert.throws(() => unpackPoses(state.subarray(1), 2), /holds 21 numbers; got 20/);
+});
+
+test("the scene is built once: geoms on their bodies, lights, the camera's lens", () => {
+  const made = buildMujoco(description());
+  assert.equal(made.bodies.length, 2);
+  assert.deepEqual(made.bodies.map((body) => body.children.length), [1, 1]);
+  const [box] = made.bodies[0].children;
+  assert.deepEqual(box.position.toArray(), [0, 0, 0.5]);
+  box.geometry.computeBoundingBox();
+  assert.deepEqual(box.geometry.boundingBox.max.toArray().map((x) => +x.toFixed(6)), [0.1, 0.2, 0.3]);
+  const floor = made.root.children.find((child) => child.geometry?.type === "PlaneGeometry");
+  // MuJoCo's texture coordinates: s = 0.5 * repeat * x / size - 0.5 across the plane
+  const uv = floor.geometry.attributes.uv;
+  assert.deepEqual([uv.getX(0), uv.getY(0)], [0.5 * 4 * -1 - 0.5, -0.5 * 6 * 1 - 0.5]);
+  assert.equal(floor.receiveShadow, true);
+  assert.equal(box.castShadow, true);
+  assert.equal(made.camera.fov, 45);
+  assert.equal(made.camera.children.filter((child) => child.isDirectionalLight).length, 1); // the headlight
+  const overhead = made.root.children.find((child) => child.isDirectionalLight);
+  assert.equal(overhead.castShadow, true);
+  assert.ok(Math.abs(overhead.color.r - Math.PI) < 1e-6); // three.js's Lambert divides by pi
+  assert.equal(made.sky, null); // no skybox texture decoded (that needs the browser's image decoder)
+});
+
+test("a mesh's corners get their own normals", () => {
+  const shape = meshShape(description().meshes[0]);
+  assert.equal(shape.attributes.position.count, 6);
+  assert.deepEqual(Array.from(shape.attributes.position.array.slice(3, 6)), [0, 1, 0]); // corner 1: vertex 2
+  assert.deepEqual(Array.from(shape.attributes.normal.array.slice(15, 18)), [0, 0, 1]);
+});
+
+test("a frame poses the bodies and the camera (MuJoCo's quaternions are w first)", () => {
+  const made = buildMujoco(description());
+  const half = Math.SQRT1_2;
+  poseMujoco(made, Float32Array.from([1, 2, 3, 1, 0, 0, 0, 4, 5, 6, half, half, 0, 0, 0, -3, 2, half, half, 0, 0]));
+  assert.deepEqual(made.bodies[0].position.toArray(), [1, 2, 3]);
+  assert.deepEqual(made.bodies[1].position.toArray(), [4, 5, 6]);
+  const q = made.bodies[1].quaternion;
+  assert.deepEqual([q.x, q.y, q.z, q.w].map((x) => +x.toFixed(6)), [0.707107, 0, 0, 0.707107]);
+  assert.deepEqual(made.camera.position.toArray(), [0, -3, 2]);
+});

@@ -1,0 +1,152 @@
+"""MuJoCo scenes drawn by the page with three.js (js/scene3d.js, bundled with js/scene.js by esbuild) in
+Chromium's WebGL (SwiftShader here), compared by SSIM with gymnasium's env.render() at the same states, at the
+size the live view shows them."""
+
+import base64
+import os
+import pathlib
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from lab import bundled_scene_js, chromium_page
+from PIL import Image
+
+from gymview.image.frames import downsample
+from gymview.renderers.mujoco import MujocoGridPainter, MujocoPainter
+
+pytestmark = [pytest.mark.browser]
+
+MAX_SIZE = 512
+DRAW = """async ([scene, state, width, height]) => {
+    await window.scenes.loadScene(scene);
+    const canvas = document.createElement("canvas");
+    canvas.width = width;
+    canvas.height = height;
+    const context = canvas.getContext("2d");
+    window.scenes.drawScene(context, scene, Float32Array.from(state), width, height);
+    const bytes = context.getImageData(0, 0, width, height).data;
+    let text = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(text);
+}"""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def software_opengl():
+    """env.render() through OSMesa, which renders anywhere (dev.sh installs libosmesa6)."""
+    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(scope="module")
+def page():
+    with chromium_page() as page:
+        page.set_content("<!doctype html><body></body>")
+        page.add_script_tag(content=bundled_scene_js())
+        page.wait_for_function("() => window.scenes !== undefined")
+        yield page
+
+
+def drawn_by_page(page, scene, state, width, height):
+    data = base64.b64decode(page.evaluate(DRAW, [scene, [float(x) for x in state], width, height]))
+    return np.frombuffer(data, np.uint8).reshape(height, width, 4)[..., :3]
+
+
+def ssim(a: np.ndarray, b: np.ndarray, window: int = 7) -> float:
+    """The mean structural similarity of two RGB pictures' luma (Wang et al. 2004, a uniform 7x7 window, as
+    scikit-image computes it by default)."""
+    weights = np.array([0.299, 0.587, 0.114])
+    x, y = (picture.astype(np.float64) @ weights for picture in (a, b))
+
+    def local_mean(image):
+        total = np.cumsum(np.cumsum(np.pad(image, ((1, 0), (1, 0))), 0), 1)
+        sums = total[window:, window:] - total[:-window, window:] - total[window:, :-window] + total[:-window, :-window]
+        return sums / window**2
+
+    count = window**2
+    mx, my = local_mean(x), local_mean(y)
+    vx = (local_mean(x * x) - mx * mx) * count / (count - 1)
+    vy = (local_mean(y * y) - my * my) * count / (count - 1)
+    cxy = (local_mean(x * y) - mx * my) * count / (count - 1)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    score = ((2 * mx * my + c1) * (2 * cxy + c2)) / ((mx * mx + my * my + c1) * (vx + vy + c2))
+    return float(score.mean())
+
+
+def test_ssim_tells_alike_pictures_from_unlike_ones():
+    rng = np.random.default_rng(0)
+    picture = rng.integers(0, 256, (40, 50, 3)).astype(np.uint8)
+    assert ssim(picture, picture) == pytest.approx(1.0)
+    assert ssim(picture, 255 - picture) < 0
+    assert 0.5 < ssim(picture, np.clip(picture.astype(int) + 10, 0, 255).astype(np.uint8)) < 1.0
+
+
+def states_along(env_id, count=4, steps=15, seed=0):
+    """``count`` (page state, env.render()) pairs along a random episode, ``steps`` apart, and the painter."""
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    painter = MujocoPainter.for_env(env)
+    env.render()  # gymnasium makes its camera at the first render
+    pairs = []
+    while len(pairs) < count:
+        for _ in range(steps):
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                env.reset()
+        pairs.append((painter.page_state(painter.frame_of(env).state), env.render()))
+    env.close()
+    return painter, pairs
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """Where the side-by-side pictures go: $GYMVIEW_TEST_ARTIFACTS if set, else a temp folder."""
+    folder = os.environ.get("GYMVIEW_TEST_ARTIFACTS")
+    path = pathlib.Path(folder) if folder else tmp_path_factory.mktemp("scenes")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5", "Humanoid-v5"])
+def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, screenshots):
+    painter, pairs = states_along(env_id)
+    scene = {**painter.page_scene(), "id": 1}
+    scores = []
+    for n, (state, rendered) in enumerate(pairs):
+        expected = downsample(rendered, MAX_SIZE)
+        height, width = expected.shape[:2]
+        drawn = drawn_by_page(page, scene, state.astype(np.float32), width, height)
+        scores.append(ssim(drawn, expected))
+        if n == 0:
+            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(screenshots / f"{env_id}-page-vs-render.png")
+    print(env_id, "SSIM", [round(score, 3) for score in scores])
+    assert min(scores) >= 0.80, (env_id, [round(score, 3) for score in scores])
+    assert not page.errors, page.errors
+
+
+def test_a_vector_env_s_grid_draws_each_mujoco_sub_env_in_its_cell(page):
+    envs = [gym.make("Hopper-v5", render_mode="rgb_array") for _ in range(2)]
+    for seed, env in enumerate(envs):
+        env.reset(seed=seed)
+        env.render()
+    grid = MujocoGridPainter.for_envs(envs)
+    frame = grid.frame_of(envs, [3.0, 14.0])
+    scene = {**grid.page_scene(), "id": 1}
+    expected = downsample(grid.paint(frame.state), MAX_SIZE)
+    height, width = expected.shape[:2]
+    drawn = drawn_by_page(page, scene, grid.page_state(frame.state).astype(np.float32), width, height)
+    below_labels = slice(height // 8, height)
+    for columns in (slice(0, width // 2), slice(width // 2, width)):
+        assert ssim(drawn[below_labels, columns], expected[below_labels, columns]) >= 0.80
+    assert drawn[2:12, 4:40].min() < 50 and drawn[2:12, 4:40].max() > 200  # a label: white text on black
+    assert not page.errors, page.errors
+    for env in envs:
+        env.close()

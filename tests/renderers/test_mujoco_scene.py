@@ -1,0 +1,206 @@
+"""MuJoCo scenes for the page: the description sent once (page_scene), the poses sent per frame (page_state),
+and pictures drawn in the kernel from those poses alone (paint_page_state, for replay and clips)."""
+
+import base64
+import json
+import os
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco")
+
+import mujoco  # noqa: E402
+
+from gymview.live.encoding.replay import FrameHistory  # noqa: E402
+from gymview.live.encoding.scene_frames import SceneFrames  # noqa: E402
+from gymview.renderers import MujocoGridPainter, MujocoPainter  # noqa: E402
+from gymview.renderers.mujoco_scene import camera_pose, page_scene  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def software_opengl():
+    """OSMesa renders anywhere (dev.sh installs libosmesa6); these tests need no display."""
+    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def stepped(env_id, steps=10, **kwargs):
+    """An env after its first render and ``steps`` random steps, with its painter."""
+    env = gym.make(env_id, render_mode="rgb_array", width=96, height=72, **kwargs)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    painter = MujocoPainter.for_env(env)
+    env.render()
+    for _ in range(steps):
+        env.step(env.action_space.sample())
+    return env, painter
+
+
+def test_half_cheetah_s_scene_holds_its_geoms_lights_textures_and_lens():
+    env, painter = stepped("HalfCheetah-v5")
+    scene = painter.page_scene()
+    model = env.unwrapped.model
+    assert scene["kind"] == "mujoco" and (scene["width"], scene["height"]) == (96, 72)
+    assert [geom["type"] for geom in scene["geoms"]] == ["plane"] + ["capsule"] * 8
+    floor = scene["geoms"][0]
+    assert floor["body"] == -1 and floor["size"] == [40.0, 40.0, 40.0] and floor["texrepeat"] == [60.0, 60.0]
+    assert scene["textures"][floor["texture"]]["type"] == "2d"
+    assert {texture["type"] for texture in scene["textures"]} == {"2d", "cube", "skybox"}
+    assert all(texture["url"].startswith("data:image/png;base64,") for texture in scene["textures"])
+    assert scene["bodies"] == 7  # the world's geoms stay put; each of the 7 moving bodies carries a capsule
+    assert sorted({geom["body"] for geom in scene["geoms"][1:]}) == list(range(7))
+    assert scene["lights"][0]["headlight"] and scene["lights"][0]["diffuse"] == pytest.approx([0.4] * 3)
+    assert scene["lights"][1]["type"] == "directional" and scene["lights"][1]["castshadow"]
+    assert scene["camera"]["fovy"] == 45.0
+    assert scene["camera"]["zfar"] == pytest.approx(model.vis.map.zfar * model.stat.extent)
+    json.dumps(scene)  # JSON-able, to go as the view's _scene trait
+    env.close()
+
+
+def test_a_geom_s_pose_on_its_body_puts_it_where_mujoco_does():
+    env, painter = stepped("Ant-v5")
+    scene, data = painter.page_scene(), env.unwrapped.data
+    poses = painter.page_state(painter.frame_of(env).state)[:-7].reshape(-1, 7)
+    bodies = {geom["body"] for geom in scene["geoms"] if geom["body"] >= 0}
+    assert bodies == set(range(scene["bodies"]))
+    for geom_id, geom in enumerate(scene["geoms"]):
+        if geom["body"] < 0:
+            continue
+        body_rotation, local = np.zeros(9), np.zeros(9)
+        mujoco.mju_quat2Mat(body_rotation, poses[geom["body"], 3:])
+        mujoco.mju_quat2Mat(local, np.array(geom["quat"]))
+        position = poses[geom["body"], :3] + body_rotation.reshape(3, 3) @ geom["pos"]
+        assert position == pytest.approx(data.geom_xpos[geom_id], abs=1e-5)
+        rotation = body_rotation.reshape(3, 3) @ local.reshape(3, 3)
+        assert rotation.ravel() == pytest.approx(data.geom_xmat[geom_id], abs=1e-5)
+    env.close()
+
+
+def test_a_frame_holds_the_moving_bodies_poses_and_the_camera_s_in_a_few_hundred_bytes():
+    env, painter = stepped("HalfCheetah-v5")
+    scenes = SceneFrames("auto", lambda scene: None)
+    frame = painter.frame_of(env)
+    assert scenes.take(frame)
+    data, width, height = scenes.pack(frame, max_size=48)
+    assert len(data) == 4 * 7 * (7 + 1) == 224 and (width, height) == (48, 36)
+    state = np.frombuffer(data, "<f4")
+    torso = 1  # body 0 is the world, welded to itself
+    assert state[:3] == pytest.approx(env.unwrapped.data.xpos[torso], abs=1e-6)
+    assert state[3:7] == pytest.approx(env.unwrapped.data.xquat[torso], abs=1e-6)
+    camera = env.unwrapped.mujoco_renderer.viewer.cam
+    assert state[-7:] == pytest.approx(camera_pose(camera.lookat, camera.distance, camera.azimuth, camera.elevation))
+    env.close()
+
+
+def test_the_free_camera_s_pose_is_the_headlight_s_position():
+    env, painter = stepped("Hopper-v5")
+    viewer = env.unwrapped.mujoco_renderer.viewer
+    env.render()
+    eye = painter.page_state(painter.frame_of(env).state)[-7:-4]
+    assert eye == pytest.approx(viewer.scn.lights[0].pos, abs=1e-5)  # MuJoCo puts its headlight at the eye
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Humanoid-v5"])
+def test_a_page_state_painted_in_the_kernel_is_env_render_s_picture(env_id):
+    env, painter = stepped(env_id)
+    expected = env.render()
+    page_state = painter.page_state(painter.frame_of(env).state).astype(np.float32).astype(np.float64)
+    drawn = painter.paint_page_state(page_state)
+    assert drawn.shape == expected.shape
+    # float32 poses move an edge by a pixel here and there; shadow-map edges differ most
+    assert np.mean(np.abs(drawn.astype(int) - expected)) < 2.0
+    env.close()
+
+
+def test_replay_draws_an_older_mujoco_scene_from_the_poses_it_kept():
+    env, painter = stepped("Hopper-v5")
+    history = FrameHistory()
+    history.keep_painter(1, painter)
+    state = painter.page_state(painter.frame_of(env).state)
+    header = {"seq": 0, "format": "scene", "scene": 1, "width": 96, "height": 72}
+    history.add(header, np.asarray(state, "<f4").tobytes(), at=0.0)
+    assert history.total_bytes == 4 * 35 + 512  # 4 moving bodies and the camera, 7 float32 each
+    sent, jpeg = history.get(0, scene=2)  # the page has another scene now: a picture
+    assert sent["format"] == "jpeg" and jpeg[:2] == b"\xff\xd8"
+    env.close()
+
+
+def test_a_vector_env_s_grid_has_a_mujoco_scene_in_each_cell():
+    envs = [stepped("Hopper-v5", steps=3 + i)[0] for i in range(2)]
+    grid = MujocoGridPainter.for_envs(envs)
+    frame = grid.frame_of(envs, [1.0, 2.0])
+    scene = grid.page_scene()
+    assert scene["kind"] == "grid" and scene["cell"]["kind"] == "mujoco" and scene["state_dim"] == 35
+    assert (scene["count"], scene["columns"], scene["width"]) == (2, 2, 2 * 96)
+    page_state = grid.page_state(frame.state)
+    assert page_state.size == 2 * 35 + 2 and page_state[-2:].tolist() == [1.0, 2.0]
+    assert grid.paint_page_state(page_state).shape == grid.paint(frame.state).shape
+    for env in envs:
+        env.close()
+
+
+def model_of(xml):
+    return mujoco.MjModel.from_xml_string(f"<mujoco>{xml}</mujoco>")
+
+
+def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
+    heightfield = model_of(
+        "<asset><hfield name='h' nrow='2' ncol='2' size='1 1 .1 .1'/></asset>"
+        "<worldbody><geom type='hfield' hfield='h'/></worldbody>"
+    )
+    site = model_of("<worldbody><body><freejoint/><geom size='.1'/><site size='.1'/></body></worldbody>")
+    tracking_light = model_of("<worldbody><body><freejoint/><geom size='.1'/><light mode='trackcom'/></body></worldbody>")
+    plain = model_of("<worldbody><body><freejoint/><geom size='.1'/></body></worldbody>")
+    assert page_scene(heightfield, 64, 48, -1) is None
+    assert page_scene(site, 64, 48, -1) is None  # sites of group 0 are drawn, as decorations
+    assert page_scene(tracking_light, 64, 48, -1) is None
+    assert page_scene(plain, 64, 48, -1, flags={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True}) is None
+    assert page_scene(plain, 64, 48, -1) is not None
+
+
+def test_a_mesh_goes_as_base64_arrays():
+    mesh = model_of(
+        "<asset><mesh name='m' vertex='0 0 0  1 0 0  0 1 0  0 0 1'/></asset>"
+        "<worldbody><body><freejoint/><geom type='mesh' mesh='m'/></body></worldbody>"
+    )
+    scene, poses = page_scene(mesh, 64, 48, -1)
+    (shape,) = scene["meshes"]
+    faces = np.frombuffer(base64.b64decode(shape["faces"]), "<i4").reshape(-1, 3)
+    vertices = np.frombuffer(base64.b64decode(shape["vertices"]), "<f4").reshape(-1, 3)
+    assert faces.shape == (4, 3) and vertices.shape == (4, 3) and faces.max() == 3
+    assert scene["geoms"][0]["mesh"] == 0 and poses.bodies.tolist() == [1]
+
+
+def test_a_painter_of_a_scene_the_page_cannot_draw_has_no_page_states():
+    env, painter = stepped("HalfCheetah-v5", visual_options={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True})
+    assert painter.page_scene() is None
+    with pytest.raises(ValueError, match="cannot draw this MuJoCo scene"):
+        painter.page_state(painter.frame_of(env).state)
+    env.close()
+
+
+def test_watch_sends_a_mujoco_env_s_frames_as_poses_after_the_first(shown):
+    import gymview
+
+    view = shown(max_size=96)
+    env = gym.make("HalfCheetah-v5", render_mode="rgb_array", width=96, height=72)
+    watched = gymview.watch(env, view=view)
+    watched.reset(seed=0)
+    for _ in range(20):
+        watched.step(watched.action_space.sample())
+    watched.close()
+    formats = [header["format"] for header, _ in view.sent]
+    # the first frame makes gymnasium's viewer (and its camera) with env.render(): a picture
+    assert formats[0] != "scene" and set(formats[1:]) == {"scene"} and len(formats) >= 2
+    assert view._scene["kind"] == "mujoco" and view._scene["bodies"] == 7
+    assert {len(buffers[0]) for header, buffers in view.sent[1:]} == {224}
+    assert view.sent[-1][0]["scene"] == view._scene["id"] and (view.sent[-1][0]["width"], view.sent[-1][0]["height"]) == (96, 72)
