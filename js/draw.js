@@ -1,6 +1,6 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
-import { drawScene } from "./scene.js";
+import { drawScene, missingModule } from "./scene.js";
 import { KERNEL_GONE, RateMeter, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
@@ -58,7 +58,7 @@ export function drawLoop(dom, stream) {
   /** Put `frame` on the canvas: a picture, or a state drawn with its scene (false until that scene is here). */
   const paint = ({ header, bitmap }) => {
     const scene = stream.scene;
-    if (header.format === "scene" && scene?.id !== header.scene) return false;
+    if (header.format === "scene" && (scene?.id !== header.scene || missingModule(scene) !== null)) return false;
     if (canvas.width !== header.width || canvas.height !== header.height) {
       canvas.width = header.width;
       canvas.height = header.height;

@@ -1,6 +1,7 @@
 // Scenes the page draws from a state: gymnasium's classic-control envs drawn with canvas 2D as gymnasium
 // draws them with pygame (gymnasium/envs/classic_control/*.py), MuJoCo envs drawn with three.js
-// (scene3d.js), and a labelled grid of either for vector envs.
+// (scene3d.js, a bundle of its own that the page loads when it first meets a MuJoCo scene: most views
+// never need three.js's half a megabyte), and a labelled grid of either for vector envs.
 // The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
 // and each frame's state as float32 numbers (live/encoding/scene_frames.py).
 //
@@ -8,9 +9,21 @@
 // (x + 0.5, height - y - 0.5) on the canvas. Its filled shapes cover the pixels their edges cross, hence
 // each shape is filled and stroked one pixel wide.
 
-import { drawMujoco, loadMujoco } from "./scene3d.js";
-
 const BLACK = "rgb(0,0,0)";
+
+/** Modules that draw kinds of scene this one does not: kind -> {drawMujoco, loadMujoco} (scene3d.js). */
+const modules = new Map();
+
+/** Draw scenes of `kind` with `module` from now on (the widget adds scene3d.js once it has loaded it). */
+export function addSceneModule(kind, module) {
+  modules.set(kind, module);
+}
+
+/** The kind of module `scene` needs that the page has not loaded yet ("mujoco"), or null. */
+export function missingModule(scene) {
+  const cell = scene.kind === "grid" ? scene.cell : scene;
+  return cell.kind === "mujoco" && !modules.has("mujoco") ? "mujoco" : null;
+}
 
 /** Pendulum's arrow, loaded once per scene object: scene -> ImageBitmap (or a promise of it). */
 const arrows = new WeakMap();
@@ -23,7 +36,7 @@ const arrows = new WeakMap();
  */
 export function loadScene(scene, onLoad = () => {}) {
   const cell = scene.kind === "grid" ? scene.cell : scene;
-  if (cell.kind === "mujoco") return loadMujoco(cell, onLoad);
+  if (cell.kind === "mujoco") return modules.get("mujoco")?.loadMujoco(cell, onLoad) ?? Promise.resolve();
   if (!cell.arrow) return Promise.resolve();
   if (!arrows.has(cell)) {
     const loading = fetch(cell.arrow)
@@ -57,7 +70,7 @@ export function drawScene(context, scene, state, width, height) {
 /** One env's picture with its top-left corner at (left, top) on the canvas, `scale` canvas pixels per pixel. */
 function drawCell(context, scene, state, scale, left, top) {
   if (scene.kind === "mujoco") {
-    drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale);
+    modules.get("mujoco").drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale);
     return;
   }
   const draw = KINDS[scene.kind];

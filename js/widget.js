@@ -4,7 +4,7 @@ import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
 import { bindKeyboard } from "./keyboard.js";
-import { loadScene } from "./scene.js";
+import { addSceneModule, loadScene, missingModule } from "./scene.js";
 import { videoCodecs } from "./video.js";
 
 // anywidget hands initialize() and each render() a different proxy of the same model, so the
@@ -13,6 +13,17 @@ import { videoCodecs } from "./video.js";
 const streams = new Map();
 /** @type {Promise<string[]> | null} what this browser decodes, asked once per page */
 let codecs = null;
+/** @type {Promise<void> | null} scene3d.js (three.js), loaded once per page from the first model that has it */
+let scene3d = null;
+
+/** Load scene3d.js from the model's "_scene3d" trait (its bundle's text: a Blob URL resolves no import). */
+function loadScene3d(model) {
+  if (scene3d === null && model.get("_scene3d")) {
+    const url = URL.createObjectURL(new Blob([model.get("_scene3d")], { type: "text/javascript" }));
+    scene3d = import(url).then((module) => addSceneModule("mujoco", module)).finally(() => URL.revokeObjectURL(url));
+  }
+  return scene3d ?? Promise.resolve();
+}
 
 function streamOf(model) {
   const key = model.get("_stream_id");
@@ -30,14 +41,19 @@ function initialize({ model }) {
   const onCustom = (msg, buffers) => stream.onMessage(msg, buffers);
   model.on("msg:custom", onCustom);
   const onScene = () => {
-    if (stream.scene) loadScene(stream.scene, () => stream.tell());
-    stream.tell(); // frames waiting for this scene are drawn now
+    const scene = stream.scene;
+    if (scene === null) return;
+    const loaded = missingModule(scene) === null ? Promise.resolve() : loadScene3d(model);
+    loaded.then(() => loadScene(scene, () => stream.tell())).then(() => stream.tell()); // frames waiting for it
+    stream.tell();
   };
   model.on("change:_scene", onScene);
+  model.on("change:_scene3d", onScene);
   onScene();
   return () => {
     model.off("msg:custom", onCustom);
     model.off("change:_scene", onScene);
+    model.off("change:_scene3d", onScene);
     stream.close();
     streams.delete(model.get("_stream_id"));
   };

@@ -5,7 +5,7 @@ module (anywidget loads ``_esm`` from a Blob URL, where ``import "./x.js"`` cann
 ships the bundles and the CSS in ``gymview/static/``; a source checkout reads them from ``js/dist/``
 and ``js/``, after ``./dev.sh build``.
 
->>> "FrameStream" in ESM and "jobLine" in JOB_STATUS_ESM and ".gymview-job" in CSS
+>>> "FrameStream" in ESM and "jobLine" in JOB_STATUS_ESM and ".gymview-job" in CSS and "drawMujoco" in SCENE3D_ESM
 True
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pathlib
 
-__all__ = ["CSS", "ESM", "FILES", "JOB_STATUS_ESM", "FrontendNotBuilt", "locate"]
+__all__ = ["CSS", "ESM", "FILES", "JOB_STATUS_ESM", "SCENE3D_ESM", "FrontendNotBuilt", "locate"]
 
 BUILD = "./dev.sh build (or: npm --prefix js ci && npm --prefix js run build)"
 
@@ -38,11 +38,12 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
     """
     static = package / "static"
     if (static / "widget.js").is_file():
-        return {name: static / name for name in ("widget.js", "job_status.js", "widget.css")}
+        return {name: static / name for name in ("widget.js", "job_status.js", "scene3d.js", "widget.css")}
     js = package.parent / "js"
     files = {
         "widget.js": js / "dist" / "widget.js",
         "job_status.js": js / "dist" / "job_status.js",
+        "scene3d.js": js / "dist" / "scene3d.js",  # three.js: sent only to views of MuJoCo scenes
         "widget.css": js / "widget.css",
     }
     missing = [path for path in files.values() if not path.is_file()]
@@ -54,6 +55,6 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
 
 
 FILES = locate(pathlib.Path(__file__).parents[1])
-ESM, JOB_STATUS_ESM, CSS = (
-    FILES[name].read_text(encoding="utf-8") for name in ("widget.js", "job_status.js", "widget.css")
+ESM, JOB_STATUS_ESM, SCENE3D_ESM, CSS = (
+    FILES[name].read_text(encoding="utf-8") for name in ("widget.js", "job_status.js", "scene3d.js", "widget.css")
 )

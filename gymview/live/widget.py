@@ -120,6 +120,7 @@ class LiveView(anywidget.AnyWidget):
     show_controls = traitlets.Bool(True, help="Show Pause / Step / Stop / Speed under the picture.").tag(sync=True)
     _keyboard = traitlets.Bool(False, help="Send key presses to the kernel (gymview.play(keys=...)).").tag(sync=True)
     _scene = traitlets.Dict({}, help="What the page draws scene frames with (js/scene.js).").tag(sync=True)
+    _scene3d = traitlets.Unicode("", help="js/scene3d.js (three.js), for MuJoCo scenes only.").tag(sync=True)
 
     def __init__(
         self,
@@ -156,7 +157,7 @@ class LiveView(anywidget.AnyWidget):
             codec=codec,
             history=FrameHistory(replay_seconds, replay_max_bytes),
             draw=draw,
-            on_scene=lambda scene: setattr(self, "_scene", scene),
+            on_scene=self._publish_scene,
             # while frames flow in a kernel, clicks are heard on ipykernel's shell-channel thread sooner
             on_watching=switch_interval_lease.hold_while
             if self._in_kernel and not self._marimo
@@ -198,6 +199,13 @@ class LiveView(anywidget.AnyWidget):
             answer_on_shell_channel()  # clicks, and a page loading, heard while a cell runs
         self._closed = False
         registry.add(self, LiveView._go_inert)  # not a bound method: that would keep the view alive
+
+    def _publish_scene(self, scene: dict[str, Any]) -> None:
+        """The scene the page draws scene frames with; with it, once, the module that draws MuJoCo scenes."""
+        with self.hold_sync():  # one message: the page never has the scene without its module
+            if "mujoco" in (scene.get("kind"), scene.get("cell", {}).get("kind")) and not self._scene3d:
+                self._scene3d = frontend.SCENE3D_ESM
+            self._scene = scene
 
     def _go_inert(self) -> None:
         """In a forked child: forget the parent's stream and channel (see ``gymview.live.kernels.registry``)."""

@@ -120,13 +120,15 @@ def running_server(root: pathlib.Path, app: str = "lab"):
 
 
 def bundled_scene_js() -> str:
-    """js/scene.js with what it imports (three.js), as one script that sets ``window.scenes`` to its exports
-    (esbuild, from js/node_modules as ./dev.sh build installs it)."""
+    """js/scene.js with js/scene3d.js (three.js) added as the widget adds it, as one script that sets
+    ``window.scenes`` to scene.js's exports (esbuild, from js/node_modules as ./dev.sh build installs it)."""
     esbuild = REPO / "js" / "node_modules" / ".bin" / "esbuild"
     if not esbuild.exists():
         raise RuntimeError("js/node_modules is missing: run ./dev.sh build (npm ci) first")
-    command = [str(esbuild), "scene.js", "--bundle", "--format=iife", "--global-name=scenes", "--log-level=warning"]
-    return subprocess.run(command, cwd=REPO / "js", capture_output=True, text=True, check=True).stdout
+    entry = 'import * as m from "./scene3d.js";\nimport { addSceneModule } from "./scene.js";\n' \
+            'addSceneModule("mujoco", m);\nexport * from "./scene.js";\n'
+    command = [str(esbuild), "--bundle", "--format=iife", "--global-name=scenes", "--log-level=warning"]
+    return subprocess.run(command, cwd=REPO / "js", input=entry, capture_output=True, text=True, check=True).stdout
 
 
 @contextmanager

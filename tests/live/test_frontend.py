@@ -17,7 +17,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 JS = ROOT / "js"
 MODULES = sorted(path.name for path in JS.glob("*.js") if path.name != "eslint.config.js")
 BUILD = json.loads((JS / "package.json").read_text())["scripts"]["build"]
-ENTRIES = re.findall(r"\b([\w-]+\.js)\b", BUILD.split("--")[0])  # the entries named before the first option
+# the entries each esbuild command names before its first option
+ENTRIES = [name for command in BUILD.split("&&") for name in re.findall(r"\b([\w-]+\.js)\b", command.split("--")[0])]
 EXPORT = re.compile(r"^export (?:async )?(?:const|let|function\*?|class) ([A-Za-z_$][\w$]*)", re.M)
 
 
@@ -26,15 +27,18 @@ def declared(bundle: str) -> set[str]:
     return set(re.findall(r"^(?:var|let|const|async function|function\*?|class) ([A-Za-z_$][\w$]*)", bundle, re.M))
 
 
-def test_the_build_bundles_each_widget_entry():
-    assert ENTRIES == ["widget.js", "job_status.js"]
-    assert "--bundle" in BUILD and "--format=esm" in BUILD and "--outdir=dist" in BUILD
+def test_the_build_bundles_each_widget_entry_and_three_js_apart():
+    assert ENTRIES == ["widget.js", "job_status.js", "scene3d.js"]
+    for command in BUILD.split("&&"):
+        assert "--bundle" in command and "--format=esm" in command and "--outdir=dist" in command
+    assert "WebGLRenderer" not in frontend.ESM  # three.js goes only to views of MuJoCo scenes
+    assert re.search(r"export\{[^}]*\bas drawMujoco\b", frontend.SCENE3D_ESM)  # what widget.js adds
 
 
 def test_every_module_is_in_its_widgets_bundle():
     bundles = {"widget.js": frontend.ESM, "job_status.js": frontend.JOB_STATUS_ESM}
     job_status = {"job_status.js", "protocol.js"}  # the job's status line needs nothing else
-    for module in MODULES:
+    for module in [module for module in MODULES if module != "scene3d.js"]:  # its own bundle, minified
         text = (JS / module).read_text()
         exported = set(EXPORT.findall(text)) | ({f"{module[:-3]}_default"} if "export default" in text else set())
         for entry, bundle in bundles.items():
@@ -51,7 +55,7 @@ def test_the_bundles_parse(tmp_path):
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed (./dev.sh test installs it)")
-    for name in ("widget.js", "job_status.js"):
+    for name in ENTRIES:
         module = tmp_path / f"{name}.mjs"
         module.write_text(frontend.FILES[name].read_text())
         done = subprocess.run([node, "--check", str(module)], capture_output=True, text=True)
@@ -63,7 +67,7 @@ def test_the_bundles_are_built_from_the_sources_as_they_are(tmp_path):
     esbuild = JS / "node_modules" / ".bin" / "esbuild"
     if not esbuild.exists() or frontend.FILES["widget.js"].parent != JS / "dist":
         pytest.skip("not a built checkout (./dev.sh build)")
-    command = BUILD.replace("esbuild", str(esbuild), 1).replace("--outdir=dist", f"--outdir={tmp_path}")
+    command = BUILD.replace("esbuild", str(esbuild)).replace("--outdir=dist", f"--outdir={tmp_path}")
     subprocess.run(command, shell=True, cwd=JS, check=True)
     for name in ENTRIES:
         assert (tmp_path / name).read_text() == frontend.FILES[name].read_text(), f"js/dist/{name} is stale: ./dev.sh build"
@@ -81,9 +85,10 @@ def test_the_wheel_ships_the_bundles_and_the_css():
 def test_a_wheels_package_reads_its_static_folder(tmp_path):
     static = tmp_path / "gymview" / "static"
     static.mkdir(parents=True)
-    for name in ("widget.js", "job_status.js", "widget.css"):
+    names = ("widget.js", "job_status.js", "scene3d.js", "widget.css")
+    for name in names:
         (static / name).write_text(name)
-    assert frontend.locate(tmp_path / "gymview") == {name: static / name for name in ("widget.js", "job_status.js", "widget.css")}
+    assert frontend.locate(tmp_path / "gymview") == {name: static / name for name in names}
 
 
 def test_a_checkout_without_the_bundles_says_how_to_build_them_and_import_gymview_still_works(tmp_path):

@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONTEND = ("gymview/static/widget.js", "gymview/static/job_status.js", "gymview/static/widget.css")
+FRONTEND = ("gymview/static/widget.js", "gymview/static/job_status.js", "gymview/static/scene3d.js", "gymview/static/widget.css")
 
 IMPORTED = """
 import json, sys

@@ -1,0 +1,39 @@
+"""Scenes drawn by the page in a real JupyterLab: a watched CartPole and a watched HalfCheetah (whose
+three.js module the page loads when its first MuJoCo scene arrives) show moving frames drawn from states."""
+
+import pytest
+from lab import canvas_luminance_spread, chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CELL = """
+import time, gymnasium as gym, gymview
+gymview.setup(quiet=True, human=False)
+env = gymview.watch(gym.make(ENV, render_mode="rgb_array"), fps=30)
+env.reset(seed=0)
+started = time.monotonic()
+while time.monotonic() - started < 5:
+    _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+    if terminated or truncated:
+        env.reset()
+print("SENT", env.view.stats["frames_sent"], "AS", env.view.stats["sent_as"], "WEBGL",
+      len(env.view._scene3d) > 0, flush=True)
+"""
+
+
+@pytest.mark.parametrize("env_id, three_js", [("CartPole-v1", False), ("HalfCheetah-v5", True)])
+def test_a_watched_env_is_drawn_by_the_page_from_its_states(tmp_path, env_id, three_js):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "scenes.ipynb").write_text(__import__("json").dumps(notebook_of([CELL.replace("ENV", repr(env_id))])))
+    with running_server(root, "lab") as server, chromium_page() as page:
+        open_notebook(page, server, "scenes.ipynb")
+        start_cell(page, 0)
+        words = wait_for_output(page, 0, "SENT", timeout_ms=180_000).split()
+        assert words[words.index("AS") + 1] == "scene"
+        assert words[words.index("WEBGL") + 1] == str(three_js)  # three.js goes only to a MuJoCo view
+        page.wait_for_function(
+            "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) >= 10"
+            " && document.querySelector('.gymview').dataset.format === 'scene'", timeout=60_000)
+        assert canvas_luminance_spread(page) > 10
+        assert not [error for error in page.errors if "gymview" in error or "three" in error.lower()], page.errors
