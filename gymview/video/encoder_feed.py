@@ -137,9 +137,15 @@ class EncoderFeed:
                 continue  # the next check() raises if the encoder thread has ended
 
     def end(self) -> None:
-        if not self.end_queued:
-            self.put(_END)
+        """Queue the end of the video; never raises: a failure of the thread is raised by ``wait()``
+        (a ``close(wait=False)`` leaves it to the ``close()`` that waits)."""
+        while not self.end_queued and self.worker.running:
+            try:
+                self.queue.put(_END, timeout=_POLL_SECONDS)
+            except queue.Full:
+                continue  # the thread may have ended meanwhile: nothing would take the end then
             self.end_queued = True
+        self.end_queued = True
 
     def check(self) -> None:
         """Raise the encoder thread's failure (the encoder's own errors as FFmpegError), every time."""
