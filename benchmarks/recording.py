@@ -9,9 +9,9 @@ resident memory, with ratios against gymnasium's RecordVideo. Part 2, one 5000-f
 episode goes on): peak resident memory of each recorder.
 
 Every variant runs in a fresh subprocess, so each peak RSS is that variant's own (the Python
-process; all three encode in an ffmpeg child, whose memory does not grow with the episode).
-"CPU s" is user + system time of the variant and its ffmpeg children: on a shared machine it
-says more than the wall time about what a variant costs.
+process; gymnasium's and imageio's encode in an ffmpeg child, whose memory does not grow with the
+episode; gymview's in-process). "CPU s" is user + system time of the variant and its ffmpeg
+children: on a shared machine it says more than the wall time about what a variant costs.
 
     python benchmarks/recording.py               # 100 episodes
     python benchmarks/recording.py --episodes 10 # quick mode
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = {
     "gymnasium": "gymnasium.wrappers.RecordVideo (moviepy, frames kept per episode)",
     "imageio": "imageio writer loop (imageio-ffmpeg, encoded in the loop)",
-    "gymview": "gymview.RecordVideo (numpy renderer, I420, streamed to ffmpeg)",
+    "gymview": "gymview.RecordVideo (numpy renderer, 32 states a call, PyAV)",
     "gymview-pygame": "gymview.RecordVideo(fast_render=False) (frames from pygame)",
 }
 

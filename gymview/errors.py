@@ -90,17 +90,16 @@ class FFmpegNotFoundError(RuntimeError):
 
 
 class FFmpegError(RuntimeError):
-    """ffmpeg failed; the message holds its command line and its own error text.
+    """Encoding or writing a video failed; the message names the file and holds FFmpeg's own words.
 
     Examples:
         >>> import numpy as np, os, tempfile, gymview
-        >>> recorder = gymview.VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4"), codec="no-such-codec")
+        >>> recorder = gymview.VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4"), tune="no-such-tune")
         >>> try:
         ...     recorder.write(np.zeros((32, 32, 3), np.uint8))
-        ...     recorder.close()
         ... except FFmpegError as error:
-        ...     print("Unknown encoder 'no-such-codec'" in str(error))
-        True
+        ...     print(str(error).split(" for ")[0])
+        could not open the 'libx264' encoder
     """
 
 

@@ -63,15 +63,16 @@ def test_a_subcommand_is_required():
     assert exit_info.value.code == 2
 
 
-def test_doctor_and_recording_agree_on_a_broken_imageio_ffmpeg_variable(monkeypatch, tmp_path):
+def test_doctor_names_a_broken_imageio_ffmpeg_variable_which_recording_does_not_need(monkeypatch, tmp_path):
     from gymview.doctor import run_checks
-    from gymview.video import FFmpegNotFoundError, VideoRecorder
+    from gymview.video import VideoRecorder
 
     monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", "/nonexistent/ffmpeg")
     (check,) = run_checks(["ffmpeg"])
     assert check.status == "FAIL" and "IMAGEIO_FFMPEG_EXE='/nonexistent/ffmpeg'" in check.detail
-    with pytest.raises(FFmpegNotFoundError, match="IMAGEIO_FFMPEG_EXE"):
-        VideoRecorder(tmp_path / "v.mp4").write(np.zeros((8, 8, 3), np.uint8))
+    with VideoRecorder(tmp_path / "v.mp4") as recorder:  # encoded in-process by PyAV
+        recorder.write(np.zeros((8, 8, 3), np.uint8))
+    assert recorder.frames_written == 1
     monkeypatch.delenv("IMAGEIO_FFMPEG_EXE")
     (check,) = run_checks(["ffmpeg"])
     assert check.status == "ok" and "ffmpeg version" in check.detail

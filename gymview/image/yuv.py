@@ -1,10 +1,10 @@
-"""RGB frames to I420 (yuv420p) planes for ffmpeg, converting only what changed.
+"""RGB frames to I420 (yuv420p) planes for the H.264 encoder, converting only what changed.
 
-ffmpeg spends about as long converting a 600x400 rgb24 frame to yuv420p as x264 'ultrafast'
-spends encoding it. Env frames mostly repeat a static background: :class:`I420Converter`
-finds the rows and columns that differ from the previous frame and converts only those
-boxes (BT.601, limited range: what ffmpeg's own rgb24 -> yuv420p conversion gives, within
-2 levels on real frames), so ffmpeg reads half the bytes and does no conversion.
+FFmpeg's scaler spends about twice as long converting a 600x400 rgb24 frame to yuv420p as x264
+'ultrafast' spends encoding it. Env frames mostly repeat a static background: :class:`I420Converter`
+converts only the boxes that differ from the previous frame (BT.601, limited range: what FFmpeg's
+own rgb24 -> yuv420p conversion gives, within 2 levels on real frames). It finds them by comparing
+the two frames, or is told them by whoever drew the frame (a renderer knows where it drew).
 """
 
 from __future__ import annotations
@@ -17,23 +17,30 @@ _BAND_GAP = 16  # unchanged rows that split two changed bands into separate boxe
 
 
 class I420Converter:
-    """Convert equal-sized (H, W, 3) uint8 RGB frames, H and W even, to I420 bytes.
+    """Convert equal-sized (H, W, 3) uint8 RGB frames to I420 bytes.
 
-    ``convert(frame)`` returns the Y plane then the U and V planes (H*W*3/2 bytes) in one
-    array that is reused: write it out before the next call. Only the boxes that differ from
-    the previous frame are converted; the caller must not change a frame after passing it.
-    Work buffers are allocated once: a fresh large array per frame costs more in page faults
-    than the arithmetic.
+    ``convert(frame)`` returns the Y plane then the U and V planes in one array that is reused:
+    write it out before the next call. Only the boxes that differ from the previous frame are
+    converted; the caller must not change a frame after passing it. An odd width or height gets
+    one black column on the right or row at the bottom (I420 needs even sizes; nothing is
+    scaled): the planes are of ``even_size``. Work buffers are allocated once: a fresh large
+    array per frame costs more in page faults than the arithmetic.
 
     >>> import numpy as np
     >>> converter = I420Converter(width=4, height=2)
     >>> converter.convert(np.full((2, 4, 3), 255, np.uint8)).tolist()
     [235, 235, 235, 235, 235, 235, 235, 235, 128, 128, 128, 128]
+    >>> I420Converter(width=5, height=3).even_size
+    (6, 4)
     """
 
     def __init__(self, width: int, height: int) -> None:
-        if width < 2 or height < 2 or width % 2 or height % 2:
-            raise ValueError(f"I420 needs an even width and height; got {width}x{height}")
+        if width < 1 or height < 1:
+            raise ValueError(f"frame size must be positive; got {width}x{height}")
+        self.frame_size = (width, height)
+        # odd sizes: frames are copied into a black canvas one column or row larger, where they changed
+        width, height = self.even_size = (width + width % 2, height + height % 2)
+        self._canvas = None if self.even_size == self.frame_size else np.zeros((height, width, 3), np.uint8)
         self.width, self.height = width, height
         luma = width * height
         self._out = np.empty(luma * 3 // 2, np.uint8)
@@ -46,18 +53,31 @@ class I420Converter:
         self._chroma = np.empty((2, height // 2, width // 2), np.int32)
         self._previous: np.ndarray | None = None
 
-    def convert(self, frame: np.ndarray) -> np.ndarray:
-        """The I420 planes of ``frame``, a C-contiguous (height, width, 3) uint8 array."""
-        if frame.shape != (self.height, self.width, 3) or frame.dtype != np.uint8 or not frame.flags.c_contiguous:
+    def convert(self, frame: np.ndarray, changed: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
+        """The I420 planes of ``frame``, a C-contiguous (height, width, 3) uint8 array.
+
+        ``changed``: (top, bottom, left, right) boxes outside which ``frame`` equals the frame
+        converted before it, when the caller knows them; ``None`` finds them by comparing.
+        """
+        width, height = self.frame_size
+        if frame.shape != (height, width, 3) or frame.dtype != np.uint8 or not frame.flags.c_contiguous:
             raise ValueError(
-                f"expected a C-contiguous ({self.height}, {self.width}, 3) uint8 frame; got {frame.dtype} {frame.shape}"
+                f"expected a C-contiguous ({height}, {width}, 3) uint8 frame; got {frame.dtype} {frame.shape}"
             )
         if self._previous is None:
-            self._convert_box(frame, 0, self.height, 0, self.width)
+            boxes = [(0, self.height, 0, self.width)]
+        elif changed is None:
+            boxes = changed_boxes(frame, self._previous)
         else:
-            for top, bottom, left, right in changed_boxes(frame, self._previous):
-                self._convert_box(frame, top, bottom, left, right)
+            boxes = [_even_box(box, height, width) for box in changed]
         self._previous = frame
+        if self._canvas is not None:
+            for top, bottom, left, right in boxes:
+                part = frame[top:bottom, left:right]  # up to the frame's own odd edge
+                self._canvas[top : top + part.shape[0], left : left + part.shape[1]] = part
+            frame = self._canvas
+        for top, bottom, left, right in boxes:
+            self._convert_box(frame, top, bottom, left, right)
         return self._out
 
     def _convert_box(self, frame: np.ndarray, top: int, bottom: int, left: int, right: int) -> None:
@@ -90,6 +110,12 @@ class I420Converter:
             target[rows, columns] = chroma
 
 
+def _even_box(box: tuple[int, int, int, int], height: int, width: int) -> tuple[int, int, int, int]:
+    """``box`` clipped to the frame and grown to even edges (no wider than the frame's even size)."""
+    top, bottom, left, right = (max(0, int(edge)) for edge in box)
+    return top & ~1, min(height + height % 2, bottom + bottom % 2), left & ~1, min(width + width % 2, right + right % 2)
+
+
 def _words(frame: np.ndarray) -> tuple[np.ndarray, int]:
     """``frame`` as rows of k-byte words, the widest k in 8, 4, 2, 1 that divides a row; and k."""
     rows = frame.reshape(frame.shape[0], -1)
@@ -101,7 +127,8 @@ def _words(frame: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def changed_boxes(frame: np.ndarray, previous: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """(top, bottom, left, right) boxes with even edges covering every pixel that differs.
+    """(top, bottom, left, right) boxes with even edges covering every pixel that differs (an odd
+    frame's last box may end one past it, at its even size).
 
     Rows are compared as words of up to 8 bytes, so a box may take in a few unchanged pixels
     beside the changed ones; changed rows close together form one band, and each band gets
@@ -122,5 +149,6 @@ def changed_boxes(frame: np.ndarray, previous: np.ndarray) -> list[tuple[int, in
         top, bottom = int(band[0]), int(band[-1]) + 1
         columns = np.flatnonzero(changed[top:bottom].any(axis=0))
         left, right = int(columns[0]) * size // 3, -(-(int(columns[-1]) + 1) * size // 3)
-        boxes.append((top & ~1, min(height, bottom + 1) & ~1, left & ~1, min(width, right + 1) & ~1))
+        # to even edges, within the even size an odd frame is padded to
+        boxes.append((top & ~1, min(height + 1, bottom + 1) & ~1, left & ~1, min(width + 1, right + 1) & ~1))
     return boxes

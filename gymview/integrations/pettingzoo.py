@@ -39,7 +39,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
-from gymview.video.ffmpeg import find_ffmpeg
+from gymview.video.encoder import check_encoder
 from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 from gymview.video.shared_folder import NameSlot
 
@@ -116,7 +116,7 @@ class _EpisodeVideos:
     def __init__(self, folder: str | os.PathLike[str], prefix: str, fps: float | None) -> None:
         self.folder = os.path.abspath(os.fspath(folder))
         check_writable_folder(Path(self.folder))
-        find_ffmpeg()  # fail now, not at the first episode
+        check_encoder("libx264")  # fail now, not at the first episode
         self._names = NameSlot.claim(self.folder, prefix)
         self._fps = fps or 30
         self._recorder: VideoRecorder | None = None

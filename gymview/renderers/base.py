@@ -96,6 +96,20 @@ class BatchRenderer:
         """
         return None
 
+    @property
+    def drawn_boxes(self) -> list[tuple[int, ...]]:
+        """Where the last :meth:`render` drew: ``(frame, top, bottom, left, right)`` boxes, the
+        frame's index in that call. Outside its boxes a frame is the background, so two frames
+        differ only within the boxes of both (a video encoder converts only those).
+
+        >>> from gymview.renderers import renderer_for
+        >>> renderer = renderer_for("CartPole-v1")
+        >>> _ = renderer.render(np.zeros((2, 4)))
+        >>> sorted({box[0] for box in renderer.drawn_boxes})
+        [0, 1]
+        """
+        return [tuple(int(value) for value in box[:5]) for box in self._dirty]
+
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """Draw one ``state`` as a (height, width, 3) frame; passing back the frame this returned
         last time as ``canvas`` repaints only what moved (see :meth:`render`)."""

@@ -414,38 +414,27 @@ def _assemble(run: Runner, job: BatchSpec, rows: list[dict[str, Any]], progress:
 
 
 def _concat(job: BatchSpec, kept: list[dict[str, Any]]) -> list[Path]:
-    """Join the kept episodes' files into one MP4 without re-encoding (ffmpeg's concat demuxer).
+    """Join the kept episodes' files into one MP4 without re-encoding.
 
-    Should ffmpeg fail, the per-episode parts stay where they are and are returned instead.
+    Should that fail, the per-episode parts stay where they are and are returned instead.
     """
-    from gymview.video.ffmpeg import FFmpegProcess, find_ffmpeg
+    from gymview.errors import FFmpegError
+    from gymview.video.mp4 import join
 
     target = Path(job.out) / "episodes.mp4"
-    listing = Path(job.parts) / "concat.txt"
-    listing.write_text("".join(f"file {_concat_quoted(Path(row['file']).as_posix())}\n" for row in kept))
-    command = [find_ffmpeg(), "-hide_banner", "-loglevel", "error", "-y", "-f", "concat", "-safe", "0",
-               "-i", str(listing), "-c", "copy", "-movflags", "+faststart", str(target)]  # fmt: skip
-    process = FFmpegProcess(command)
-    if process.finish(timeout=600) != 0:
-        error = process.error(f"could not join the episodes into {str(target)!r}; the parts are kept in {job.parts!r}")
+    try:
+        join([row["file"] for row in kept], target)
+    except FFmpegError as error:
+        target.unlink(missing_ok=True)
+        note = f"could not join the episodes into {str(target)!r} ({error}); the parts are kept in {job.parts!r}"
         for row in kept:
-            row["error"] = (row["error"] + "; " if row["error"] else "") + str(error).splitlines()[0]
+            row["error"] = (row["error"] + "; " if row["error"] else "") + note
         return [Path(row["file"]) for row in kept]
     for row in kept:
         Path(row["file"]).unlink(missing_ok=True)
         row["file"] = str(target)
-    listing.unlink()
     shutil.rmtree(job.parts, ignore_errors=True)
     return [target]
-
-
-def _concat_quoted(path: str) -> str:
-    """``path`` quoted for an ffmpeg concat list: in single quotes, each ' written as '\\''.
-
-    >>> print(_concat_quoted("/tmp/it's here/a.mp4"))
-    '/tmp/it'\\''s here/a.mp4'
-    """
-    return "'" + path.replace("'", "'\\''") + "'"
 
 
 class _BatchLog:

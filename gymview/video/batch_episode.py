@@ -20,13 +20,14 @@ from gymview._internal.user_code import error_text
 from gymview.image.frames import downsample, to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
+from gymview.video.drawn import drawn_frames
 
 if TYPE_CHECKING:
+    from gymview.video.encoder import VideoEncoder
     from gymview.video.recorder import VideoRecorder
 
 #: the columns of :attr:`BatchResult.table`
 COLUMNS = ("episode", "seed", "steps", "return", "terminated", "truncated", "file", "frames", "error")
-RENDER_CHUNK = 32  # states drawn at a time when encoding an episode
 MOSAIC_WIDTH = 1920  # a mosaic is at most this wide: tiles are downscaled by a whole factor
 
 
@@ -78,17 +79,27 @@ class BatchSpec:
             preset=self.preset,
             threads=self.threads,
             tune=None,
-            crash_safe=False,  # one ffmpeg process per video; a crashed episode is simply re-run
+            crash_safe=False,  # the plain MP4 at once; a crashed episode is simply re-run
         )
 
 
 class _Setup:
-    """A worker's env, policy, keep and renderer, made once per worker thread and job."""
+    """A worker's env, policy, keep, renderer and encoder, made once per worker thread and job."""
 
     def __init__(self, payload: bytes, vectorized: bool) -> None:
         make_env, self.policy, self.keep = pickle.loads(payload)
         self.env: gym.Env = make_env()
         self.renderer: BatchRenderer | None = renderer_for(self.env) if vectorized else None
+        self._encoder: VideoEncoder | None = None
+
+    def encoder_for(self, job: BatchSpec, width: int, height: int) -> VideoEncoder:
+        """The encoder of this worker's episode files (frames of ``width`` x ``height``)."""
+        if self._encoder is None:
+            from gymview.video.encoder import VideoEncoder  # imported when used: keeps `import gymview` light
+
+            even = (width + width % 2, height + height % 2)
+            self._encoder = VideoEncoder(*even, fps=job.fps, crf=job.crf, preset=job.preset, threads=job.threads)
+        return self._encoder
 
 
 _setups = threading.local()
@@ -156,8 +167,7 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
                 row["frames"] = len(states)
             else:
                 path = job.episode_path(index)
-                assert setup.renderer is not None  # states are recorded with a renderer only
-                _encode_states(job, setup.renderer, np.stack(states), path)
+                _encode_states(job, setup, np.stack(states), path)
                 row["file"], row["frames"] = str(path), len(states)
     except Exception as error:
         row["error"] = (row["error"] + "; " if row["error"] else "") + f"recording failed: {error_text(error)}"
@@ -202,17 +212,20 @@ def _publish(partial: Path, path: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def _encode_states(job: BatchSpec, renderer: BatchRenderer, states: np.ndarray, path: Path) -> None:
-    buffer = np.empty((RENDER_CHUNK, renderer.height, renderer.width, 3), np.uint8)
+def _encode_states(job: BatchSpec, setup: _Setup, states: np.ndarray, path: Path) -> None:
+    """Draw and encode ``states`` into ``path`` on this thread: a worker has a core of its own, so a
+    thread to encode beside it would only add hand-offs."""
+    renderer = setup.renderer
+    assert renderer is not None  # states are recorded with a renderer only
+    encoder = setup.encoder_for(job, renderer.width, renderer.height)
     partial = _partial(path)
     try:
-        with job.recorder(partial) as recorder:
-            for start in range(0, len(states), RENDER_CHUNK):
-                chunk = states[start : start + RENDER_CHUNK]
-                frames = renderer.render(chunk, out=buffer[: len(chunk)] if len(chunk) < RENDER_CHUNK else buffer)
-                for frame in frames:
-                    recorder.write(frame)
+        encoder.start(partial, fragmented=False)
+        for planes in drawn_frames(renderer).planes(states, video=partial):
+            encoder.encode(planes)
+        encoder.finish()
     except BaseException:
+        encoder.abandon()
         partial.unlink(missing_ok=True)
         raise
     _publish(partial, path)

@@ -1,4 +1,4 @@
-"""RecordVideo: a drop-in replacement for gymnasium's RecordVideo wrapper that streams to ffmpeg."""
+"""RecordVideo: a drop-in replacement for gymnasium's RecordVideo wrapper that encodes as it goes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gymnasium import logger
 
 from gymview._internal.checks import check_int
 from gymview.renderers import renderer_for
-from gymview.video.ffmpeg import find_ffmpeg
+from gymview.video.encoder import check_encoder
 from gymview.video.log_sinks import LogTarget, video_log
 from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 from gymview.video.shared_folder import NameSlot
@@ -26,15 +26,16 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
     A drop-in replacement for ``gymnasium.wrappers.RecordVideo``: the same arguments, triggers, file
     names (``{name_prefix}-episode-{n}.mp4``, ``{name_prefix}-step-{n}.mp4``) and ``video_length``
-    rule. Each frame goes to ffmpeg as soon as it is captured instead of being kept until the
-    episode ends, so memory stays flat however long the episode. A finished video is finalized in
+    rule. Frames are encoded as they come instead of being kept until the episode ends, so memory
+    stays flat however long the episode. A finished video is finalized in
     the background while the next episode runs; ``close()`` waits for all of them.
 
     With ``fast_render`` (the default), the classic-control envs (CartPole, MountainCar, Acrobot,
     Pendulum) in ``rgb_array`` mode are recorded through ``gymview.renderers``, which draw the same
     picture from the env's state, faster than pygame (see the performance page); ``env.render()``
     itself is unchanged. A wrapper in between that overrides ``render`` (it may draw on the frames)
-    turns this off.
+    turns this off. Their states are drawn 32 at a time, so a recording killed with its process
+    loses at most the last second or so (the MP4 on disk plays to its last whole fragment).
 
     Recorders that share a folder and ``name_prefix`` at the same time (every sub-env of
     ``make_vec_env(..., wrapper_class=RecordVideo)``, in threads or worker processes) never
@@ -78,7 +79,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             ``video_length`` is not an integer of at least 0.
         PermissionError: When no file can be written in ``video_folder``.
         TypeError: When ``log_to`` is not a writer, a W&B run or a function.
-        gymview.errors.FFmpegNotFoundError: When no ffmpeg is found (checked here rather than at the
+        ValueError: When PyAV's FFmpeg has no libx264 encoder (checked here rather than at the
             first recorded episode).
 
     Examples:
@@ -151,7 +152,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f"(try specifying a different `video_folder` for the `RecordVideo` wrapper if this is not desired)"
             )
         check_writable_folder(Path(self.video_folder))
-        find_ffmpeg()  # fail now, not at the first recorded episode
+        check_encoder("libx264")  # fail now, not at the first recorded episode
 
         self.frames_per_sec: int = fps if fps is not None else self.metadata.get("render_fps", 30)
         self.name_prefix = name_prefix
@@ -168,24 +169,33 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._renderer = renderer_for(env) if fast_render and env.render_mode == "rgb_array" else None
         self._recorder: VideoRecorder | None = None
         self._finishing = FinishingVideos()
-        self.last_frame: np.ndarray | None = None  # the frame recorded last; a live view reuses it
+        self._last_frame: np.ndarray | None = None
+        self._last_state: np.ndarray | None = None  # with a renderer: the state captured last
+        self._preview: Any = None  # a second renderer for last_frame: the first repaints only what moved
 
     @property
     def frames_recorded(self) -> int:
         """Frames in the video being recorded now; 0 when no recording runs."""
         return 0 if self._recorder is None else self._recorder.frames_written
 
+    @property
+    def last_frame(self) -> np.ndarray | None:
+        """The frame recorded last (a live view shows it rather than render the env again); None
+        when no recording runs or it has no frame yet."""
+        if not self.recording:
+            return None
+        if self._last_state is not None:
+            if self._preview is None:
+                self._preview = renderer_for(self.env)
+            return self._preview.render(self._last_state[None])[0]
+        return self._last_frame
+
     def _capture_frame(self) -> None:
         if not self.recording:
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
-        if self._renderer is not None:  # drawn straight into an array the encoder gives back: no copy
-            blank = self._recorder.frame_to_fill()  # type: ignore[union-attr]
-            frames = self._renderer.render(
-                self._renderer.state_of(self.env)[None], out=None if blank is None else blank[None]
-            )
-            # The array itself (not a view of it) goes to write(), so the encoder recognises it and gives it back.
-            self.last_frame = frames[0] if blank is None else blank
-            self._recorder.write(self.last_frame, copy=False)  # type: ignore[union-attr]
+        if self._renderer is not None:  # drawn many at a time (gymview.video.drawn)
+            self._last_state = self._renderer.state_of(self.env)
+            self._recorder.write_state(self._renderer, self._last_state)  # type: ignore[union-attr]
             return
         frame = self.env.render()
         if isinstance(frame, list):
@@ -199,7 +209,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             frame = frame[-1]
         if isinstance(frame, np.ndarray):
             self._recorder.write(frame)  # type: ignore[union-attr]
-            self.last_frame = frame
+            self._last_frame = frame
         else:
             self.stop_recording()
             logger.warn(
@@ -306,6 +316,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("stop_recording was called, but no recording was started")
         # One statement with no call inside, so a Ctrl-C cannot land between the three.
         recorder, self._recorder, self.recording, self._video_name = self._recorder, None, False, None
+        self._last_frame = self._last_state = None
         self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
         if recorder.frames_written == 0:
             logger.warn("Ignored saving a video as there were zero frames to save.")

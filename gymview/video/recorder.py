@@ -1,16 +1,15 @@
 """Full-resolution recording: ``VideoRecorder``, which the drop-in ``RecordVideo`` wrapper uses.
 
-Frames go from ``write()`` through a bounded queue to a background thread that feeds ffmpeg's
-stdin, so memory stays flat however long the episode, and ``write()`` waits when the encoder
-falls behind instead of dropping frames.
+Frames go from ``write()`` through a bounded queue to a background thread that encodes them in
+this process (PyAV, see ``gymview.video.encoder``), so memory stays flat however long the episode,
+and ``write()`` waits when the encoder falls behind instead of dropping frames.
 
 How the file on disk looks:
 
 * while recording, ``path`` is a *fragmented* MP4: a header, then one self-contained fragment per
-  keyframe (about one a second), each flushed as soon as it is encoded. If Python and ffmpeg are
-  both killed, the file still plays up to its last whole fragment. If only Python dies, ffmpeg
-  (in its own process group) reads end-of-input and finishes the file itself.
-* ``close()`` finishes ffmpeg, then copies the streams (no re-encoding) into a plain MP4 with
+  keyframe (about one a second), each written out as soon as it is encoded. If the process is
+  killed, the file still plays up to its last whole fragment.
+* ``close()`` finishes the encoder, then copies the stream (no re-encoding) into a plain MP4 with
   its index at the front ("faststart") and atomically replaces ``path`` with it: a normal H.264
   yuv420p file every browser and player handles. Should that copy fail, the fragmented file is
   left in place (it plays too) and the error says so.
@@ -27,6 +26,7 @@ How the file on disk looks:
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import threading
 import weakref
@@ -39,9 +39,11 @@ import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview.image.frames import to_rgb_uint8
-from gymview.image.yuv import I420Converter
-from gymview.video.ffmpeg import encode_command, find_ffmpeg, fps_text
-from gymview.video.ffmpeg_feed import FFmpegFeed
+from gymview.renderers import BatchRenderer
+from gymview.video.drawn import RENDER_CHUNK, drawn_frames
+from gymview.video.encoder import VideoEncoder, check_encoder
+from gymview.video.encoder_feed import EncoderFeed
+from gymview.video.ffmpeg import fps_text
 
 
 class VideoRecorder:
@@ -56,7 +58,8 @@ class VideoRecorder:
         path: The ``.mp4`` file to write; missing parent folders are created.
         fps: Frames per second of the video; a float or a ``Fraction`` such as
             ``Fraction(30000, 1001)`` works.
-        codec: The ffmpeg video encoder; ``"libx264"`` gives H.264, which every browser plays.
+        codec: The FFmpeg video encoder (PyAV's FFmpeg); ``"libx264"`` gives H.264, which every
+            browser plays; ``"h264_nvenc"`` encodes H.264 on an NVIDIA GPU where PyAV's FFmpeg has it.
         crf: x264/x265 quality, 0 (lossless) to 51 (worst); 23 is ffmpeg's default, 18 looks
             visually lossless.
         preset: x264/x265 speed/size trade-off, ``"ultrafast"`` to ``"veryslow"``.
@@ -70,19 +73,18 @@ class VideoRecorder:
             performance page); ``None`` gives the smaller files.
         crash_safe: Write a fragmented MP4 while recording (playable up to about the last second
             if the process dies) and rewrite it as a plain MP4 on close. ``False`` writes the
-            plain MP4 directly, one ffmpeg process instead of two: for batch jobs where a crash
-            means re-running the episode anyway.
+            plain MP4 directly: for batch jobs where a crash means re-running the episode anyway.
         on_finished: ``on_finished(path)``, called once the file is finished (after ``close()``),
             on the recorder's encoder thread, so a ``close(wait=False)`` does not wait for it: to
             hand the video on (``gymview.video.log_sinks``). What it raises is raised like an
-            ffmpeg failure, by ``close()``; the file stays. Not called when encoding failed.
+            encoder failure, by ``close()``; the file stays. Not called when encoding failed.
 
     Raises:
-        ValueError: When ``path`` does not end in ``.mp4`` or is a folder, or ``fps``, ``crf``,
-            ``threads`` or ``max_queued_frames`` is out of range.
+        ValueError: When ``path`` does not end in ``.mp4`` or is a folder, ``codec`` is not a video
+            encoder of PyAV's FFmpeg, or ``fps``, ``crf``, ``threads`` or ``max_queued_frames`` is
+            out of range.
         TypeError: When ``tune`` is not a string or ``None``, or ``fps`` is not a number.
         PermissionError: When no file can be written in the folder of ``path``.
-        gymview.errors.FFmpegNotFoundError: When no ffmpeg is found.
 
     Examples:
         >>> import numpy as np, tempfile, os
@@ -119,7 +121,7 @@ class VideoRecorder:
         check_optional_int("max_queued_frames", max_queued_frames, meaning_of_none="up to 32 frames within 64 MiB")
         if tune is not None and not isinstance(tune, str):
             raise TypeError(f"tune must be an x264 tuning name such as 'zerolatency', or None; got {tune!r}")
-        self._ffmpeg = find_ffmpeg()
+        check_encoder(codec)
         check_writable_folder(self._path.parent)
         if threads is None:
             threads = max(1, (os.cpu_count() or 1) - 1)
@@ -131,7 +133,8 @@ class VideoRecorder:
         self._shape: tuple[int, ...] | None = None
         self._accepted = 0
         self._closed = False
-        self._feed: FFmpegFeed | None = None
+        self._feed: EncoderFeed | None = None
+        self._pending = _PendingStates()  # write_state()'s states, drawn a chunk at a time
         self._finalizer: weakref.finalize | None = None
 
     @property
@@ -172,90 +175,100 @@ class VideoRecorder:
         Raises:
             ValueError: When the recorder is closed, or the frame's size differs from the first
                 frame's.
-            gymview.errors.FFmpegError: When ffmpeg failed on the frames before.
+            gymview.errors.FFmpegError: When the encoder failed on the frames before.
 
         Examples:
             >>> import numpy as np, tempfile, os
             >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
             ...     recorder.write(np.zeros((32, 48), np.uint8))  # gray is fine
         """
+        if self._pending.states:  # in the order written
+            self._pending.draw_into(self._feed)  # type: ignore[arg-type]
+        if isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.shape == self._shape:
+            self._queue(frame, frame.shape, copy=copy)  # into an array that goes round
+        else:
+            rgb = to_rgb_uint8(frame, copy=copy)  # the first frame, or one converted: a new array anyway
+            self._queue(rgb, rgb.shape, copy=False)
+
+    def _queue(self, array: np.ndarray | None, shape: tuple[int, ...], copy: bool) -> None:
+        """Queue the RGB frame ``array`` of ``shape``, after checking the recorder may take it
+        (``None``: only check, and start the encoder for frames of ``shape``)."""
         if self._closed:
             raise ValueError(f"this VideoRecorder is closed ({str(self._path)!r}); create a new one to record more")
-        if (
-            copy
-            and self._feed is not None
-            and isinstance(frame, np.ndarray)
-            and frame.dtype == np.uint8
-            and frame.shape == self._shape
-        ):
-            rgb = self._feed.spare_frame()  # no allocation per frame: see FFmpegFeed
-            np.copyto(rgb, frame)
-        else:
-            rgb = to_rgb_uint8(frame, copy=copy)
         if self._feed is None:
-            self._start(rgb.shape)
-        elif rgb.shape != self._shape:
+            self._start(shape)
+        elif shape != self._shape:
             height, width = self._shape[:2]  # type: ignore[index]
             raise ValueError(
-                f"frame size changed from {width}x{height} to {rgb.shape[1]}x{rgb.shape[0]} "
+                f"frame size changed from {width}x{height} to {shape[1]}x{shape[0]} "
                 f"(width x height) in {self._path.name}; a video has one size: resize the frame, "
                 f"or close this recorder and start another for the new size"
             )
-        self._feed.put(rgb)  # type: ignore[union-attr]
+        if array is None:
+            return
+        if copy:  # into an array that goes round: no allocation per frame (see EncoderFeed)
+            spare = self._feed.spare(array.shape)  # type: ignore[union-attr]
+            np.copyto(spare, array)
+            array = spare
+        self._feed.put(array)  # type: ignore[union-attr]
         self._accepted += 1
 
-    def frame_to_fill(self) -> np.ndarray | None:
-        """An array to draw the next frame into, then pass to ``write(frame, copy=False)``.
+    def write_state(self, renderer: BatchRenderer, state: np.ndarray) -> None:
+        """Queue the frame ``renderer`` draws of ``state``; the cheapest way to record an env that
+        has a vectorized renderer. States are drawn many per call, converted for the encoder only
+        where the drawing changed; ``close()`` (or the end of the process) draws those still waiting.
 
-        The arrays go round between this recorder and its encoder thread, so a long recording
-        allocates no memory per frame. The array's pixels are stale: draw every one of them.
+        Args:
+            renderer: A vectorized renderer (``gymview.renderers.renderer_for(env)``), the same one
+                for every state of this recorder.
+            state: One state, from ``renderer.state_of(env)``.
 
-        Returns:
-            An (H, W, 3) uint8 array of the frames' size; ``None`` before the first ``write`` (the
-                size is not known yet) and once the recorder is closed.
+        Raises:
+            ValueError: When the recorder is closed, the renderer differs from the one before, or
+                its frames differ in size from the frames written before.
+            gymview.errors.FFmpegError: When the encoder failed on the frames before.
 
         Examples:
             >>> import numpy as np, tempfile, os
+            >>> from gymview.renderers import renderer_for
+            >>> renderer = renderer_for("CartPole-v1")
             >>> with VideoRecorder(os.path.join(tempfile.mkdtemp(), "a.mp4")) as recorder:
-            ...     recorder.write(np.zeros((32, 48, 3), np.uint8))
-            ...     frame = recorder.frame_to_fill()
-            ...     frame[...] = 255
-            ...     recorder.write(frame, copy=False)
+            ...     for x in np.linspace(-1, 1, 40):
+            ...         recorder.write_state(renderer, np.array([x, 0.0, 0.1, 0.0]))
             >>> recorder.frames_written
-            2
+            40
         """
-        return None if self._feed is None or self._closed else self._feed.spare_frame()
+        pending = self._pending
+        if pending.renderer is not renderer:
+            if pending.renderer is not None:
+                raise ValueError("write_state() got another renderer; record with one renderer per video")
+            shape = (renderer.height, renderer.width, 3)
+            self._queue(None, shape, copy=False)  # checks and starts the encoder; queues nothing
+            pending.renderer = renderer
+        elif self._closed:
+            self._queue(None, (), copy=False)  # raises
+        pending.states.append(state)
+        self._accepted += 1
+        if len(pending.states) == RENDER_CHUNK:
+            pending.draw_into(self._feed)  # type: ignore[arg-type]
 
     def _start(self, shape: tuple[int, ...]) -> None:
         height, width = shape[:2]
-        # Even sizes: frames go to ffmpeg as I420 converted here, only where they changed (half
-        # the bytes, and ffmpeg's own conversion costs as much as ultrafast encoding). Odd sizes
-        # need ffmpeg's padding, which works on RGB input.
-        converter = I420Converter(width, height) if width % 2 == 0 and height % 2 == 0 else None
-        command = encode_command(
-            self._ffmpeg,
+        even_width, even_height = width + width % 2, height + height % 2
+        encoder = VideoEncoder(even_width, even_height, **self._settings)
+        self._feed = EncoderFeed(
             self._path,
-            width=width,
-            height=height,
-            fragmented=self._crash_safe,
-            input_format="rgb24" if converter is None else "yuv420p",
-            **self._settings,
-        )
-        self._feed = FFmpegFeed(
-            self._path,
-            command,
-            self._ffmpeg,
-            (height, width, 3),
+            encoder,
+            (width, height),
             self._max_queued_frames,
-            remux=self._crash_safe,
-            converter=converter,
+            crash_safe=self._crash_safe,
             on_finished=self._on_finished,
         )
         self._shape = shape
-        self._finalizer = weakref.finalize(self, self._feed.finish_quietly)
+        self._finalizer = weakref.finalize(self, _finish_quietly, self._feed, self._pending)
 
     def close(self, wait: bool = True) -> None:
-        """Finish the video: encode what is queued, stop ffmpeg, write the plain MP4.
+        """Finish the video: encode what is queued, finish the file, write the plain MP4.
 
         Calling ``close`` again is harmless.
 
@@ -264,15 +277,16 @@ class VideoRecorder:
                 background; a later ``close()`` waits for it and raises its error, if any.
 
         Raises:
-            gymview.errors.FFmpegError: When ffmpeg could not finish the video.
+            gymview.errors.FFmpegError: When the encoder could not finish the video.
         """
         self._closed = True
         feed = self._feed
         if feed is None:
             return
-        if feed.failure is not None:  # already raised to the user; ffmpeg is gone
+        if feed.failure is not None:  # already raised to the user; the encoder is gone
             self._finalizer.detach()  # type: ignore[union-attr]
             return
+        self._pending.draw_into(feed)
         feed.end()
         if wait:
             self._finalizer.detach()  # type: ignore[union-attr]
@@ -288,6 +302,35 @@ class VideoRecorder:
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"
         return f"<VideoRecorder {str(self._path)!r} {state}, {self._accepted} frames>"
+
+
+class _PendingStates:
+    """``write_state()``'s states not drawn yet; shared with the recorder's finalizer, which draws
+    them before it finishes the video (the recorder is gone by then)."""
+
+    def __init__(self) -> None:
+        self.states: list[np.ndarray] = []
+        self.renderer: BatchRenderer | None = None
+
+    def draw_into(self, feed: EncoderFeed) -> None:
+        """Draw the states waiting and queue their I420 planes on ``feed``."""
+        if not self.states:
+            return
+        states, self.states = np.stack(self.states), []
+        for planes in drawn_frames(self.renderer).planes(states, video=self):  # type: ignore[arg-type]
+            spare = feed.spare(planes.shape)  # arrays that go round (see EncoderFeed)
+            np.copyto(spare, planes)
+            feed.put(spare)
+
+
+def _finish_quietly(feed: EncoderFeed, pending: _PendingStates) -> None:
+    """The recorder's finalizer (garbage collection, interpreter exit): its last frames, then its file."""
+    try:
+        if feed.failure is None:
+            pending.draw_into(feed)
+    except BaseException as error:  # at exit or in a GC pass nobody can catch it
+        print(f"gymview: could not draw the last frames of {str(feed.path)!r}: {error}", file=sys.stderr)
+    feed.finish_quietly()
 
 
 class FinishingVideos:

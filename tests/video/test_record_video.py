@@ -243,18 +243,32 @@ def test_fast_render_keeps_last_frame_current_and_video_length_exact():
     assert_video_shows("videos/rl-video-episode-0.mp4", expected, 41)
 
 
-def test_the_fast_renderer_draws_into_arrays_the_encoder_gives_back():
-    # Each drawn frame goes back to the encoder's arrays once written: a long recording allocates
-    # no frame per step (a view of the array instead of the array itself would never be given back).
+def test_the_fast_renderer_records_every_step_in_order_with_a_bounded_set_of_arrays():
+    # States are drawn 32 at a time and converted where the drawing changed: a frame converted in
+    # the wrong place, or given back to the arrays too early, would show as another step's frame.
     env = RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array"), "videos", video_length=300)
     env.reset(seed=0)
-    drawn = []
-    for _ in range(150):
-        env.step(2)
-        drawn.append(env.last_frame)  # kept alive, so no two new arrays can share an id
+    expected = [env.render()]
+    for step in range(150):
+        env.step(2 if step % 40 < 20 else 0)
+        expected.append(env.render())
+        if step == 100:
+            arrays = len(env._recorder._feed._ours)
     env.close()
-    assert len({id(frame) for frame in drawn}) <= 32 + 3  # the queue, the encoded, the previous, the filled
-    assert len(decode("videos/rl-video-episode-0.mp4")) == 151
+    assert arrays <= env_queue_depth(600, 400) + 3  # the queue, the encoded, the previous, the filled
+    frames = decode("videos/rl-video-episode-0.mp4")
+    assert len(frames) == 151
+    for index, frame in enumerate(frames):
+        assert psnr(frame, expected[index]) > 30, index
+        earlier = expected[max(0, index - 5)]
+        if np.abs(earlier.astype(int) - expected[index]).max() > 100:  # the car moved: tell the two apart
+            assert psnr(frame, expected[index]) > psnr(frame, earlier), index
+
+
+def env_queue_depth(width, height):
+    from gymview.video import encoder_feed
+
+    return max(2, min(32, encoder_feed._QUEUE_BYTES // (width * height * 3)))
 
 
 def test_a_wrapper_drawing_on_frames_is_recorded_as_drawn():

@@ -1,10 +1,9 @@
-"""FFmpegFeed: one video being encoded, the bounded frame queue, the ffmpeg process and the
-thread between them."""
+"""EncoderFeed: one video being encoded, the bounded frame queue, the encoder and the thread that
+runs it (the codec lets go of the GIL while it works, so the loop steps meanwhile)."""
 
 from __future__ import annotations
 
 import collections
-import os
 import queue
 import sys
 import threading
@@ -18,62 +17,62 @@ from gymview._internal.memory import give_back_free_memory
 from gymview._internal.worker import Worker
 from gymview.errors import FFmpegError, VideoLogError, WorkerError
 from gymview.image.yuv import I420Converter
-from gymview.video.ffmpeg import FFmpegProcess, remux_command
+from gymview.video.encoder import VideoEncoder
+from gymview.video.mp4 import faststart_copy
 
 _QUEUE_BYTES = 64 * 2**20  # frames waiting for the encoder, at most (and at most 32 of them)
 _POLL_SECONDS = 0.25  # how often a blocked write() looks whether the encoder thread has failed
 _END = object()  # queued after the last frame
 
 
-class FFmpegFeed:
-    """One video being encoded: the queue, the ffmpeg process and the thread between them.
+class EncoderFeed:
+    """One video being encoded: the queue, the encoder and the thread between them.
 
     Kept apart from :class:`VideoRecorder` so the garbage-collection / exit finalizer can finish
     the video without holding a reference to the recorder.
 
-    Frames to fill (``spare_frame()``) come from a small set of arrays that go round: the caller
-    fills one and queues it, this thread gives it back once ffmpeg has it (and, when converting,
-    once the next frame no longer needs it to find what changed). A long recording so allocates
-    no frame after its first few, instead of one per frame freed by another thread, which glibc
-    keeps as fragmented free memory (hundreds of MiB in an hour-long soak).
+    The queue holds RGB frames, converted to I420 in this thread only where they changed, or I420
+    planes converted by the caller (who knew where its frames changed). The arrays go round: the
+    caller fills a spare one (``spare(shape)``) and queues it, this thread gives it back once
+    encoded (an RGB frame once the next frame no longer needs it to find what changed). A long
+    recording so allocates no frame after its first few, instead of one per frame freed by another
+    thread, which glibc keeps as fragmented free memory (hundreds of MiB in an hour-long soak).
     """
 
     def __init__(
         self,
         path: Path,
-        command: list[str],
-        ffmpeg: str,
-        frame_shape: tuple[int, ...],
+        encoder: VideoEncoder,
+        frame_size: tuple[int, int],
         max_queued_frames: int | None,
-        remux: bool,
-        converter: I420Converter | None,
+        crash_safe: bool,
         on_finished: Callable[[Path], None] | None = None,
     ) -> None:
         self.path = path
-        self.ffmpeg = ffmpeg
-        self.remux = remux
-        self.converter = converter  # RGB -> I420 in this thread, or None: ffmpeg converts
+        self.encoder = encoder
+        self.crash_safe = crash_safe
+        self.converter: I420Converter | None = I420Converter(*frame_size)  # RGB -> I420 in this thread
         self.on_finished = on_finished  # called here, on this thread, once the file is finished
-        depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // int(np.prod(frame_shape))))
+        width, height = frame_size
+        depth = max_queued_frames or max(2, min(32, _QUEUE_BYTES // (width * height * 3)))
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
-        self.frame_shape = frame_shape
-        self._spare: collections.deque[np.ndarray] = collections.deque()  # filled by this thread, taken by the caller's
+        self._spare: dict[tuple[int, ...], collections.deque[np.ndarray]] = collections.defaultdict(collections.deque)
         self._ours: dict[int, np.ndarray] = {}  # every array that goes round, by id
         self._most_ours = depth + 3  # the queue, the one being encoded, the previous one, the one being filled
-        self.delivered = 0  # frames handed to ffmpeg; written by the encoder thread only
+        self.delivered = 0  # frames encoded; written by the encoder thread only
         self.end_queued = False
         self.failure: BaseException | None = None  # raised by every later call once seen
         self.ended = threading.Event()  # set when the thread is done with this video, well or not
-        self.process = FFmpegProcess(command)
-        self.worker = Worker(f"recorder ({path.name})", self._feed_ffmpeg)
+        encoder.start(path, fragmented=crash_safe)
+        self.worker = Worker(f"recorder ({path.name})", self._encode)
         self.worker.start()
 
-    def spare_frame(self) -> np.ndarray:
-        """An (H, W, 3) uint8 array to fill with the next frame and ``put()``; its old pixels are stale."""
+    def spare(self, shape: tuple[int, ...]) -> np.ndarray:
+        """A uint8 array of ``shape`` to fill with the next frame and ``put()``; its old pixels are stale."""
         try:
-            return self._spare.pop()
+            return self._spare[shape].pop()
         except IndexError:  # none back yet: the encoder is behind, or these are the first frames
-            frame = np.empty(self.frame_shape, np.uint8)
+            frame = np.empty(shape, np.uint8)
             if len(self._ours) < self._most_ours:
                 self._ours[id(frame)] = frame
             return frame
@@ -81,16 +80,16 @@ class FFmpegFeed:
     def _give_back(self, frame: Any) -> None:
         ours = self._ours.get(id(frame))
         if ours is not None and ours is frame:
-            self._spare.append(ours)
+            self._spare[ours.shape].append(ours)
 
-    def _feed_ffmpeg(self, stop: threading.Event) -> None:
+    def _encode(self, stop: threading.Event) -> None:
         try:
             self._encode_and_finish(stop)
         finally:
             self.ended.set()
 
     def _encode_and_finish(self, stop: threading.Event) -> None:
-        previous = None  # the converter compares the next frame with it: given back one frame later
+        previous = None  # the converter compares the next RGB frame with it: given back one frame later
         try:
             while True:
                 try:
@@ -101,19 +100,18 @@ class FFmpegFeed:
                     continue
                 if item is _END:
                     break
-                if self.converter is None:
-                    self.process.write(item.data)
+                if item.ndim == 1:  # I420 planes
+                    self.encoder.encode(item)
                     self._give_back(item)
                 else:
-                    self.process.write(self.converter.convert(item).data)
+                    self.encoder.encode(self.converter.convert(item))  # type: ignore[union-attr]
                     self._give_back(previous)
                     previous = item
                 self.delivered += 1
                 give_back_free_memory()
-            if self.process.finish() != 0:
-                raise self.process.error(f"ffmpeg failed while encoding {str(self.path)!r}")
+            self.encoder.finish()
         except BaseException:
-            self.process.kill()
+            self.encoder.abandon()
             raise
         finally:
             # This object lives on in a reference cycle (its worker's target) until a full garbage
@@ -122,26 +120,11 @@ class FFmpegFeed:
             self._spare.clear()
             self._ours.clear()
             self.converter = None
-        if self.remux:
-            self._make_plain_mp4()
+        if self.crash_safe:
+            faststart_copy(self.path)
         hook, self.on_finished = self.on_finished, None
-        if hook is not None:  # its error is this thread's failure: raised to the user like ffmpeg's
+        if hook is not None:  # its error is this thread's failure: raised to the user like an encoder's
             hook(self.path)
-
-    def _make_plain_mp4(self) -> None:
-        """Copy the fragmented file into a faststart MP4, then swap it in atomically."""
-        temporary = self.path.with_name(f".{self.path.name}.gymview-remux.mp4")
-        remux = FFmpegProcess(remux_command(self.ffmpeg, self.path, temporary))
-        try:
-            if remux.finish() != 0:
-                raise remux.error(
-                    f"could not rewrite {str(self.path)!r} as a plain MP4; the fragmented MP4 "
-                    f"written while recording is still there, complete and playable"
-                )
-            os.replace(temporary, self.path)
-        finally:
-            if temporary.exists():
-                temporary.unlink()
 
     def put(self, item: Any) -> None:
         """Queue ``item``, waiting while the queue is full (back-pressure); raise if the thread died."""
@@ -154,12 +137,18 @@ class FFmpegFeed:
                 continue  # the next check() raises if the encoder thread has ended
 
     def end(self) -> None:
-        if not self.end_queued:
-            self.put(_END)
+        """Queue the end of the video; never raises: a failure of the thread is raised by ``wait()``
+        (a ``close(wait=False)`` leaves it to the ``close()`` that waits)."""
+        while not self.end_queued and self.worker.running:
+            try:
+                self.queue.put(_END, timeout=_POLL_SECONDS)
+            except queue.Full:
+                continue  # the thread may have ended meanwhile: nothing would take the end then
             self.end_queued = True
+        self.end_queued = True
 
     def check(self) -> None:
-        """Raise the encoder thread's failure (ffmpeg's own errors as FFmpegError), every time."""
+        """Raise the encoder thread's failure (the encoder's own errors as FFmpegError), every time."""
         if self.failure is None:
             try:
                 self.worker.check()
@@ -194,4 +183,3 @@ class FFmpegFeed:
             self.wait(timeout=300.0)
         except BaseException as error:  # at exit or in a GC pass nobody can catch it
             print(f"gymview: could not finish the video {str(self.path)!r}: {error}", file=sys.stderr)
-            self.process.kill()

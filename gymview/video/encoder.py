@@ -1,0 +1,208 @@
+"""VideoEncoder: I420 frames to H.264 MP4 files in this process, through PyAV (FFmpeg's libraries).
+
+Frames are encoded where they are made instead of being piped to an ffmpeg process: no process
+started per file, no copy through a pipe, and one FFmpeg (PyAV's) for the whole package. PyAV lets
+go of the GIL while the codec works, so a thread can encode while the loop steps
+(docs/performance.md has the measurements).
+
+A crash-safe file is a *fragmented* MP4: a header, then one self-contained fragment per key frame
+(about one a second), each written out as soon as it is complete. If the process is killed, the
+file plays up to its last whole fragment; :func:`gymview.video.mp4.faststart_copy` turns it into a
+plain MP4 once it is finished.
+
+>>> import numpy as np, os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "grey.mp4")
+>>> encoder = VideoEncoder(64, 48, fps=10)
+>>> encoder.start(path, fragmented=False)
+>>> for _ in range(5):
+...     encoder.encode(np.full((72, 64), 128, np.uint8))
+>>> encoder.finish()
+5
+"""
+
+from __future__ import annotations
+
+import os
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from gymview.errors import FFmpegError
+
+__all__ = ["FRAGMENTED_MOVFLAGS", "VideoEncoder", "check_encoder"]
+
+#: MP4 flags while recording crash-safe: a header without samples first, then one self-contained
+#: fragment (moof + mdat) per key frame, so every finished fragment is playable on its own.
+FRAGMENTED_MOVFLAGS = "+frag_keyframe+empty_moov+default_base_moof"
+#: the encoders that take x264's rate factor, preset and tuning
+X264_LIKE = ("libx264", "libx265")
+
+
+def _av() -> Any:
+    try:
+        import av
+    except ImportError as error:  # a dependency of gymview: an environment that lost it
+        raise ImportError("gymview writes videos with PyAV: pip install av") from error
+    return av
+
+
+def check_encoder(codec: str) -> None:
+    """Raise a ValueError that says what to do unless PyAV's FFmpeg has the video encoder ``codec``.
+
+    >>> check_encoder("libx264")
+    >>> try:
+    ...     check_encoder("no-such-codec")
+    ... except ValueError as error:
+    ...     print(str(error).split(";")[0])
+    PyAV's FFmpeg has no video encoder 'no-such-codec'
+
+    """
+    if not isinstance(codec, str):
+        raise TypeError(f"codec must be an FFmpeg encoder name such as 'libx264'; got {codec!r}")
+    av = _av()
+    try:
+        found = av.codec.Codec(codec, "w")
+    except Exception:  # av.codec.codec.UnknownCodecError, or a decoder-only name
+        found = None
+    if found is None or found.type != "video":
+        raise ValueError(
+            f"PyAV's FFmpeg has no video encoder {codec!r}; use codec='libx264' (H.264, which every browser plays)"
+        )
+
+
+class VideoEncoder:
+    """One video encoder writing MP4 files one after another, from I420 planes.
+
+    ``start(path)`` opens a file, ``encode(planes)`` adds a frame, ``finish()`` completes the file.
+    The codec is opened for each file: its settings stay those given here.
+
+    Args:
+        width: Frame width, even (``gymview.image.yuv.I420Converter`` pads odd frames).
+        height: Frame height, even.
+        fps: Frames per second; also one key frame (one fragment) per second.
+        codec: An FFmpeg video encoder: ``"libx264"``, or ``"h264_nvenc"`` on an NVIDIA GPU.
+        crf: x264/x265 quality; ignored by other encoders.
+        preset: x264/x265 speed/size trade-off; ignored by other encoders.
+        tune: x264/x265 tuning; ignored by other encoders.
+        threads: Encoder threads; ``None`` lets the encoder choose.
+
+    Examples:
+        >>> import numpy as np, os, tempfile
+        >>> encoder = VideoEncoder(32, 32, fps=30, preset="ultrafast")
+        >>> folder = tempfile.mkdtemp()
+        >>> for name in ("a.mp4", "b.mp4"):
+        ...     encoder.start(os.path.join(folder, name), fragmented=True)
+        ...     encoder.encode(np.zeros((48, 32), np.uint8))
+        ...     _ = encoder.finish()
+        >>> sorted(os.listdir(folder))
+        ['a.mp4', 'b.mp4']
+    """
+
+    def __init__(
+        self,
+        width: int,
+        height: int,
+        fps: float | Fraction,
+        codec: str = "libx264",
+        crf: int | None = 23,
+        preset: str | None = "veryfast",
+        tune: str | None = None,
+        threads: int | None = 1,
+    ) -> None:
+        if width < 2 or height < 2 or width % 2 or height % 2:
+            raise ValueError(f"the encoder takes I420 frames of even width and height; got {width}x{height}")
+        self.width, self.height = width, height
+        self.rate = Fraction(fps).limit_denominator(1_000_000)
+        self.codec = codec
+        self.options = {}
+        if codec in X264_LIKE:
+            settings = {"crf": crf, "preset": preset, "tune": tune}
+            self.options = {key: str(value) for key, value in settings.items() if value is not None}
+        self.threads = threads
+        self._av = _av()
+        self._container: Any = None
+        self._stream: Any = None
+        self._frame: Any = None  # one frame, refilled each time: the codec copies what it keeps
+        self._planes: list[np.ndarray] = []
+        self._count = 0
+        self.path: str | None = None
+
+    @property
+    def frames(self) -> int:
+        """Frames encoded into the file being written (or the file finished last)."""
+        return self._count
+
+    def start(self, path: str | os.PathLike[str], fragmented: bool) -> None:
+        """Open ``path`` for writing (replacing it); ``fragmented`` makes it crash-safe (see the module)."""
+        if self._container is not None:
+            raise RuntimeError(f"{self.path!r} is still being written; finish() it first")
+        av = self._av
+        self.path = os.fspath(path)
+        flags = {"movflags": FRAGMENTED_MOVFLAGS, "flush_packets": "1"} if fragmented else {"movflags": "+faststart"}
+        try:
+            container = av.open(self.path, "w", format="mp4", container_options=flags)
+        except av.error.FFmpegError as error:
+            raise FFmpegError(f"could not open {self.path!r} for writing: {error}") from error
+        try:
+            stream = container.add_stream(self.codec, rate=self.rate)
+            stream.width, stream.height, stream.pix_fmt = self.width, self.height, "yuv420p"
+            context = stream.codec_context
+            context.gop_size = max(1, round(self.rate))  # a key frame, and so a fragment, every second
+            if self.threads is not None:
+                context.thread_count = self.threads
+            context.options = dict(self.options)
+            context.open()
+        except Exception as error:
+            container.close()
+            raise FFmpegError(f"could not open the {self.codec!r} encoder for {self.path!r}: {error}") from error
+        self._container, self._stream, self._count = container, stream, 0
+        if self._frame is None:
+            self._frame = av.VideoFrame(self.width, self.height, "yuv420p")
+            self._planes = [
+                np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
+                for plane in self._frame.planes
+            ]
+
+    def encode(self, planes: np.ndarray) -> None:
+        """Add one frame: I420 planes, Y then U then V, as one (height * 3 / 2, width) or flat uint8 array."""
+        if self._container is None:
+            raise RuntimeError("no file is open; start() one first")
+        luma = self.width * self.height
+        flat = planes.reshape(-1)
+        if flat.size != luma * 3 // 2:
+            raise ValueError(
+                f"expected {self.width}x{self.height} I420 planes ({luma * 3 // 2} bytes); got {flat.size}"
+            )
+        y, u, v = self._planes
+        y[...] = flat[:luma].reshape(y.shape)
+        u[...] = flat[luma : luma * 5 // 4].reshape(u.shape)
+        v[...] = flat[luma * 5 // 4 :].reshape(v.shape)
+        self._frame.pts = self._count
+        self._count += 1
+        self._mux(self._container, self._stream.encode(self._frame))
+
+    def _mux(self, container: Any, packets: list[Any]) -> None:
+        try:
+            container.mux(packets)
+        except self._av.error.FFmpegError as error:
+            raise FFmpegError(f"could not write {self.path!r}: {error}") from error
+
+    def finish(self) -> int:
+        """Encode what the codec holds back, write the file's index and close it; the frames in it."""
+        container, stream, self._container, self._stream = self._container, self._stream, None, None
+        if container is not None:
+            try:
+                self._mux(container, stream.encode(None))
+            finally:
+                container.close()
+        return self._count
+
+    def abandon(self) -> None:
+        """Close the file being written without waiting for the frames the codec holds back."""
+        container, self._container, self._stream = self._container, None, None
+        if container is not None:
+            try:
+                container.close()
+            except Exception:  # the file is being given up anyway; the error that led here is raised
+                pass
