@@ -43,15 +43,14 @@ print("SCENE", stats["frames_sent"], stats["bytes_sent"], stats["sent_as"], flus
 def cells(runs: list[tuple[str, str]], rounds: int, fps: float) -> list[str]:
     """Set-up, then per (env, draw) one cell that watches it, pairs it with its plain env and reports."""
     per_run = []
-    for name, draw in runs:
+    for index, (name, draw) in enumerate(runs):
         make, slice_s = MAKE[name]
-        key = f"{name} {draw}"
+        key = f"{name} {draw} {index}"
         per_run.append(
             f"watched[{key!r}] = gymview.watch({make}, fps={fps}, draw={draw!r}, title={key!r})\n"
             f"paired({name!r}, watched[{key!r}], {rounds}, {slice_s})\n" + REPORT.format(key=key)
-            + f"watched[{key!r}].close()"
         )
-    return [SETUP, *per_run]
+    return [SETUP, *per_run, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
 
 
 def drawn_in(page, cell: int) -> int:
@@ -69,7 +68,7 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp) / "root"
         root.mkdir()
-        source = cells(runs * len(links), rounds, fps)
+        source = cells([run for _ in links for run in runs], rounds, fps)
         (root / "scenes.ipynb").write_text(json.dumps(notebook_of(source)))
         with running_server(root, "lab") as server, SlowLink(server.port) as link, chromium_page() as page:
             open_notebook(page, server, "scenes.ipynb", port=link.port)
@@ -97,6 +96,8 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
                 print(f"{name} draw={draw} link={rate or 'localhost'}: {result['ratio']:.3f}x, "
                       f"{result['fps']:.1f} sent / {result['drawn_fps']:.1f} drawn frames/s", flush=True)
             link.limit(None, 0.0)
+            start_cell(page, len(source) - 1)
+            wait_for_output(page, len(source) - 1, "CLOSED", timeout_ms=120_000)
     return results
 
 

@@ -370,7 +370,13 @@ class WatchedEnv(gym.Wrapper):
         if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
             return self.env.last_frame
         deferred = self._snapshot(self.env) if self._snapshot is not None else None
-        return self.env.render() if deferred is None else deferred  # deferred: drawn in the encoder process
+        if deferred is not None:
+            return deferred  # drawn by the page, or in the encoder process
+        rendered = self.env.render()
+        if self._snapshot is not None and self.view.draw != "kernel":
+            # gymnasium made its MuJoCo viewer and camera in that render: the page draws even this frame
+            deferred = self._snapshot(self.env)
+        return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
@@ -492,6 +498,10 @@ class WatchedVectorEnv(VectorWrapper):
             if painted is not None:
                 return painted
         rendered = self.env.render()
+        if self._mujoco is not None and self.view.draw != "kernel":  # the sub-envs' viewers exist now
+            painted = self._mujoco.frame_of(self._sub_envs, self.returns)
+            if painted is not None:
+                return painted
         if isinstance(rendered, np.ndarray) and rendered.ndim == 3:  # a vector env that tiles itself
             return rendered
         extra = [(self._pipeline.preview(0), "agent sees (env 0)")] if self._pipeline is not None else []

@@ -327,6 +327,11 @@ class FrameStreamer:
             self._video.codec = check_codec(codec)
 
     @property
+    def draw(self) -> str:
+        """``"auto"``, ``"page"`` or ``"kernel"``: see ``LiveView``."""
+        return self._scenes.draw
+
+    @property
     def scene_id(self) -> int:
         """The id of the scene the pages draw scene frames with now (0: none yet)."""
         return self._scenes.scene_id

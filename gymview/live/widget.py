@@ -200,6 +200,11 @@ class LiveView(anywidget.AnyWidget):
         self._closed = False
         registry.add(self, LiveView._go_inert)  # not a bound method: that would keep the view alive
 
+    @property
+    def draw(self) -> str:
+        """Where frames drawn from a state are drawn: ``"auto"``, ``"page"`` or ``"kernel"`` (see the class)."""
+        return self._streamer.draw
+
     def _publish_scene(self, scene: dict[str, Any]) -> None:
         """The scene the page draws scene frames with; with it, once, the module that draws MuJoCo scenes."""
         with self.hold_sync():  # one message: the page never has the scene without its module

@@ -107,7 +107,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gc_trigger: Callable[[int], bool] | None = None,
         *,
         crf: int | None = 23,
-        preset: str | None = "veryfast",
+        preset: str | None = "ultrafast",
         threads: int | None = None,
         fast_render: bool = True,
         tune: str | None = "zerolatency",

@@ -188,19 +188,19 @@ def test_a_painter_of_a_scene_the_page_cannot_draw_has_no_page_states():
     env.close()
 
 
-def test_watch_sends_a_mujoco_env_s_frames_as_poses_after_the_first(shown):
+def test_watch_sends_a_mujoco_env_s_frames_as_poses_from_the_first(shown):
     import gymview
+    from live_helpers import sent_frames
 
-    view = shown(max_size=96)
+    view = shown(max_size=96, draw="page")
     env = gym.make("HalfCheetah-v5", render_mode="rgb_array", width=96, height=72)
     watched = gymview.watch(env, view=view)
     watched.reset(seed=0)
     for _ in range(20):
         watched.step(watched.action_space.sample())
     watched.close()
-    formats = [header["format"] for header, _ in view.sent]
-    # the first frame makes gymnasium's viewer (and its camera) with env.render(): a picture
-    assert formats[0] != "scene" and set(formats[1:]) == {"scene"} and len(formats) >= 2
+    # the first frame made gymnasium's viewer (and its camera) with env.render(), and went as poses too
+    assert {header["format"] for header in sent_frames(view.sent)} == {"scene"} and len(sent_frames(view.sent)) >= 2
     assert view._scene["kind"] == "mujoco" and view._scene["bodies"] == 7
-    assert {len(buffers[0]) for header, buffers in view.sent[1:]} == {224}
+    assert all(len(buffers[0]) == 224 * len(header.get("frames", [0])) for header, buffers in view.sent)
     assert view.sent[-1][0]["scene"] == view._scene["id"] and (view.sent[-1][0]["width"], view.sent[-1][0]["height"]) == (96, 72)
