@@ -280,7 +280,7 @@ export function poseMujoco(made, state) {
 function rendererFor(width, height, shadows) {
   if (renderer === null) {
     const canvas = typeof OffscreenCanvas === "undefined" ? document.createElement("canvas") : new OffscreenCanvas(width, height);
-    renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+    renderer = new THREE.WebGLRenderer({ canvas, antialias: false, preserveDrawingBuffer: false });
     renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
     renderer.shadowMap.type = THREE.PCFShadowMap;
   }
