@@ -63,8 +63,17 @@ export function drawLoop(dom, stream) {
       canvas.width = header.width;
       canvas.height = header.height;
     }
-    if (header.format === "scene") drawScene(context, scene, bitmap.state, canvas.width, canvas.height);
-    else context.drawImage(bitmap, 0, 0);
+    if (header.format !== "scene") {
+      context.drawImage(bitmap, 0, 0);
+      return true;
+    }
+    try {
+      drawScene(context, scene, bitmap.state, canvas.width, canvas.height);
+    } catch (error) {
+      stream.errors += 1; // no WebGL here: the kernel, told by "ready", sends pictures instead
+      console.error("gymview: could not draw the scene", error);
+      return false;
+    }
     return true;
   };
 

@@ -17,7 +17,8 @@
 //   browser → kernel (client identifies this page; one kernel may serve several):
 //     {type: "ready", v: 2, client, codecs}       a view was rendered; the kernel resends its latest frame (an
 //                                                 image) and its state (sent again until a state message comes:
-//                                                 READY_TRIES); codecs: the video codecs this page decodes
+//                                                 READY_TRIES); codecs: the video codecs this page decodes,
+//                                                 and "webgl" where it draws 3D scenes
 //     {type: "keyframe", client}                  this page cannot decode the stream from here: send a key frame
 //     {type: "ack", seq}                           frames up to seq were drawn (at most one per ACK_PERIOD_MS)
 //     {type: "visibility", visible: boolean, client}  whether this page shows a view of the widget

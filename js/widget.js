@@ -25,11 +25,25 @@ function loadScene3d(model) {
   return scene3d ?? Promise.resolve();
 }
 
+/** What this page decodes and draws, as its "ready" says: video codecs, and "webgl" where it can draw 3D
+ * scenes (a page without WebGL gets MuJoCo frames as pictures). */
+async function pageCodecs() {
+  const video = await videoCodecs();
+  let webgl = false;
+  try {
+    const canvas = typeof OffscreenCanvas === "undefined" ? document.createElement("canvas") : new OffscreenCanvas(1, 1);
+    webgl = Boolean(canvas.getContext("webgl2") ?? canvas.getContext("webgl"));
+  } catch {
+    webgl = false;
+  }
+  return webgl ? [...video, "webgl"] : video;
+}
+
 function streamOf(model) {
   const key = model.get("_stream_id");
   let stream = streams.get(key);
   if (!stream) {
-    codecs = codecs ?? videoCodecs();
+    codecs = codecs ?? pageCodecs();
     stream = new FrameStream(model, undefined, codecs);
     streams.set(key, stream);
   }

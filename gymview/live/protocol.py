@@ -28,7 +28,8 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
 
     {"type": "ready", "v": 2, "client": "k3x9", "codecs": ["h264"]}
         a view was rendered; the kernel resends its latest frame (as an image) and its state (the page sends it
-        again until a state comes); ``codecs``: the video codecs this page decodes (``codec="auto"`` streams
+        again until a state comes); ``codecs``: the video codecs this page decodes, and ``"webgl"`` where it
+        draws 3D scenes (MuJoCo frames go as pictures while a page lacks it) (``codec="auto"`` streams
         H.264 while every page decodes it)
     {"type": "keyframe", "client": "k3x9"}               this page cannot decode the stream from here: the next
                                                            H.264 frame is a key frame

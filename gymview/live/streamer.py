@@ -393,7 +393,9 @@ class FrameStreamer:
         if not self._budget.try_acquire():
             self.skipped += 1
             return
-        if self._scenes.draws(frame):  # a state for the page to draw: nothing to make here
+        if self._scenes.draws(frame) and (  # a state for the page to draw: nothing to make here
+            not self._scenes.needs_webgl or self._video.every_page_has("webgl", self._clock())
+        ):
             self._encoded_here = (*self._scenes.pack(frame, self.max_size), False)
             self._in_encoder = (frame, info, time.perf_counter(), SCENE)
             self.last_encode_ms = 0.0

@@ -37,3 +37,29 @@ def test_a_watched_env_is_drawn_by_the_page_from_its_states(tmp_path, env_id, th
             " && document.querySelector('.gymview').dataset.format === 'scene'", timeout=60_000)
         assert canvas_luminance_spread(page) > 10
         assert not [error for error in page.errors if "gymview" in error or "three" in error.lower()], page.errors
+
+
+NO_WEBGL = """
+for (const kind of [HTMLCanvasElement, globalThis.OffscreenCanvas].filter(Boolean)) {
+  const getContext = kind.prototype.getContext;
+  kind.prototype.getContext = function (type, ...rest) {
+    return type.startsWith("webgl") ? null : getContext.call(this, type, ...rest);
+  };
+}
+"""
+
+
+def test_a_page_without_webgl_is_sent_a_mujoco_env_as_pictures(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "scenes.ipynb").write_text(__import__("json").dumps(notebook_of([CELL.replace("ENV", "'HalfCheetah-v5'")])))
+    with running_server(root, "lab") as server, chromium_page() as page:
+        page.add_init_script(NO_WEBGL)  # a VS Code webview or an old browser
+        open_notebook(page, server, "scenes.ipynb")
+        start_cell(page, 0)
+        words = wait_for_output(page, 0, "SENT", timeout_ms=180_000).split()
+        assert words[words.index("AS") + 1] in ("h264", "jpeg")
+        page.wait_for_function(
+            "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) >= 10"
+            " && document.querySelector('.gymview').dataset.format !== 'scene'", timeout=60_000)
+        assert canvas_luminance_spread(page) > 10

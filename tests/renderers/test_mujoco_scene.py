@@ -204,3 +204,25 @@ def test_watch_sends_a_mujoco_env_s_frames_as_poses_from_the_first(shown):
     assert view._scene["kind"] == "mujoco" and view._scene["bodies"] == 7
     assert all(len(buffers[0]) == 224 * len(header.get("frames", [0])) for header, buffers in view.sent)
     assert view.sent[-1][0]["scene"] == view._scene["id"] and (view.sent[-1][0]["width"], view.sent[-1][0]["height"]) == (96, 72)
+
+
+def test_a_page_without_webgl_gets_a_mujoco_env_s_frames_as_pictures(shown):
+    import gymview
+    from live_helpers import browser_says, sent_frames
+
+    view = shown(max_size=96, fps=120)
+    env = gym.make("HalfCheetah-v5", render_mode="rgb_array", width=96, height=72)
+    watched = gymview.watch(env, view=view)
+    watched.reset(seed=0)
+    view.flush()
+    browser_says(view, {"type": "ready", "v": 2, "client": "webview", "codecs": ["h264"]})  # no "webgl"
+    for _ in range(3):
+        watched.step(watched.action_space.sample())
+        watched.feed.show(force=True)
+    view.flush()
+    browser_says(view, {"type": "ready", "v": 2, "client": "webview", "codecs": ["h264", "webgl"]})
+    watched.step(watched.action_space.sample())
+    watched.feed.show(force=True)
+    watched.close()
+    formats = [header["format"] for header in sent_frames(view.sent) if header.get("replay") is None]
+    assert formats[0] == "scene" and "scene" not in formats[1:4] and formats[-1] == "scene", formats

@@ -65,6 +65,7 @@ class SceneFrames:
         self.painter: Any = None  # the painter of the scene published last
         self.scene: dict[str, Any] = {}
         self.scene_id = 0
+        self.needs_webgl = False  # the page draws the scene with three.js
         self._held: list[tuple[dict[str, Any], bytes]] = []  # frames for the next message
         self._held_since = 0.0
 
@@ -83,6 +84,7 @@ class SceneFrames:
             return False
         self.painter, self.scene_id = painter, self.scene_id + 1
         self.scene = {**scene, "id": self.scene_id}
+        self.needs_webgl = "mujoco" in (scene.get("kind"), scene.get("cell", {}).get("kind"))
         self._publish(self.scene)
         return True
 

@@ -61,6 +61,10 @@ class VideoStream:
         self._pages[page] = (frozenset(codecs or ()), now)
         self._key_wanted = True
 
+    def every_page_has(self, capability: str, now: float) -> bool:
+        """Whether every page heard from lately decodes or draws ``capability`` (``"webgl"``); True before any."""
+        return all(capability in codecs for codecs, last in self._pages.values() if now - last < self.forget_after)
+
     def heard_from(self, page: str, now: float) -> None:
         """A page acked: it is still there."""
         if page in self._pages:
