@@ -418,3 +418,21 @@ def test_a_video_whose_wait_was_interrupted_is_still_waited_for_by_close():
         finishing.add(next_one)  # waiting for the video behind, when Ctrl-C comes
     finishing.close()  # env.close() after the interrupt
     assert behind.waited and next_one.waited and finishing.newest is None
+
+
+def test_nvenc_goes_through_the_same_path_and_a_machine_without_it_says_so(tmp_path):
+    import av
+
+    from gymview.errors import FFmpegError
+
+    path = tmp_path / "gpu.mp4"
+    frames = [np.full((64, 96, 3), shade, np.uint8) for shade in (0, 120, 240)]
+    try:
+        with VideoRecorder(path, fps=30, codec="h264_nvenc") as recorder:
+            for frame in frames:
+                recorder.write(frame)
+    except FFmpegError as error:  # no NVIDIA GPU or driver here (or one without NVENC, as Hopper's)
+        assert "h264_nvenc" in str(error)
+        return
+    with av.open(str(path)) as video:
+        assert sum(1 for _ in video.decode(video=0)) == len(frames)
