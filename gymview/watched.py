@@ -240,6 +240,10 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
     itself (an SB3 VecEnv is refused at its first frame)."""
     if draw != "page":
         return
+    if isinstance(env, RecordVideo):
+        raise ValueError(
+            "watch(record=..., draw='page'): the view shows the frames being recorded, as pictures; leave draw out"
+        )
     if kind == "env":
         painter: Any = renderer_for(env) or MujocoPainter.for_env(env)
     elif kind == "vector":

@@ -20,7 +20,10 @@ let scene3d = null;
 function loadScene3d(model) {
   if (scene3d === null && model.get("_scene3d")) {
     const url = URL.createObjectURL(new Blob([model.get("_scene3d")], { type: "text/javascript" }));
-    scene3d = import(url).then((module) => addSceneModule("mujoco", module)).finally(() => URL.revokeObjectURL(url));
+    scene3d = import(url)
+      .then((module) => addSceneModule("mujoco", module))
+      .catch((error) => console.error("gymview: could not load the MuJoCo scene module", error))
+      .finally(() => URL.revokeObjectURL(url));
   }
   return scene3d ?? Promise.resolve();
 }
@@ -58,7 +61,10 @@ function initialize({ model }) {
     const scene = stream.scene;
     if (scene === null) return;
     const loaded = missingModule(scene) === null ? Promise.resolve() : loadScene3d(model);
-    loaded.then(() => loadScene(scene, () => stream.tell())).then(() => stream.tell()); // frames waiting for it
+    loaded
+      .then(() => loadScene(scene, () => stream.tell()))
+      .then(() => stream.tell()) // frames waiting for it
+      .catch((error) => console.error("gymview: could not load the scene's textures", error));
     stream.tell();
   };
   model.on("change:_scene", onScene);

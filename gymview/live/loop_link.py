@@ -98,7 +98,7 @@ class LoopLink:
         """In a forked child: frames go nowhere, no socket of the parent's kernel is read, and the parent's
         helper is let go."""
         self.streamer.forget_after_fork()
-        self.streamer = FrameStreamer(lambda header, buffers: None, offload=False)
+        self.streamer = FrameStreamer(lambda header, buffers: None, offload=False, draw=self.streamer.draw)
         self.poller = None
 
     def pump_when_due(self) -> None:

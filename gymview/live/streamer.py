@@ -47,6 +47,7 @@ from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
 from gymview.live.encoding.deferred import DeferredFrame
+from gymview.live.encoding.drawn_here import draw_here
 from gymview.live.encoding.encoder_process import EncoderProcess
 from gymview.live.encoding.h264 import H264
 from gymview.live.encoding.replay import FrameHistory
@@ -390,12 +391,13 @@ class FrameStreamer:
                 self.skipped += 1
             return
         self._waiting = None
-        if not self._budget.try_acquire():
+        scene = self._scenes.draws(frame) and (  # a state for the page to draw: nothing to make here
+            not self._scenes.needs_webgl or self._video.every_page_has("webgl", self._clock())
+        )
+        if not scene and not self._budget.try_acquire():  # scene frames take one per message (_send_scenes)
             self.skipped += 1
             return
-        if self._scenes.draws(frame) and (  # a state for the page to draw: nothing to make here
-            not self._scenes.needs_webgl or self._video.every_page_has("webgl", self._clock())
-        ):
+        if scene:
             self._encoded_here = (*self._scenes.pack(frame, self.max_size), False)
             self._in_encoder = (frame, info, time.perf_counter(), SCENE)
             self.last_encode_ms = 0.0
@@ -461,9 +463,11 @@ class FrameStreamer:
         self._latest = (header, data)
         self._latest_scene = (frame, None) if not isinstance(frame, np.ndarray) and image_format == SCENE else None
         self.history.add(header, data, self._clock())
-        if image_format == SCENE:  # a few bytes: several go in one message (see SceneFrames.hold)
-            if not self._scenes.fits(header):
-                self._send_scenes(due_only=False)
+        if image_format == SCENE and self._scenes.fits(header):  # a few bytes: several go in one message
+            self._scenes.hold(header, data, self._clock())
+            return self._send_scenes(due_only=True)
+        self._send_scenes(due_only=False)  # frames held go first: the page drops a frame older than one it has
+        if image_format == SCENE:
             self._scenes.hold(header, data, self._clock())
             return self._send_scenes(due_only=True)
         self._send(header, [data])
@@ -472,7 +476,9 @@ class FrameStreamer:
 
     def _send_scenes(self, due_only: bool) -> bool:
         """Send the scene frames held for one message (``due_only``: if they waited long enough); True if sent."""
-        batch = self._scenes.batch(self._clock(), due_only)
+        if not self._scenes.ready(self._clock(), due_only) or (due_only and not self._budget.try_acquire()):
+            return False  # held on (a message of more frames, later) while the message budget is spent
+        batch = self._scenes.batch()
         if batch is None:
             return False
         header, data, numbers = batch
@@ -482,8 +488,8 @@ class FrameStreamer:
 
     def _went_out(self, numbers: list[int], size: int) -> None:
         sent_at = self._clock()
+        self._send_times.append(sent_at)  # one message
         for seq in numbers:
-            self._send_times.append(sent_at)
             self._acks.sent(seq, sent_at)
         self.sent += len(numbers)
         self.bytes_sent += size
@@ -493,6 +499,7 @@ class FrameStreamer:
             self._resend = False
         elif self._can_send() and self._budget.try_acquire():
             self._resend = False
+            self._send_scenes(due_only=False)  # before the resent frame, which is the newest
             image = self._latest_image()  # a page that just rendered has no decoder yet
             if image is not None:
                 self._send(image[0], [image[1]])
@@ -503,7 +510,7 @@ class FrameStreamer:
         if self._latest_scene is not None:  # drawn here once, for a page that has just rendered or the still image
             frame, image = self._latest_scene
             if image is None:
-                picture = downsample(frame.draw(), self.max_size)
+                picture = downsample(draw_here(frame.draw), self.max_size)
                 header = {**self._latest[0], "format": self.image_format, "scene": None}
                 image = (header, encode_frame(picture, self.image_format, self.quality))
                 self._latest_scene = (frame, image)
@@ -537,7 +544,7 @@ class FrameStreamer:
 
     def _encode_here(self, frame: Frame, image_format: str, key: bool) -> tuple[bytes, int, int, bool]:
         started = time.perf_counter()
-        picture = frame if isinstance(frame, np.ndarray) else frame.draw()
+        picture = frame if isinstance(frame, np.ndarray) else draw_here(frame.draw)
         if image_format == H264:
             height, width = fit_size(picture.shape[0], picture.shape[1], self.max_size)
             data, key = self._video.encode_here(picture, (width, height), key)

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.kernel
 
 LOOP = """
 import time, gymnasium as gym, gymview
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps={fps})
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps={fps}, draw={draw!r})
 obs, info = env.reset(seed=0)
 steps, start = 0, time.perf_counter()
 while steps % 100 or env.view.stats["frames_sent"] < {frames}:
@@ -28,7 +28,7 @@ print("steps", steps, "sent", env.view.stats["frames_sent"], "seconds", seconds,
 
 def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
     fps = 30
-    result = kernel.run(LOOP.format(fps=fps, frames=60))
+    result = kernel.run(LOOP.format(fps=fps, frames=60, draw="kernel"))  # pictures: JPEG without a page
     assert result.of_type("display_data"), "watch() should show the view inline"
     frames = result.custom_frames()
     _, steps, _, sent, _, seconds, _, accepted = result.stdout.split()
@@ -56,7 +56,7 @@ def test_watched_loop_sends_valid_jpeg_frames_within_the_message_budget(kernel):
 
 
 def test_load_ext_and_status_magic(kernel):
-    kernel.run(LOOP.format(fps=10, frames=3))  # closed at its end: not listed
+    kernel.run(LOOP.format(fps=10, frames=3, draw="auto"))  # closed at its end: not listed
     kernel.run("import gymnasium as gym, gymview\nopen_env = gymview.watch(gym.make('Acrobot-v1', render_mode='rgb_array'))")
     result = kernel.run("%load_ext gymview\n%gymview status")
     assert "Acrobot-v1" in result.stdout and "CartPole-v1" not in result.stdout and "sent" in result.stdout

@@ -121,7 +121,8 @@ def test_scene_frames_are_kept_for_minutes_and_a_replay_of_an_older_scene_comes_
     expected = downsample(renderer.render(np.array([[0.3, 0.1, 0.0, 0.0]]))[0], 256)
     assert psnr(Image.open(io.BytesIO(older[1][0])).convert("RGB"), expected) > 30
     clip = view.save_clip(tmp_path / "replay.gif")  # every kept frame drawn here
-    assert Image.open(clip).n_frames == 6
+    with Image.open(clip) as gif:
+        assert gif.n_frames == 6
     view.close()
 
 
@@ -165,3 +166,51 @@ def test_a_new_scene_sends_the_frames_of_the_last_one_first():
     view.flush()
     assert [header["scene"] for header, _ in view.sent] == [1, 2]
     view.close()
+
+
+def test_frames_held_for_a_message_go_before_a_newer_picture():
+    renderer = renderer_for("CartPole-v1")
+    sent = []
+    streamer = FrameStreamer(lambda header, buffers: sent.append(header), offload=False, clock=lambda: 0.0)
+    streamer.offer(Drawing(renderer, np.zeros(4)), {})
+    streamer.offer(np.zeros((8, 8, 3), np.uint8), {})  # pixels: a frame the page cannot draw
+    streamer.flush()
+    assert [(header["seq"], header["format"]) for header in sent] == [(0, "scene"), (1, "jpeg")]
+    assert streamer.messages_per_second(window=1.0) == 2.0  # messages, not frames
+    streamer.stop()
+
+
+def test_the_kernel_draws_a_scene_s_pictures_on_one_thread_whichever_asks():
+    import threading
+
+    from gymview.live.encoding.drawn_here import draw_here
+
+    renderer = renderer_for("CartPole-v1")
+    threads = set()
+
+    class Recorded(type(renderer)):
+        def paint(self, state, canvas=None):
+            threads.add(threading.get_ident())
+            return super().paint(state, canvas)
+
+    painter = Recorded(gym.make("CartPole-v1").unwrapped, "CartPole-v1")
+    history = FrameHistory()
+    history.keep_painter(1, painter)
+    history.add({"seq": 0, "format": "scene", "scene": 1, "width": 60, "height": 40}, np.zeros(4, "<f4").tobytes(), 0.0)
+    asked_from = [threading.Thread(target=history.get, args=(0, 2)) for _ in range(3)]
+    for thread in asked_from:
+        thread.start()
+    for thread in asked_from:
+        thread.join()
+    history.get(0, scene=2)  # and from this thread
+    assert len(threads) == 1 and threading.get_ident() not in threads
+    assert draw_here(threading.get_ident) in threads
+
+
+def test_a_page_view_refuses_pixels_of_any_kind_with_its_own_error(tmp_path):
+    view = ShownView(draw="page")
+    with pytest.raises(ValueError, match="draw='page': the page cannot draw these frames"):
+        view.push([[0, 255], [255, 0]])  # not an array: still the draw error, not an AttributeError
+    view.close()
+    with pytest.raises(ValueError, match="record=..., draw='page'.: the view shows the frames being recorded"):
+        gymview.watch(cartpole(), draw="page", record=tmp_path, display=False)

@@ -239,5 +239,5 @@ def test_a_live_view_shows_users_only_what_they_call():
     view = LiveView()
     names = {name for name in [*vars(LiveView), *vars(view)] if not name.startswith("_")}
     view.close()
-    assert names == {"title", "fps", "max_size", "quality", "image_format", "codec", "show_controls",
+    assert names == {"title", "fps", "max_size", "quality", "image_format", "codec", "draw", "show_controls",
                      "show", "frame_due", "push", "flush", "save_clip", "stats", "stop", "close"}

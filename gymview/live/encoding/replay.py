@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import collections
 import io
+import itertools
 import os
 import pathlib
 import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,7 @@ import numpy as np
 from gymview._internal.checks import check_int
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
+from gymview.live.encoding.drawn_here import draw_here
 from gymview.live.encoding.h264 import H264, decode_h264
 from gymview.live.encoding.scene_frames import SCENE
 
@@ -98,10 +101,11 @@ class FrameHistory:
         an H.264 frame is decoded and sent as a JPEG, and so is a scene frame of a scene other than ``scene``
         (the one the page has now)."""
         with self._lock:
-            frames = list(self._frames)
+            frames, painters = list(self._frames), dict(self._painters)
         header, data, _ = frames[index]
         if header.get("format") == SCENE and header.get("scene") != scene:
-            return {**header, "format": "jpeg", "scene": None}, encode_frame(self._picture(header, data), "jpeg", 90)
+            picture = _picture(header, data, painters)
+            return {**header, "format": "jpeg", "scene": None}, encode_frame(picture, "jpeg", 90)
         if header.get("format") != H264:
             return header, data
         index %= len(frames)
@@ -121,16 +125,6 @@ class FrameHistory:
             self.total_bytes = 0
             self._stream_kept = False
 
-    def _picture(self, header: dict[str, Any], data: bytes) -> np.ndarray:
-        """A scene frame drawn here, at the size the page showed it: by the painter's ``paint_page_state``
-        where it has one (the frame holds only what its ``page_state`` kept), else by its ``paint``."""
-        state = np.frombuffer(data, "<f4").astype(np.float64)
-        painter = self._painters[header["scene"]]
-        paint_page_state = getattr(painter, "paint_page_state", None)
-        size = max(header["width"], header["height"])
-        picture = painter.paint(state, None) if paint_page_state is None else paint_page_state(state, size)
-        return downsample(picture, size)
-
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
         """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, or ``.gif``), at the pace
         they were sent (``fps``: the clip's frame rate, by default the rate they were sent at)."""
@@ -138,7 +132,8 @@ class FrameHistory:
         suffix = path.suffix.lower()
         if suffix not in (".mp4", ".gif"):
             raise ValueError(f"save_clip writes .mp4 or .gif files; got {str(path)!r}")
-        frames = self.snapshot()
+        with self._lock:
+            frames, painters = list(self._frames), dict(self._painters)
         if not frames:
             raise ValueError("this view has no frames to save yet (it keeps the frames it sent; none were sent)")
         if fps is None:
@@ -146,10 +141,11 @@ class FrameHistory:
             fps = (len(frames) - 1) / span if len(frames) > 1 and span > 0 else 10.0
         if not fps > 0:
             raise ValueError(f"fps must be above 0; got {fps!r}")
-        pictures = _decoded([(h, self._picture(h, data) if h["format"] == SCENE else data) for h, data, _ in frames])
+        # one picture at a time: ten minutes of scene frames drawn at once would take gigabytes
+        pictures = _decoded((h, _picture(h, data, painters) if h["format"] == SCENE else data) for h, data, _ in frames)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if suffix == ".gif":
-            _write_gif(path, pictures, fps)
+        if suffix == ".gif":  # a GIF is written from every frame at once
+            _write_gif(path, list(pictures), fps)
         else:
             _write_mp4(path, pictures, fps)
         return path
@@ -160,28 +156,44 @@ def _undecodable(header: dict[str, Any]) -> bool:
     return header.get("format") == H264 and not header.get("key")
 
 
-def _decoded(frames: list[tuple[dict[str, Any], Any]]) -> list[np.ndarray]:
-    """RGB arrays of the same size as the first (a view's size may change mid-run); scene frames come drawn."""
+def _picture(header: dict[str, Any], data: bytes, painters: dict[int, Any]) -> np.ndarray:
+    """A scene frame drawn here (on the one drawing thread: ``draw_here``), at the size the page showed it:
+    by the painter's ``paint_page_state`` where it has one (the frame holds only what its ``page_state``
+    kept), else by its ``paint``."""
+    state = np.frombuffer(data, "<f4").astype(np.float64)
+    painter = painters[header["scene"]]
+    paint_page_state = getattr(painter, "paint_page_state", None)
+    size = max(header["width"], header["height"])
+    if paint_page_state is None:
+        return downsample(draw_here(painter.paint, state, None), size)
+    return downsample(draw_here(paint_page_state, state, size), size)
+
+
+def _decoded(frames: Iterable[tuple[dict[str, Any], Any]]) -> Iterator[np.ndarray]:
+    """RGB arrays of the same size as the first (a view's size may change mid-run), one at a time; scene
+    frames come drawn."""
     from PIL import Image
 
-    images: list[Image.Image] = []
+    size: tuple[int, int] | None = None
+
+    def fitted(image: Image.Image) -> np.ndarray:
+        nonlocal size
+        size = size or image.size
+        return np.asarray(image if image.size == size else image.resize(size))
+
     stream: list[tuple[dict[str, Any], bytes]] = []  # H.264 frames from a key frame on
-    for header, data in [*frames, ({"format": None}, b"")]:
+    for header, data in itertools.chain(frames, [({"format": None}, b"")]):
         if stream and (header.get("format") != H264 or header.get("key")):
             pictures = decode_h264([packet for _, packet in stream])
-            images.extend(
-                Image.fromarray(picture[: kept["height"], : kept["width"]])
-                for (kept, _), picture in zip(stream, pictures)
-            )
+            for (kept, _), picture in zip(stream, pictures):
+                yield fitted(Image.fromarray(picture[: kept["height"], : kept["width"]]))
             stream = []
         if header.get("format") == H264:
             stream.append((header, data))
         elif header.get("format") == SCENE:
-            images.append(Image.fromarray(data))
+            yield fitted(Image.fromarray(data))
         elif header.get("format") is not None:
-            images.append(Image.open(io.BytesIO(data)).convert("RGB"))
-    size = images[0].size
-    return [np.asarray(image if image.size == size else image.resize(size)) for image in images]
+            yield fitted(Image.open(io.BytesIO(data)).convert("RGB"))
 
 
 def _write_gif(path: pathlib.Path, pictures: list[np.ndarray], fps: float) -> None:
@@ -191,7 +203,7 @@ def _write_gif(path: pathlib.Path, pictures: list[np.ndarray], fps: float) -> No
     images[0].save(path, save_all=True, append_images=images[1:], duration=max(20, round(1000 / fps)), loop=0)
 
 
-def _write_mp4(path: pathlib.Path, pictures: list[np.ndarray], fps: float) -> None:
+def _write_mp4(path: pathlib.Path, pictures: Iterable[np.ndarray], fps: float) -> None:
     from gymview.video.recorder import VideoRecorder
 
     with VideoRecorder(path, fps=fps) as recorder:

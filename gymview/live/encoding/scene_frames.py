@@ -114,15 +114,21 @@ class SceneFrames:
         """Whether a frame can join the frames held (one message holds frames of one scene)."""
         return not self._held or self._held[0][0]["scene"] == header["scene"]
 
-    def batch(self, now: float, due_only: bool) -> tuple[dict[str, Any], bytes, list[int]] | None:
-        """The frames held as one message (header, data, their numbers): when asked (``due_only`` false), or
-        when ``SCENE_BATCH`` are held or the first waited ``SCENE_BATCH_SECONDS``; None while they wait.
+    def ready(self, now: float, due_only: bool) -> bool:
+        """Whether the frames held go out now: any when asked (``due_only`` false), else once ``SCENE_BATCH``
+        are held or the first waited ``SCENE_BATCH_SECONDS``."""
+        if not self._held:
+            return False
+        return not due_only or len(self._held) >= SCENE_BATCH or now - self._held_since >= SCENE_BATCH_SECONDS
+
+    def batch(self) -> tuple[dict[str, Any], bytes, list[int]] | None:
+        """The frames held, as one message (header, data, their numbers), or None when none are.
 
         The header is the last frame's, with ``frames``: each frame's own fields, in order; the data the
         frames' states one after another (of one size: a scene's states are).
         """
         held = self._held
-        if not held or (due_only and len(held) < SCENE_BATCH and now - self._held_since < SCENE_BATCH_SECONDS):
+        if not held:
             return None
         self._held = []
         if len(held) == 1:
@@ -138,6 +144,7 @@ class SceneFrames:
 
 
 def _what(frame: Any) -> str:
-    if isinstance(frame, np.ndarray):
+    painter = getattr(frame, "painter", None)
+    if painter is None:
         return "pixels: an env that is rendered, not drawn from its state"
-    return f"drawn by {type(frame.painter).__name__}"
+    return f"drawn by {type(painter).__name__}"
