@@ -70,8 +70,7 @@ export function drawLoop(dom, stream) {
     try {
       drawScene(context, scene, bitmap.state, canvas.width, canvas.height);
     } catch (error) {
-      stream.errors += 1; // no WebGL here: the kernel, told by "ready", sends pictures instead
-      console.error("gymview: could not draw the scene", error);
+      stream.sceneFailed(scene, error);
       return false;
     }
     return true;

@@ -280,6 +280,18 @@ export class FrameStream {
     this.askKeyFrame();
   }
 
+  /** A scene could not be drawn here; one that needs WebGL makes the page say it has none, so that the kernel
+   * sends pictures (as a failing video decoder makes it ask for images). */
+  sceneFailed(scene, error) {
+    this.errors += 1;
+    console.error("gymview: could not draw the scene", error);
+    const cell = scene.kind === "grid" ? scene.cell : scene;
+    if (cell.kind === "mujoco" && Array.isArray(this.codecs) && this.codecs.includes("webgl")) {
+      this.codecs = this.codecs.filter((codec) => codec !== "webgl");
+      this.announce(1);
+    }
+  }
+
   /** Ask the kernel for a key frame, at most once per KEY_ASK_MS. */
   askKeyFrame(now = Date.now()) {
     if (now - this.keyAskedAt < KEY_ASK_MS) return;

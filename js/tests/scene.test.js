@@ -74,3 +74,20 @@ function recordingContext() {
   };
   return new Proxy({}, handler);
 }
+
+test("a MuJoCo scene that cannot be drawn makes the page say it has no WebGL, once", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model, undefined, ["h264", "webgl"]);
+  const originalError = console.error;
+  console.error = () => {};
+  try {
+    stream.sceneFailed({ kind: "mujoco" }, new Error("no WebGL context"));
+    stream.sceneFailed({ kind: "grid", cell: { kind: "mujoco" } }, new Error("no WebGL context"));
+    stream.sceneFailed({ kind: "cartpole" }, new Error("a bug"));
+  } finally {
+    console.error = originalError;
+  }
+  assert.deepEqual(model.sent.filter((msg) => msg.type === "ready").map((msg) => msg.codecs), [["h264"]]);
+  assert.equal(stream.errors, 3);
+  stream.close();
+});
