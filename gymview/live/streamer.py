@@ -510,7 +510,7 @@ class FrameStreamer:
         if self._latest_scene is not None:  # drawn here once, for a page that has just rendered or the still image
             frame, image = self._latest_scene
             if image is None:
-                picture = downsample(draw_here(frame.draw), self.max_size)
+                picture = downsample(draw_here(frame.painter, frame.draw), self.max_size)
                 header = {**self._latest[0], "format": self.image_format, "scene": None}
                 image = (header, encode_frame(picture, self.image_format, self.quality))
                 self._latest_scene = (frame, image)
@@ -544,7 +544,7 @@ class FrameStreamer:
 
     def _encode_here(self, frame: Frame, image_format: str, key: bool) -> tuple[bytes, int, int, bool]:
         started = time.perf_counter()
-        picture = frame if isinstance(frame, np.ndarray) else draw_here(frame.draw)
+        picture = frame if isinstance(frame, np.ndarray) else draw_here(frame.painter, frame.draw)
         if image_format == H264:
             height, width = fit_size(picture.shape[0], picture.shape[1], self.max_size)
             data, key = self._video.encode_here(picture, (width, height), key)

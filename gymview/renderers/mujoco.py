@@ -149,6 +149,8 @@ class MujocoPainter:
     (:func:`preview_quality`); without a ``max_size`` it is ``env.render()``'s picture.
     """
 
+    draws_with_opengl = True  # the kernel draws its pictures on one thread (gymview.live.encoding.drawn_here)
+
     def __init__(self, env: gym.Env, preview: bool = False) -> None:
         unwrapped = cast("MujocoEnv", env.unwrapped)  # see for_env
         self.preview = bool(preview)
@@ -409,6 +411,8 @@ class MujocoGridPainter:
     One :class:`MujocoPainter` (one model, one GL context where it paints) draws every sub-env
     from its own state: its poses, camera and visual options. Picklable like the painter.
     """
+
+    draws_with_opengl = True
 
     def __init__(self, painter: MujocoPainter, count: int) -> None:
         self.painter = painter

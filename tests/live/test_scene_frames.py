@@ -189,6 +189,8 @@ def test_the_kernel_draws_a_scene_s_pictures_on_one_thread_whichever_asks():
     threads = set()
 
     class Recorded(type(renderer)):
+        draws_with_opengl = True  # as MuJoCo's painters: on one thread
+
         def paint(self, state, canvas=None):
             threads.add(threading.get_ident())
             return super().paint(state, canvas)
@@ -204,7 +206,8 @@ def test_the_kernel_draws_a_scene_s_pictures_on_one_thread_whichever_asks():
         thread.join()
     history.get(0, scene=2)  # and from this thread
     assert len(threads) == 1 and threading.get_ident() not in threads
-    assert draw_here(threading.get_ident) in threads
+    assert draw_here(painter, threading.get_ident) in threads
+    assert draw_here(renderer, threading.get_ident) == threading.get_ident()  # numpy's draw where asked
 
 
 def test_a_page_view_refuses_pixels_of_any_kind_with_its_own_error(tmp_path):

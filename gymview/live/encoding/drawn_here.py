@@ -1,12 +1,16 @@
-"""draw_here: pictures of scene frames made in the kernel, all on one thread of this process.
+"""draw_here: pictures of scene frames made in the kernel, those of OpenGL painters all on one thread.
 
 Frames the page draws itself are drawn in the kernel too, now and then: for a page that has just rendered
 (the watcher thread), for the still image left by ``close()`` and for ``save_clip`` (the caller's thread),
-for a replay of an older scene (the thread that hears the page). A MuJoCo painter draws with an OpenGL
-context, which EGL lets be current on one thread only, and with one ``MjData``: so every such drawing goes
-to one thread, made when first needed (again in a forked child, where it does not exist).
+for a replay of an older scene (the thread that hears the page). A painter whose ``draws_with_opengl`` is
+true (MuJoCo's) draws with an OpenGL context, which EGL lets be current on one thread only, and with one
+``MjData``: its drawings go to one thread of this process, made when first needed (again in a forked child,
+where it does not exist). Other painters (numpy's, which lock) draw in the calling thread.
 
->>> draw_here(lambda a, b: a + b, 2, 3)
+>>> class Sum:
+...     draws_with_opengl = True
+...     def paint(self, a, b): return a + b
+>>> draw_here(Sum(), Sum().paint, 2, 3)
 5
 """
 
@@ -26,8 +30,11 @@ _lock = threading.Lock()
 _drawer: tuple[int, concurrent.futures.ThreadPoolExecutor] | None = None  # (the process it runs in, it)
 
 
-def draw_here(draw: Callable[..., T], *args: Any) -> T:
-    """``draw(*args)`` run on this process's one drawing thread; its result, or its exception raised here."""
+def draw_here(painter: Any, draw: Callable[..., T], *args: Any) -> T:
+    """``draw(*args)``, by ``painter``: on this process's one drawing thread for an OpenGL painter; its result,
+    or its exception raised here."""
+    if not getattr(painter, "draws_with_opengl", False):
+        return draw(*args)
     global _drawer
     with _lock:
         if _drawer is None or _drawer[0] != os.getpid():

@@ -165,8 +165,8 @@ def _picture(header: dict[str, Any], data: bytes, painters: dict[int, Any]) -> n
     paint_page_state = getattr(painter, "paint_page_state", None)
     size = max(header["width"], header["height"])
     if paint_page_state is None:
-        return downsample(draw_here(painter.paint, state, None), size)
-    return downsample(draw_here(paint_page_state, state, size), size)
+        return downsample(draw_here(painter, painter.paint, state, None), size)
+    return downsample(draw_here(painter, paint_page_state, state, size), size)
 
 
 def _decoded(frames: Iterable[tuple[dict[str, Any], Any]]) -> Iterator[np.ndarray]:
