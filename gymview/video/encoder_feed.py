@@ -120,6 +120,9 @@ class EncoderFeed:
             self._spare.clear()
             self._ours.clear()
             self.converter = None
+        if self.delivered == 0:  # stopped before its first frame (Ctrl-C between the start and it): no video
+            Path(self.path).unlink(missing_ok=True)
+            return
         if self.crash_safe:
             faststart_copy(self.path)
         hook, self.on_finished = self.on_finished, None

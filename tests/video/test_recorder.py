@@ -437,3 +437,15 @@ def test_nvenc_goes_through_the_same_path_and_a_machine_without_it_says_so(tmp_p
         return
     with av.open(str(path)) as video:
         assert sum(1 for _ in video.decode(video=0)) == len(frames)
+
+
+def test_a_recording_stopped_between_its_start_and_its_first_frame_leaves_no_file(tmp_path):
+    """Ctrl-C can land after write_state() started the encoder and before the state was kept (a kernel test
+    met it under load): closing then leaves no file, as a recorder that got no frames writes none."""
+    from gymview.renderers import renderer_for
+
+    renderer = renderer_for("CartPole-v1")
+    recorder = VideoRecorder(tmp_path / "empty.mp4", fps=30)
+    recorder._queue(None, (renderer.height, renderer.width, 3), copy=False)  # what write_state() does first
+    recorder.close()
+    assert recorder.frames_written == 0 and not (tmp_path / "empty.mp4").exists()
