@@ -60,3 +60,31 @@ def shown():
     yield make
     for view in views:
         view.close()
+
+
+@pytest.fixture(scope="module")
+def software_opengl():
+    """MuJoCo and PyOpenGL render through OSMesa, which renders anywhere (dev.sh installs libosmesa6), for
+    a module's tests; the variables come back after."""
+    import os
+
+    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
+    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory):
+    """Where tests leave pictures for people (screenshots, the page's drawing beside env.render()):
+    $GYMVIEW_TEST_ARTIFACTS if set (CI keeps them), else a temporary folder."""
+    import os
+
+    folder = os.environ.get("GYMVIEW_TEST_ARTIFACTS")
+    path = pathlib.Path(folder) if folder else tmp_path_factory.mktemp("artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -62,8 +62,8 @@ class VideoRecorder:
             browser plays; ``"h264_nvenc"`` encodes H.264 on an NVIDIA GPU where PyAV's FFmpeg has it.
         crf: x264/x265 quality, 0 (lossless) to 51 (worst); 23 is ffmpeg's default, 18 looks
             visually lossless.
-        preset: x264/x265 speed/size trade-off, ``"ultrafast"`` (the default: the fastest, files about
-            twice those of ``"veryfast"``, which takes 1.6x the time a frame) to ``"veryslow"``.
+        preset: x264/x265 speed/size trade-off, ``"ultrafast"`` (the default, the fastest) to ``"veryslow"``;
+            ``"veryfast"`` writes files about half as large, more slowly (see the performance page).
         threads: Encoder threads; ``None`` uses one per core but one (at least one), leaving a
             core to the loop that makes the frames (x264's own choice, 1.5 threads per core, costs
             more CPU per frame where cores are few).

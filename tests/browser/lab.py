@@ -131,6 +131,40 @@ def bundled_scene_js() -> str:
     return subprocess.run(command, cwd=REPO / "js", input=entry, capture_output=True, text=True, check=True).stdout
 
 
+_DRAW_SCENE = """async ([scene, state, width, height]) => {
+    await window.scenes.loadScene(scene);
+    const canvas = document.createElement("canvas");
+    canvas.width = width;
+    canvas.height = height;
+    const context = canvas.getContext("2d");
+    window.scenes.drawScene(context, scene, Float32Array.from(state), width, height);
+    const bytes = context.getImageData(0, 0, width, height).data;
+    let text = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(text);
+}"""
+
+
+@contextmanager
+def scene_page():
+    """A blank Chromium page with js/scene.js (and scene3d.js) loaded as ``window.scenes``: see drawn_by_page."""
+    with chromium_page() as page:
+        page.set_content("<!doctype html><body></body>")
+        page.add_script_tag(content=bundled_scene_js())
+        page.wait_for_function("() => window.scenes !== undefined")
+        yield page
+
+
+def drawn_by_page(page, scene: dict, state, width: int, height: int):
+    """``state`` of ``scene`` as the page draws it at width x height: an (height, width, 3) uint8 array."""
+    import base64
+
+    import numpy as np
+
+    data = base64.b64decode(page.evaluate(_DRAW_SCENE, [scene, [float(x) for x in state], width, height]))
+    return np.frombuffer(data, np.uint8).reshape(height, width, 4)[..., :3]
+
+
 @contextmanager
 def chromium_page():
     """A fresh headless Chromium page; JavaScript errors are collected in ``page.errors``."""

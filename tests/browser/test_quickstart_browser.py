@@ -100,17 +100,6 @@ def active_rate(samples, column):
     return (n1 - n0) / (t1 - t0)
 
 
-@pytest.fixture
-def artifacts(tmp_path_factory):
-    """Where screenshots go: $GYMVIEW_TEST_ARTIFACTS if set (CI keeps them), else a temp folder."""
-    folder = os.environ.get("GYMVIEW_TEST_ARTIFACTS")
-    if folder:
-        path = pathlib.Path(folder)
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    return tmp_path_factory.mktemp("screenshots")
-
-
 @pytest.mark.parametrize("app", ["lab", "notebook"])
 def test_quickstart_streams_frames_into_the_browser(tmp_path, repo_root, app, artifacts):
     result = run_quickstart(tmp_path, repo_root, app, artifacts)

@@ -2,14 +2,11 @@
 Chromium's WebGL (SwiftShader here), compared by SSIM with gymnasium's env.render() at the same states, at the
 size the live view shows them."""
 
-import base64
-import os
-import pathlib
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from lab import bundled_scene_js, chromium_page
+from lab import drawn_by_page, scene_page
 from PIL import Image
 
 from gymview.image.frames import downsample
@@ -18,45 +15,17 @@ from gymview.renderers.mujoco import MujocoGridPainter, MujocoPainter
 pytestmark = [pytest.mark.browser]
 
 MAX_SIZE = 512
-DRAW = """async ([scene, state, width, height]) => {
-    await window.scenes.loadScene(scene);
-    const canvas = document.createElement("canvas");
-    canvas.width = width;
-    canvas.height = height;
-    const context = canvas.getContext("2d");
-    window.scenes.drawScene(context, scene, Float32Array.from(state), width, height);
-    const bytes = context.getImageData(0, 0, width, height).data;
-    let text = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return btoa(text);
-}"""
 
 
 @pytest.fixture(autouse=True, scope="module")
-def software_opengl():
-    """env.render() through OSMesa, which renders anywhere (dev.sh installs libosmesa6)."""
-    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
-    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+def _software_opengl(software_opengl):
+    """env.render() through OSMesa (tests/conftest.py)."""
 
 
 @pytest.fixture(scope="module")
 def page():
-    with chromium_page() as page:
-        page.set_content("<!doctype html><body></body>")
-        page.add_script_tag(content=bundled_scene_js())
-        page.wait_for_function("() => window.scenes !== undefined")
+    with scene_page() as page:
         yield page
-
-
-def drawn_by_page(page, scene, state, width, height):
-    data = base64.b64decode(page.evaluate(DRAW, [scene, [float(x) for x in state], width, height]))
-    return np.frombuffer(data, np.uint8).reshape(height, width, 4)[..., :3]
 
 
 def ssim(a: np.ndarray, b: np.ndarray, window: int = 7) -> float:
@@ -106,17 +75,8 @@ def states_along(env_id, count=4, steps=15, seed=0):
     return painter, pairs
 
 
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory):
-    """Where the side-by-side pictures go: $GYMVIEW_TEST_ARTIFACTS if set, else a temp folder."""
-    folder = os.environ.get("GYMVIEW_TEST_ARTIFACTS")
-    path = pathlib.Path(folder) if folder else tmp_path_factory.mktemp("scenes")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 @pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5", "Humanoid-v5"])
-def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, screenshots):
+def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, artifacts):
     painter, pairs = states_along(env_id)
     scene = {**painter.page_scene(), "id": 1}
     scores = []
@@ -126,7 +86,7 @@ def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, screens
         drawn = drawn_by_page(page, scene, state.astype(np.float32), width, height)
         scores.append(ssim(drawn, expected))
         if n == 0:
-            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(screenshots / f"{env_id}-page-vs-render.png")
+            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{env_id}-page-vs-render.png")
     print(env_id, "SSIM", [round(score, 3) for score in scores])
     assert min(scores) >= 0.80, (env_id, [round(score, 3) for score in scores])
     assert not page.errors, page.errors

@@ -1,15 +1,13 @@
 """Scenes drawn by the page (js/scene.js) in Chromium, compared with gymnasium's own env.render() at the same
 states, at the size the live view shows them."""
 
-import base64
-import os
-import pathlib
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from lab import bundled_scene_js, chromium_page
+from lab import drawn_by_page, scene_page
 from PIL import Image
+from video_checks import psnr
 
 from gymview.image.frames import downsample
 from gymview.renderers import renderer_for
@@ -18,37 +16,12 @@ from gymview.renderers.grid import TiledPainter
 pytestmark = [pytest.mark.browser]
 
 MAX_SIZE = 512
-DRAW = """async ([scene, state, width, height]) => {
-    await window.scenes.loadScene(scene);
-    const canvas = document.createElement("canvas");
-    canvas.width = width;
-    canvas.height = height;
-    const context = canvas.getContext("2d");
-    window.scenes.drawScene(context, scene, Float32Array.from(state), width, height);
-    const bytes = context.getImageData(0, 0, width, height).data;
-    let text = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return btoa(text);
-}"""
 
 
 @pytest.fixture(scope="module")
 def page():
-    with chromium_page() as page:
-        page.set_content("<!doctype html><body></body>")
-        page.add_script_tag(content=bundled_scene_js())
-        page.wait_for_function("() => window.scenes !== undefined")
+    with scene_page() as page:
         yield page
-
-
-def drawn_by_page(page, scene, state, width, height):
-    data = base64.b64decode(page.evaluate(DRAW, [scene, [float(x) for x in state], width, height]))
-    return np.frombuffer(data, np.uint8).reshape(height, width, 4)[..., :3]
-
-
-def psnr(a, b):
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
 
 
 def states_along(env_id, count=4, steps=12, seed=0):
@@ -68,19 +41,10 @@ def states_along(env_id, count=4, steps=12, seed=0):
     return renderer, pairs
 
 
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory):
-    """Where the side-by-side pictures go: $GYMVIEW_TEST_ARTIFACTS if set, else a temp folder."""
-    folder = os.environ.get("GYMVIEW_TEST_ARTIFACTS")
-    path = pathlib.Path(folder) if folder else tmp_path_factory.mktemp("scenes")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 @pytest.mark.parametrize(
     "env_id", ["CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1"]
 )
-def test_the_page_draws_each_classic_control_env_as_env_render_does(page, env_id, screenshots):
+def test_the_page_draws_each_classic_control_env_as_env_render_does(page, env_id, artifacts):
     renderer, pairs = states_along(env_id)
     scene = {**renderer.page_scene(), "id": 1}
     scores = []
@@ -90,7 +54,7 @@ def test_the_page_draws_each_classic_control_env_as_env_render_does(page, env_id
         drawn = drawn_by_page(page, scene, state.astype(np.float32), width, height)
         scores.append(psnr(drawn, expected))
         if n == 0:
-            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(screenshots / f"{env_id}-page-vs-render.png")
+            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{env_id}-page-vs-render.png")
     assert min(scores) >= 30.0, (env_id, [round(score, 1) for score in scores])
     assert page.evaluate("() => 1") == 1 and not page.errors, page.errors
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from live_helpers import ShownView, browser_says
 from PIL import Image
+from video_checks import psnr
 from waiting import wait_until
 
 import gymview
@@ -16,11 +17,6 @@ from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE_BATCH_SECONDS
 from gymview.live.streamer import FrameStreamer
 from gymview.renderers import Drawing, TiledDrawing, TiledPainter, renderer_for
-
-
-def psnr(a, b):
-    mse = np.mean((np.asarray(a, float) - np.asarray(b, float)) ** 2)
-    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
 
 
 def cartpole(seed=0):
@@ -58,7 +54,7 @@ def test_a_page_that_just_rendered_and_the_still_image_get_the_frame_as_a_pictur
     view.flush()
     header, data = view._streamer.latest
     assert header["format"] == "png" and header["scene"] is None
-    assert psnr(Image.open(io.BytesIO(data)).convert("RGB"), env.env.render()) > 30
+    assert psnr(np.asarray(Image.open(io.BytesIO(data)).convert("RGB")), env.env.render()) > 30
     assert view.stats["sent_as"] == "scene"  # what went last is still the state
     env.close()
 
@@ -119,7 +115,7 @@ def test_scene_frames_are_kept_for_minutes_and_a_replay_of_an_older_scene_comes_
     assert newest[0]["format"] == "scene" and newest[0]["scene"] == 2
     assert older[0]["format"] == "jpeg" and older[0]["scene"] is None
     expected = downsample(renderer.render(np.array([[0.3, 0.1, 0.0, 0.0]]))[0], 256)
-    assert psnr(Image.open(io.BytesIO(older[1][0])).convert("RGB"), expected) > 30
+    assert psnr(np.asarray(Image.open(io.BytesIO(older[1][0])).convert("RGB")), expected) > 30
     clip = view.save_clip(tmp_path / "replay.gif")  # every kept frame drawn here
     with Image.open(clip) as gif:
         assert gif.n_frames == 6

@@ -1,7 +1,6 @@
 """MuJoCo frames drawn away from the loop, from a copy of the simulation state, are env.render()'s pixels."""
 
 import io
-import os
 import pickle
 import warnings
 
@@ -20,16 +19,8 @@ ENV_IDS = ["HalfCheetah-v5", "Humanoid-v5", "Ant-v5", "Reacher-v5", "Pusher-v5",
 
 
 @pytest.fixture(autouse=True, scope="module")
-def software_opengl():
-    """OSMesa renders anywhere (dev.sh installs libosmesa6); these tests need no display."""
-    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
-    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+def _software_opengl(software_opengl):
+    """env.render() through OSMesa (tests/conftest.py)."""
 
 
 def make(env_id, **kwargs):

@@ -3,7 +3,6 @@ and pictures drawn in the kernel from those poses alone (paint_page_state, for r
 
 import base64
 import json
-import os
 
 import gymnasium as gym
 import numpy as np
@@ -20,16 +19,8 @@ from gymview.renderers.mujoco_scene import camera_pose, page_scene  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
-def software_opengl():
-    """OSMesa renders anywhere (dev.sh installs libosmesa6); these tests need no display."""
-    saved = {name: os.environ.get(name) for name in ("MUJOCO_GL", "PYOPENGL_PLATFORM")}
-    os.environ.update(MUJOCO_GL="osmesa", PYOPENGL_PLATFORM="osmesa")
-    yield
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+def _software_opengl(software_opengl):
+    """env.render() through OSMesa (tests/conftest.py)."""
 
 
 def stepped(env_id, steps=10, **kwargs):
