@@ -8,7 +8,6 @@ from pathlib import Path
 
 import imageio_ffmpeg
 import numpy as np
-import psutil
 
 
 def decode(path: str | os.PathLike[str]) -> np.ndarray:
@@ -48,19 +47,3 @@ def pattern(index: int, height: int = 96, width: int = 128) -> np.ndarray:
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     error = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
     return float("inf") if error == 0 else 10 * np.log10(255.0**2 / error)
-
-
-def ffmpeg_processes_writing(path: str | os.PathLike[str]) -> list[psutil.Process]:
-    """Live ffmpeg processes whose command line mentions ``path``."""
-    target = os.fspath(path)
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        try:
-            cmdline = process.info["cmdline"] or []
-            if process.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if cmdline and "ffmpeg" in os.path.basename(cmdline[0]) and any(target in part for part in cmdline):
-                found.append(process)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return found

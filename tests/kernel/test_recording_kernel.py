@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "helpers"))
-from video_checks import decode, ffmpeg_processes_writing, top_level_boxes  # noqa: E402
+from video_checks import decode, top_level_boxes  # noqa: E402
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 
@@ -40,7 +40,6 @@ def test_interrupt_inside_with_block_closes_a_complete_video(kernel, tmp_path):
     closed, written = kernel.execute("print(recorder.closed, recorder.frames_written)").stdout.split()
     assert closed == "True" and int(written) >= 100
     assert_plain_mp4(tmp_path / "interrupted.mp4", int(written))
-    assert not ffmpeg_processes_writing(tmp_path / "interrupted.mp4")
 
 
 ENDLESS_RECORD_VIDEO = """
@@ -59,25 +58,20 @@ while True:
 """
 
 
-def test_interrupt_keeps_ffmpeg_alive_until_env_close_finishes_every_video(kernel, tmp_path):
+def test_interrupt_keeps_the_recording_open_until_env_close_finishes_every_video(kernel, tmp_path):
     reply = kernel.execute(ENDLESS_RECORD_VIDEO, until_text="recording", on_text=kernel.manager.interrupt_kernel).reply
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
     recording, recorded = kernel.execute("print(env.recording, env.frames_recorded)").stdout.split()
     folder = tmp_path / "videos"
     if recording == "True" and int(recorded) > 0:
-        # Ctrl-C landed inside an episode with frames (not between two, nor between a recording's start and its
-        # first frame, which starts ffmpeg): its ffmpeg waits for frames, and the previous episode's may still be
-        # finishing in the background
-        assert 1 <= len(ffmpeg_processes_writing(folder)) <= 2
-    writing = ffmpeg_processes_writing(folder)
+        # Ctrl-C landed inside an episode with frames: its video is open, and env.close() finishes it below
+        assert any(folder.glob("*.mp4"))
     reply = kernel.execute("env.close()").reply
     assert reply["status"] == "ok", f"{reply['ename']}: {reply['evalue']}"
-    psutil.wait_procs(writing, timeout=60)
     videos = sorted(folder.glob("*.mp4"))
     assert len(videos) >= 2
     for video in videos:
         assert "moof" not in top_level_boxes(video) and decode(video).shape[0] > 0
-        assert not ffmpeg_processes_writing(video)
 
 
 ENDLESS_UNCLOSED = """
@@ -105,5 +99,4 @@ def test_kernel_shutdown_finishes_an_unclosed_video(kernel, tmp_path):
     kernel.manager.shutdown_kernel(now=False)  # a clean shutdown: the interpreter exits, atexit runs
     kernel_process.wait(timeout=60)
     path = tmp_path / "interrupted.mp4"
-    assert not ffmpeg_processes_writing(path)
     assert_plain_mp4(path, int(written))
