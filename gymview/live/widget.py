@@ -181,7 +181,8 @@ class LiveView(anywidget.AnyWidget):
             take_keys=lambda on: setattr(self, "_keyboard", bool(on)),
         )
         self._display_handle: Any = None  # from show(): where close() leaves the last frame
-        if in_forked_child():  # opening a real comm would send from the fork
+        forked = in_forked_child()
+        if forked:  # opening a real comm would send from the fork
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(
             fps=float(fps),
@@ -195,6 +196,8 @@ class LiveView(anywidget.AnyWidget):
             **kwargs,
         )
         self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
+        # ipywidgets makes a Layout widget per widget and never closes it; in a fork, reading it would open one
+        self._own_layout = None if forked else self.layout
         if self._in_kernel and not self._marimo:
             answer_on_shell_channel()  # clicks, and a page loading, heard while a cell runs
         self._closed = False
@@ -219,6 +222,7 @@ class LiveView(anywidget.AnyWidget):
         self._streamer = self._messages.streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
         self.comm = DummyComm(target_name="jupyter.widget")
+        self._own_layout = None  # the parent's: closing it here would send from the fork
 
     # -- configuration changes from Python or the browser ---------------------------------------
     _CHECKS: ClassVar[dict[str, Callable[[Any], Any]]] = {
@@ -425,6 +429,8 @@ class LiveView(anywidget.AnyWidget):
             self._leave_last_frame()
         finally:
             self._display_handle = None
+            if self._own_layout is not None and self.layout is self._own_layout:  # one passed in may be shared
+                self._own_layout.close()
             super().close()  # closes the comm: ipywidgets forgets the widget, so it can be collected
 
     @property
