@@ -36,6 +36,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, FrameHistory
 from gymview.live.encoding.video_stream import check_codec
+from gymview.live.far_pages import FarPages
 from gymview.live.kernels import registry
 from gymview.live.kernels.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.kernels.marimo_cell import show_in_cell
@@ -87,6 +88,8 @@ class LiveView(anywidget.AnyWidget):
             pictures made in the kernel's helper process.
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
+        far_pages: Pages in other processes that show this view too (``gymview.watch(env, publish=...)``
+            makes them): frames are made while one is attached, even outside a notebook.
         in_kernel: In place of the check for a notebook kernel (None: check).
         clock: The time frames are paced and timed by, in seconds (a test's fake clock).
         **kwargs: Passed to ``anywidget.AnyWidget``.
@@ -138,6 +141,7 @@ class LiveView(anywidget.AnyWidget):
         draw: str = "auto",
         *,
         send: Send | None = None,
+        far_pages: FarPages | None = None,
         in_kernel: bool | None = None,
         clock: Callable[[], float] = time.perf_counter,
         **kwargs: Any,
@@ -146,6 +150,7 @@ class LiveView(anywidget.AnyWidget):
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead, clock=clock)
         codec = check_codec(codec)
         self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
+        self._far_pages = far_pages
         # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
         self._marimo = self._in_kernel and in_marimo()
         self._streamer = FrameStreamer(
@@ -195,7 +200,9 @@ class LiveView(anywidget.AnyWidget):
             show_controls=bool(show_controls),
             **kwargs,
         )
-        self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
+        self.on_msg(lambda _widget, content, _buffers: self._from_page(content))
+        if far_pages is not None:
+            far_pages.listen(self._from_page)
         # ipywidgets makes a Layout widget per widget and never closes it; in a fork, reading it would open one
         self._own_layout = None if forked else self.layout
         if self._in_kernel and not self._marimo:
@@ -214,10 +221,18 @@ class LiveView(anywidget.AnyWidget):
             if "mujoco" in (scene.get("kind"), scene.get("cell", {}).get("kind")) and not self._scene3d:
                 self._scene3d = frontend.SCENE3D_ESM
             self._scene = scene
+        if self._far_pages is not None:
+            self._far_pages.show_scene(scene)
+
+    def _from_page(self, content: Any) -> None:
+        """A message from a page showing this view (on the shell thread, a subshell's, or a far page's)."""
+        self._messages.receive(content)
 
     def _go_inert(self) -> None:
         """In a forked child: forget the parent's stream and channel (see ``gymview.live.kernels.registry``)."""
         self._in_kernel = False
+        if self._far_pages is not None:
+            self._far_pages.go_inert()
         self._link.go_inert()
         self._streamer = self._messages.streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
@@ -253,7 +268,7 @@ class LiveView(anywidget.AnyWidget):
         last frame on the page (marimo saves no outputs); when the cell runs again, a loop still
         feeding the view (``gymview.play``) is stopped.
         """
-        if not self._active:
+        if not (self._in_kernel and not self._closed):  # a view published from a script is shown by attach()
             return
         if self._marimo:  # the cell's output; a cell run again stops loops on the old view
             self._displayed = True  # a page's ready waits behind a blocking cell on older marimos
@@ -428,6 +443,8 @@ class LiveView(anywidget.AnyWidget):
                 warnings.warn(f"gymview: while closing this view: {error}", RuntimeWarning, stacklevel=2)
             self._leave_last_frame()
         finally:
+            if self._far_pages is not None:
+                self._far_pages.close()
             self._display_handle = None
             if self._own_layout is not None and self.layout is self._own_layout:  # one passed in may be shared
                 self._own_layout.close()
@@ -435,7 +452,8 @@ class LiveView(anywidget.AnyWidget):
 
     @property
     def _active(self) -> bool:
-        return self._in_kernel and not self._closed
+        far = self._far_pages
+        return (self._in_kernel or (far is not None and far.attached())) and not self._closed
 
     # -- visibility and rate ------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -483,7 +501,9 @@ class LiveView(anywidget.AnyWidget):
         )
 
     def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:
-        if self.comm is not None:
+        if self._far_pages is not None:
+            self._far_pages.send(header, buffers)
+        if self.comm is not None and self._in_kernel:
             self.send(header, buffers)
 
     def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
@@ -511,4 +531,4 @@ def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommP
 
 def _message_handlers() -> dict[str, Callable[[Any], None]]:
     """Comm id -> message handler of every open view: a poll on ipykernel 6 delivers to all of them."""
-    return {view.comm.comm_id: view._messages.receive for view in registry.live_views() if view.comm is not None}
+    return {view.comm.comm_id: view._from_page for view in registry.live_views() if view.comm is not None}
