@@ -211,7 +211,7 @@ class AttachedView(LiveView):
         if not PROCESS_BUDGET.try_acquire():  # the notebook's own limit on messages, whatever the run sends
             self.skipped += 1
             if content.get("format") == "h264":
-                self._runs_link.to_run({"type": protocol.KEYFRAME, "client": "attach"})
+                self._runs_link.to_run(protocol.key_frame_wanted("attach"))
             return
         if content["type"] == protocol.FRAME:
             with self._state_lock:

@@ -7,7 +7,8 @@ messages back, and tells each run how many notebooks watch it: a run no notebook
 A notebook or run process silent for ``SILENT_SECONDS`` is gone: its pages are told to the run as hidden,
 its runs as ended. It knows no socket: ``send(identity, parts)`` sends, and time comes in as ``now``.
 
->>> from gymview.remote import wire
+>>> from gymview.live import protocol
+from gymview.remote import wire
 >>> sent = []
 >>> hub = Hub("s3cret", lambda identity, parts: sent.append((identity, wire.decode(parts))), dict)
 >>> hub.receive(b"notebook", wire.encode("watch", {"run": None, "nonce": "n1", "hub": None, "auth": None}), now=0.0)
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
+from gymview.live import protocol
 from gymview.remote import wire
 from gymview.remote.tokens import HUB, PEER, new_nonce, proof, proves
 from gymview.remote.wire import Message, RunInfo
@@ -258,7 +260,7 @@ class Hub:
         """The viewer no longer shows its run: its pages are hidden, for the run's flow control and rate."""
         if viewer.run is not None and viewer.run in self._all_runs():
             for client in viewer.clients:
-                hidden = {"type": "visibility", "visible": False, "client": client}
+                hidden = protocol.page_hidden(client)
                 self._to_run(viewer.run, hidden, wire.encode("page", {}, hidden)[1])
         viewer.run, viewer.clients = None, set()
 

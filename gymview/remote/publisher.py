@@ -267,6 +267,7 @@ class Publisher:
                             break
                 hub.expire(now)
         finally:
+            self._take_inbox(hub.from_local, hub.run_added)  # what the runs posted last (a run ended) goes first
             hub.leave()
 
     def _serve_as_peer(self, stop: threading.Event) -> None:
@@ -285,7 +286,6 @@ class Publisher:
                 ready = dict(poller.poll(POLL_SECONDS * 1000))
                 now = time.monotonic()
                 if self._inbox in ready and not self._take_inbox(uplink.from_local, lambda: None):
-                    uplink.leave()
                     return
                 if sock in ready:
                     for _ in range(64):
@@ -303,6 +303,9 @@ class Publisher:
                         return
                     uplink = Uplink(self.token, self.address.text, send, self.local_runs, now)
         finally:
+            if stop.is_set():
+                self._take_inbox(uplink.from_local, lambda: None)
+                uplink.leave()
             if self._hub_socket is not None:  # listening now: the connection to the old hub is done with
                 close_quietly(sock)
                 self._peer_socket = None

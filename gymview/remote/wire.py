@@ -170,9 +170,9 @@ def decode(parts: list[bytes]) -> Message | None:
     if not 2 <= len(parts) <= 3 or len(parts[0]) > MAX_HEAD_BYTES:
         return None
     head = _json(parts[0])
-    if not isinstance(head, dict) or head.get("v") != VERSION or head.get("kind") not in KINDS:
+    kind = head.get("kind") if isinstance(head, dict) else None
+    if not isinstance(kind, str) or kind not in KINDS or head.get("v") != VERSION:
         return None
-    kind = head["kind"]
     body_type, buffers = BODIES[kind]
     limit = MAX_SCENE_BYTES if kind == "scene" else MAX_BODY_BYTES
     if len(parts) - 2 > buffers or len(parts[1]) > limit:
