@@ -120,7 +120,7 @@ class Hub:
                 if scene is not None:
                     self._send(identity, scene)
             self._recount()
-        runs = [run.as_dict() for run in self._all_runs().values()]
+        runs = [run.as_dict() for run in sorted(self._all_runs().values(), key=lambda run: (run.name, run.pid, run.id))]
         self._send(identity, wire.encode("runs", {"watching": viewer.run}, runs))
 
     def _page(self, identity: bytes, message: Message, parts: list[bytes], now: float) -> None:
