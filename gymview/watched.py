@@ -29,6 +29,7 @@ from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
+from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
@@ -251,12 +252,8 @@ def _check_view_arguments(view: LiveView | None, settings: dict[str, Any], publi
 
 def _new_view(settings: dict[str, Any], publish: str | bool | None, run: str | None) -> LiveView:
     """A view with ``settings``, published at ``publish`` (None: ``GYMVIEW_PUBLISH``, if set) as ``run``
-    (its title by default); pyzmq is imported only when it is published."""
-    far_pages = None
-    if publish or (publish is None and os.environ.get("GYMVIEW_PUBLISH")):
-        from gymview.remote.publisher import publication
-
-        far_pages = publication(publish, run or settings["title"] or "run")
+    (its title by default)."""
+    far_pages = publication(publish, run or settings["title"] or "run")
     try:
         return LiveView(**settings, far_pages=far_pages)
     except BaseException:

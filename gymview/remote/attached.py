@@ -86,10 +86,23 @@ def attach(
 
 
 class AttachedView(LiveView):
-    """The view of a run published elsewhere; made by :func:`attach` (see there).
+    """The view of a run published elsewhere, a ``LiveView`` whose loop is that run's; made by :func:`attach`.
 
     Attributes:
         address: Where the run publishes.
+
+    Args:
+        address: Where the run publishes (``gymview.remote.address.parse_address``).
+        token: The run's token.
+        run: Which run to show: a name or a process id (None: the only one).
+
+    Examples:
+        >>> import gymnasium as gym, gymview
+        >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="127.0.0.1:5575", run="a")
+        >>> view = gymview.attach("127.0.0.1:5575", display=False)
+        >>> view.run.name, [run.name for run in view.runs], view.stats["relayed"] >= 0
+        ('a', ['a'], True)
+        >>> view.close(); env.close()
     """
 
     def __init__(self, address: Address, token: str, run: str | int | None = None) -> None:
@@ -127,7 +140,19 @@ class AttachedView(LiveView):
         return {**super().stats, "run": self._current, "relayed": self.relayed, "skipped": self.skipped}
 
     def wait_for_run(self, timeout: float) -> RunInfo:
-        """Wait until a run is shown (see :func:`attach` for what it raises)."""
+        """Wait until a run is shown.
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Returns:
+            The run shown.
+
+        Raises:
+            PermissionError: When the run refuses the token, or does not know it.
+            ValueError: When several runs match and none was chosen.
+            TimeoutError: When no run answers in time (the message says where to look).
+        """
         link = self._runs_link
         with link.changed:
             link.changed.wait_for(lambda: self._current is not None or self._problem or link.refused, timeout)
@@ -258,6 +283,14 @@ class AttachedView(LiveView):
 
 def runs_at(address: str, token: str | None = None, timeout: float = 5.0) -> list[RunInfo]:
     """The runs publishing at ``address`` (name, host and pid of each), without attaching to one.
+
+    Args:
+        address: ``"HOST:PORT"`` where they publish.
+        token: Their token (None: ``GYMVIEW_TOKEN``).
+        timeout: Seconds to wait for an answer.
+
+    Returns:
+        The runs, in order of name.
 
     Raises:
         ValueError: When ``address`` is not ``HOST:PORT``, or no token is given.

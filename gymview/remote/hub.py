@@ -7,8 +7,7 @@ messages back, and tells each run how many notebooks watch it: a run no notebook
 A notebook or run process silent for ``SILENT_SECONDS`` is gone: its pages are told to the run as hidden,
 its runs as ended. It knows no socket: ``send(identity, parts)`` sends, and time comes in as ``now``.
 
->>> from gymview.live import protocol
-from gymview.remote import wire
+>>> from gymview.remote import wire
 >>> sent = []
 >>> hub = Hub("s3cret", lambda identity, parts: sent.append((identity, wire.decode(parts))), dict)
 >>> hub.receive(b"notebook", wire.encode("watch", {"run": None, "nonce": "n1", "hub": None, "auth": None}), now=0.0)

@@ -84,8 +84,19 @@ KINDS = frozenset(BODIES)
 
 @dataclass(frozen=True)
 class RunInfo:
-    """A published run as notebooks see it: ``id`` (unique), ``name`` (``watch(run=...)``, or the env's id),
-    the ``host`` and ``pid`` of its process."""
+    """A published run as notebooks see it.
+
+    Args:
+        id: Unique among the runs at an address.
+        name: ``gymview.watch(..., run=...)``, or the env's id.
+        host: The machine its process runs on.
+        pid: Its process's id.
+
+    Examples:
+        >>> run = RunInfo("vm/12/1", "CartPole-v1", "vm", 12)
+        >>> str(run), RunInfo.read(run.as_dict()) == run
+        ("'CartPole-v1' on vm, pid 12", True)
+    """
 
     id: str
     name: str
@@ -93,11 +104,23 @@ class RunInfo:
     pid: int
 
     def as_dict(self) -> dict[str, Any]:
+        """The run as it goes on the wire.
+
+        Returns:
+            Its fields by name.
+        """
         return {"id": self.id, "name": self.name, "host": self.host, "pid": self.pid}
 
     @classmethod
     def read(cls, value: Any) -> RunInfo | None:
-        """The run in ``value`` (a dict off the wire), or None when it is not one."""
+        """The run in ``value`` (a dict off the wire).
+
+        Args:
+            value: Anything a peer sent.
+
+        Returns:
+            The run, or None when ``value`` is not a well-formed one.
+        """
         if not isinstance(value, dict):
             return None
         run_id, name, host, pid = (value.get(key) for key in ("id", "name", "host", "pid"))

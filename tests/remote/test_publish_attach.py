@@ -182,3 +182,32 @@ def test_a_page_drawn_scene_is_published_with_its_frames(address, token, pages):
     view.close()
     env.close()
     assert os.environ["GYMVIEW_TOKEN"] == token
+
+
+def test_sb3_watch_callback_publishes_the_training_view(address, token, pages):
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from gymview.integrations.sb3 import WatchCallback
+
+    venv = make_vec_env("CartPole-v1", 2, env_kwargs={"render_mode": "rgb_array"})
+    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, device="cpu")
+    callback = WatchCallback(display=False, publish=address, run="training", draw="kernel")
+    seen = []
+
+    def attach_when_published():
+        wait_until(lambda: callback.view is not None, "the callback's view")
+        view = gymview.attach(address, run="training", timeout=60, display=False)
+        seen.append(view)
+        page = pages(view)
+        wait_until(lambda: len(page.frames()) > 3, "frames of the training")
+        stop = page.click("stop")  # Stop ends learn() cleanly
+        wait_until(lambda: page.heard(stop), "the callback to hear Stop")
+
+    attacher = threading.Thread(target=attach_when_published)
+    attacher.start()
+    model.learn(10**7, callback=callback)
+    attacher.join(60)
+    assert seen and seen[0].run.name == "training" and model.num_timesteps < 10**7
+    callback.view.close()
+    seen[0].close()
