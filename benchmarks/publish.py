@@ -1,17 +1,24 @@
 """What publishing costs a script: with nobody attached, and with a notebook attached; and how long a view
 takes to show a run that started again.
 
-    python benchmarks/publish.py [--seconds 4] [--rounds 7] [--draw auto|kernel] [--reattach 5]
+    python benchmarks/publish.py [--pairs 40] [--slice 1.0] [--draw auto|kernel] [--reattach 5]
 
-speed     The same watched CartPole script in a new process per run, in rounds, each round in a rotated
-          order: ``plain`` (``gymview.watch(env)``, not published), ``published`` (``publish=``, nobody
-          attached) and ``attached`` (``publish=``, a notebook attached: another process attached with
-          ``gymview.attach`` whose page acks the newest frame four times a second, as Chromium's does, and
-          decodes H.264 and WebGL as Chromium says it does). Each run steps for 1 s, then counts its steps for
-          ``--seconds``. Printed: the medians of steps/s, the ratios published / plain and attached / plain,
-          and the frames/s and bytes/frame that reached the attached page.
-reattach  A run attached to is killed (SIGKILL) and started again: the seconds from the new process's
-          start, and from its "publishing" line, to the first frame of the new run at the page.
+One process steps CartPole-v1 (``env.step(0)``, resetting at episode ends) in alternating slices of
+``--slice`` seconds, each slice after 0.2 s of warm-up; each pair's ratio is its first slice's steps/s over
+its second's, and the median of ``--pairs`` pairs is printed (min and max beside it):
+
+nobody attached  ``gymview.watch(env, publish=...)`` made for its slice and closed after it (its publisher's
+                 thread and sockets live only then), against ``gymview.watch(env)``, made and closed the same
+                 way: the same watched script, not publishing.
+attached         a published env with a notebook attached throughout (another process attached with
+                 ``gymview.attach``, whose page acks the newest frame four times a second and says it decodes
+                 H.264 and draws WebGL, as Chromium's does), against a plain ``gymview.watch(env)``. Also
+                 printed: the frames/s the run sent while it stepped, and their bytes (the data, without
+                 the JSON heads).
+noise floor      two plain ``gymview.watch(env)`` envs against each other.
+
+reattach  A run attached to is killed (SIGKILL) and started again, ``--reattach`` times: the seconds from the
+          new process's start, and from its "publishing" line, to the first frame of the new run at the page.
 """
 
 from __future__ import annotations
@@ -29,47 +36,17 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+HELPERS = REPO / "tests" / "helpers"
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "helpers"))
-
-LOOP = """
-import json, sys, time, gymnasium as gym, gymview
-publish, seconds, draw = sys.argv[1] or False, float(sys.argv[2]), sys.argv[3]
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=publish, draw=draw)
-env.reset(seed=0)
-print("READY", flush=True)
-sys.stdin.readline()  # the benchmark says go (once the notebook is attached, for "attached")
-
-def steps_for(duration):
-    count, end = 0, time.perf_counter() + duration
-    while time.perf_counter() < end:
-        for _ in range(100):
-            _, _, terminated, truncated, _ = env.step(0)
-            if terminated or truncated:
-                env.reset()
-        count += 100
-    return count
-
-steps_for(1.0)
-print(json.dumps({"steps_per_second": steps_for(seconds) / seconds, "frames": env.view.stats["frames_sent"]}), flush=True)
-env.close()
-"""
+sys.path.insert(0, str(HELPERS))
 
 VIEWER = """
-import json, sys, time, gymview
+import sys, gymview
 from published_runs import FakePage
 view = gymview.attach(sys.argv[1], timeout=60, display=False)
 page = FakePage(view, codecs=("h264", "webgl"))
 print("ATTACHED", flush=True)
 sys.stdin.readline()
-start = len(page.frames()), sum(len(b[0]) for c, b in page.messages if c.get("type") == "frame"), time.monotonic()
-sys.stdin.readline()
-messages = page.frames()[start[0]:]
-frames = sum(len(message.get("frames", [message])) for message in messages)  # scene frames go a few a message
-data = sum(len(b[0]) for c, b in page.messages if c.get("type") == "frame") - start[1]
-seconds = time.monotonic() - start[2]
-print(json.dumps({"frames_per_second": frames / seconds, "bytes_per_frame": data / max(1, frames),
-                  "formats": sorted({message["format"] for message in messages})}), flush=True)
 page.close(); view.close()
 """
 
@@ -80,82 +57,96 @@ def free_port() -> int:
     return free_port()
 
 
-def python(code: str, *args: str, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env, start_new_session=True)
+def steps_per_second(env, seconds: float) -> float:
+    def steps_for(duration: float) -> int:
+        count, end = 0, time.perf_counter() + duration
+        while time.perf_counter() < end:
+            for _ in range(100):
+                _, _, terminated, truncated, _ = env.step(0)
+                if terminated or truncated:
+                    env.reset()
+            count += 100
+        return count
+
+    steps_for(0.2)
+    return steps_for(seconds) / seconds
 
 
-def wait_for_line(process: subprocess.Popen, marker: str) -> str:
-    while True:
-        line = process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the process ended before saying {marker}")
-        if line.startswith(marker):
-            return line
+def watched(publish, draw: str):
+    import gymnasium as gym
+
+    import gymview
+
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=publish, draw=draw)
+    env.reset(seed=0)
+    return env
 
 
-def one_run(kind: str, seconds: float, draw: str, env: dict[str, str]) -> dict:
-    address = f"127.0.0.1:{free_port()}" if kind != "plain" else ""
-    loop = python(LOOP, address, str(seconds), draw, env=env)
-    viewer = None
+def pairs_of(first, second, pairs: int, seconds: float) -> list[float]:
+    """Ratios of ``first()``'s steps/s to ``second()``'s (each call gives (env, done)), slices alternating and
+    each pair's order the other way round from the last's (ABBA: the order of a pair costs neither side)."""
+    ratios = []
+    for number in range(pairs):
+        speeds = {}
+        for make in (first, second) if number % 2 == 0 else (second, first):
+            env, done = make()
+            speeds[make] = steps_per_second(env, seconds)
+            done(env)
+        ratios.append(speeds[first] / speeds[second])
+    return ratios
+
+
+def summary(name: str, ratios: list[float]) -> str:
+    return f"{name}: {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})"
+
+
+def speed(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> None:
+    def fresh(publish):
+        return lambda: (watched(publish, draw), lambda env: env.close())
+
+    def kept(env):
+        return lambda: (env, lambda env: None)
+
+    nobody = pairs_of(lambda: fresh(f"127.0.0.1:{free_port()}")(), fresh(False), pairs, seconds)
+    address = f"127.0.0.1:{free_port()}"
+    published, plain, plain_again = watched(address, draw), watched(False, draw), watched(False, draw)
+    viewer = subprocess.Popen([sys.executable, "-c", VIEWER, address], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, env={**env_vars, "PYTHONPATH": f"{REPO}:{HELPERS}"})
     try:
-        wait_for_line(loop, "READY")
-        if kind == "attached":
-            viewer = python(VIEWER, address, env={**env, "PYTHONPATH": f"{REPO}:{REPO / 'tests' / 'helpers'}"})
-            wait_for_line(viewer, "ATTACHED")
-            time.sleep(1.0)  # the page's ready went round: frames flow
-            viewer.stdin.write("\n")
-            viewer.stdin.flush()
-        loop.stdin.write("\n")
-        loop.stdin.flush()
-        result = json.loads(wait_for_line(loop, "{"))
-        if viewer is not None:
-            viewer.stdin.write("\n")
-            viewer.stdin.flush()
-            result.update(json.loads(wait_for_line(viewer, "{")))
-        return result
+        assert viewer.stdout.readline().startswith("ATTACHED")
+        steps_per_second(published, 1.0)  # the page's ready goes round, frames flow
+        before = published.view.stats
+        attached = pairs_of(kept(published), kept(plain), pairs, seconds)
+        after = published.view.stats
     finally:
-        for process in (loop, viewer):
-            if process is not None:
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
+        viewer.stdin.write("\n")
+        viewer.stdin.flush()
+        viewer.wait(60)
+    frames = after["frames_sent"] - before["frames_sent"]
+    page = {"frames_per_second": frames / (pairs * (seconds + 0.2)),  # the published env's slices only
+            "bytes_per_frame": (after["bytes_sent"] - before["bytes_sent"]) / max(1, frames), "format": after["sent_as"]}
+    floor = pairs_of(kept(plain_again), kept(plain), pairs, seconds)
+    for env in (published, plain, plain_again):
+        env.close()
+    print(f"CartPole-v1, draw={draw!r}, {pairs} pairs of {seconds:g} s slices, steps/s ratios (median):")
+    print("  " + summary("nobody attached / not published", nobody))
+    print("  " + summary("a notebook attached / not published", attached))
+    print("  " + summary("noise floor (not published / not published)", floor))
+    print(f"  to the attached page, while the published env stepped: {page['frames_per_second']:.1f} frames/s, "
+          f"{page['bytes_per_frame']:,.0f} bytes/frame of data, as {page['format']}")
 
 
-def speed(rounds: int, seconds: float, draw: str, env: dict[str, str]) -> None:
-    kinds = ["plain", "published", "attached"]
-    results: dict[str, list[dict]] = {kind: [] for kind in kinds}
-    for round_number in range(rounds):
-        order = kinds[round_number % 3:] + kinds[:round_number % 3]
-        for kind in order:
-            results[kind].append(one_run(kind, seconds, draw, env))
-        print(f"round {round_number + 1}: " + ", ".join(
-            f"{kind} {results[kind][-1]['steps_per_second']:,.0f}" for kind in kinds), flush=True)
-    median = {kind: statistics.median(r["steps_per_second"] for r in results[kind]) for kind in kinds}
-    print(f"\nCartPole-v1, draw={draw!r}, {rounds} rounds of {seconds:g} s, steps/s medians: "
-          + ", ".join(f"{kind} {median[kind]:,.0f}" for kind in kinds))
-    ratios = {kind: [r["steps_per_second"] / p["steps_per_second"] for r, p in zip(results[kind], results["plain"])]
-              for kind in ("published", "attached")}
-    for kind, values in ratios.items():
-        print(f"{kind} / plain: median of the rounds' ratios {statistics.median(values):.3f} "
-              f"(min {min(values):.3f}, max {max(values):.3f})")
-    attached = results["attached"]
-    print(f"attached page: {statistics.median(r['frames_per_second'] for r in attached):.1f} frames/s, "
-          f"{statistics.median(r['bytes_per_frame'] for r in attached):,.0f} bytes/frame, "
-          f"formats {sorted({f for r in attached for f in r['formats']})}")
-
-
-def reattach(trials: int, env: dict[str, str]) -> None:
-    from gymview.remote import attach
+def reattach(trials: int, env_vars: dict[str, str]) -> None:
     from published_runs import SCRIPT, FakePage
+
+    from gymview.remote import attach
 
     folder = pathlib.Path(tempfile.mkdtemp())
     (folder / "script.py").write_text(SCRIPT)
     address = f"127.0.0.1:{free_port()}"
 
     def start() -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, str(folder / "script.py"), "--publish", address], env=env,
+        return subprocess.Popen([sys.executable, str(folder / "script.py"), "--publish", address], env=env_vars,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
     run = start()
@@ -185,23 +176,27 @@ def reattach(trials: int, env: dict[str, str]) -> None:
         view.close()
         os.killpg(run.pid, signal.SIGKILL)
         run.wait()
-    print(f"\nreattach, {trials} restarts: first frame of the new run {statistics.median(from_start):.2f} s after its "
-          f"process started (max {max(from_start):.2f}), {statistics.median(from_line):.2f} s after it said it "
-          f"publishes (max {max(from_line):.2f})")
+    print(f"reattach, {trials} restarts: the new run's first frame at the page {statistics.median(from_start):.2f} s "
+          f"after its process started (max {max(from_start):.2f}), {statistics.median(from_line):.2f} s after it "
+          f"said it publishes (max {max(from_line):.2f})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--pairs", type=int, default=40)
+    parser.add_argument("--slice", type=float, default=1.0)
     parser.add_argument("--draw", default="auto", choices=("auto", "kernel"))
     parser.add_argument("--reattach", type=int, default=5, help="restarts to time (0: none)")
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "GYMVIEW_TOKEN": secrets.token_urlsafe(12)}
-    os.environ["GYMVIEW_TOKEN"] = env["GYMVIEW_TOKEN"]
-    speed(args.rounds, args.seconds, args.draw, env)
+    token = os.environ.setdefault("GYMVIEW_TOKEN", secrets.token_urlsafe(12))
+    env_vars = {**os.environ, "PYTHONPATH": str(REPO), "GYMVIEW_TOKEN": token}
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):  # each published env says how to attach: not here
+        speed(args.pairs, args.slice, args.draw, env_vars)
     if args.reattach:
-        reattach(args.reattach, env)
+        reattach(args.reattach, env_vars)
 
 
 if __name__ == "__main__":
