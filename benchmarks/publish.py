@@ -5,7 +5,9 @@ takes to show a run that started again.
 
 One process steps CartPole-v1 (``env.step(0)``, resetting at episode ends) in alternating slices of
 ``--slice`` seconds, each slice after 0.2 s of warm-up; each pair's ratio is its first slice's steps/s over
-its second's, and the median of ``--pairs`` pairs is printed (min and max beside it):
+its second's, by wall time and by the process's CPU time (all its threads; where other programs keep the
+cores busy, the CPU time is the steadier measure of what publishing costs), and the median of ``--pairs``
+pairs is printed (min and max beside it):
 
 nobody attached  ``gymview.watch(env, publish=...)`` made for its slice and closed after it (its publisher's
                  thread and sockets live only then), against ``gymview.watch(env)``, made and closed the same
@@ -57,7 +59,10 @@ def free_port() -> int:
     return free_port()
 
 
-def steps_per_second(env, seconds: float) -> float:
+def steps_per_second(env, seconds: float) -> tuple[float, float]:
+    """Steps per second of wall time, and per second of this process's CPU time (all its threads: the
+    publisher's too; not the helper process's), over ``seconds`` after 0.2 s of warm-up."""
+
     def steps_for(duration: float) -> int:
         count, end = 0, time.perf_counter() + duration
         while time.perf_counter() < end:
@@ -69,7 +74,9 @@ def steps_per_second(env, seconds: float) -> float:
         return count
 
     steps_for(0.2)
-    return steps_for(seconds) / seconds
+    wall, cpu = time.perf_counter(), time.process_time()
+    steps = steps_for(seconds)
+    return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
 
 
 def watched(publish, draw: str):
@@ -82,22 +89,26 @@ def watched(publish, draw: str):
     return env
 
 
-def pairs_of(first, second, pairs: int, seconds: float) -> list[float]:
-    """Ratios of ``first()``'s steps/s to ``second()``'s (each call gives (env, done)), slices alternating and
-    each pair's order the other way round from the last's (ABBA: the order of a pair costs neither side)."""
-    ratios = []
+def pairs_of(first, second, pairs: int, seconds: float) -> tuple[list[float], list[float]]:
+    """Ratios of ``first()``'s steps/s to ``second()``'s (each call gives (env, done)), by wall time and by CPU
+    time; slices alternating, each pair's order the other way round from the last's (ABBA: the order of a
+    pair costs neither side)."""
+    wall, cpu = [], []
     for number in range(pairs):
         speeds = {}
         for make in (first, second) if number % 2 == 0 else (second, first):
             env, done = make()
             speeds[make] = steps_per_second(env, seconds)
             done(env)
-        ratios.append(speeds[first] / speeds[second])
-    return ratios
+        wall.append(speeds[first][0] / speeds[second][0])
+        cpu.append(speeds[first][1] / speeds[second][1])
+    return wall, cpu
 
 
-def summary(name: str, ratios: list[float]) -> str:
-    return f"{name}: {statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})"
+def summary(name: str, ratios: tuple[list[float], list[float]]) -> str:
+    wall, cpu = ratios
+    return (f"{name}: {statistics.median(wall):.3f} by wall time (min {min(wall):.3f}, max {max(wall):.3f}), "
+            f"{statistics.median(cpu):.3f} by CPU time (min {min(cpu):.3f}, max {max(cpu):.3f})")
 
 
 def speed(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> None:
@@ -114,7 +125,7 @@ def speed(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> No
                               stderr=subprocess.DEVNULL, text=True, env={**env_vars, "PYTHONPATH": f"{REPO}:{HELPERS}"})
     try:
         assert viewer.stdout.readline().startswith("ATTACHED")
-        steps_per_second(published, 1.0)  # the page's ready goes round, frames flow
+        steps_per_second(published, 0.8)  # the page's ready goes round, frames flow
         before = published.view.stats
         attached = pairs_of(kept(published), kept(plain), pairs, seconds)
         after = published.view.stats

@@ -214,8 +214,9 @@ class AttachedView(LiveView):
         wanted = self._wanted
         matching = [run for run in runs if wanted is None or wanted in (run.name, run.id, run.pid)]
         if len(matching) > 1 and not self._problem:
-            listed = "; ".join(str(run) for run in matching)
-            hint = "a name or a pid" if wanted is None else "its pid"
+            alike = len({(run.name, run.pid) for run in matching}) < len(matching)  # one process, one name: ids
+            listed = "; ".join(f"{run} (id {run.id!r})" if alike else str(run) for run in matching)
+            hint = "a name or a pid" if wanted is None else "its pid" if not alike else "its id"
             self._problem = f"{len(matching)} runs publish at {self.address.text}: {listed}. Choose one: run=({hint})"
         return matching[0] if len(matching) == 1 else None
 
