@@ -9,8 +9,9 @@ with its own inner env stepped without gymview's wrapper, in short alternating s
 plain again, then the reverse order; benchmarks/browser_loop.py): the median of watched / plain per
 round is the loop ratio, the median of plain again / plain the noise floor. Per run: the ratio and
 floor, frames/s sent and drawn by the page over the watched slices, the bytes of each frame's data
-and of each frame message on the wire (Jupyter's envelope included, measured at the proxy), and what
-the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is 1 Mbit/s each way
+and the bytes on the wire per frame once the view is set up (after the warm-up, which sends the scene
+and the page's modules once; Jupyter's envelope and the acks' busy/idle messages included, measured
+at the proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is 1 Mbit/s each way
 with 40 ms of latency (tests/browser/slow_link.py).
 """
 
@@ -76,7 +77,6 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
             wait_for_output(page, 0, "READY", timeout_ms=120_000)
             for index, ((name, draw), rate) in enumerate(((run, rate) for rate in links for run in runs), 1):
                 link.limit(rate * 1e6 if rate else None, 0.040 if rate else 0.0)
-                carried_before = link.down.carried
                 start_cell(page, index)
                 page.wait_for_function(
                     """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node
@@ -84,12 +84,16 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
                                 if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
                     arg=index, timeout=120_000,
                 )
+                warm = wait_for_output(page, index, "WARM", timeout_ms=300_000)
+                carried_warm = link.down.carried
                 text = wait_for_output(page, index, "SCENE", timeout_ms=(rounds * 3 * 2 + 300) * 1000)
+                carried = link.down.carried - carried_warm
                 result = parse(text)
+                sent_warm = int(next(line for line in warm.splitlines() if line.startswith("WARM")).split()[1])
                 _, sent, data_bytes, sent_as = next(line for line in text.splitlines() if line.startswith("SCENE")).split()
                 result.update(
                     env=name, draw=draw, link=rate, sent_as=sent_as, data_bytes=int(data_bytes) / max(int(sent), 1),
-                    wire_bytes=(link.down.carried - carried_before) / max(int(sent), 1),
+                    wire_bytes=carried / max(int(sent) - sent_warm, 1),
                     drawn_fps=drawn_in(page, index) / result["watched_s"],
                 )
                 results.append(result)

@@ -5,7 +5,9 @@
 //
 // MuJoCo draws without colour management (its colours are the pixels' values) and with OpenGL's
 // fixed-function lights; three.js's Phong lights divide the diffuse term by pi, hence light colours times pi.
-// Not drawn: the floor's reflections and haze (see docs/live-view.md).
+// Not drawn: the floor's reflections and haze (see docs/live-view.md). Where WebGL runs in software
+// (SwiftShader, llvmpipe: servers, VMs, Colab's CPU runtime) shadows alone cost twice the rest of a frame,
+// so there the page draws without them and with matte materials, which match env.render() as closely.
 import * as THREE from "three";
 
 THREE.ColorManagement.enabled = false; // colours as given, as MuJoCo's renderer takes them
@@ -149,19 +151,20 @@ function specularScale(scene, shininess) {
   return (ratio * 4) / (shininess / 2 + 1);
 }
 
-/** The Phong material nearest to MuJoCo's fixed-function one for `geom`. */
-export function materialOf(geom, scene, textures) {
+/** The Phong material nearest to MuJoCo's fixed-function one for `geom`; `matte`: Lambert, no highlights. */
+export function materialOf(geom, scene, textures, matte = false) {
   const [r, g, b, alpha] = geom.rgba;
-  const shininess = geom.shininess * 128;
-  const specular = geom.specular * specularScale(scene, shininess);
-  const material = new THREE.MeshPhongMaterial({
+  const common = {
     color: new THREE.Color(r, g, b),
     emissive: new THREE.Color(r * geom.emission, g * geom.emission, b * geom.emission),
-    specular: new THREE.Color(specular, specular, specular),
-    shininess,
     transparent: alpha < 0.995,
     opacity: alpha,
-  });
+  };
+  const shininess = geom.shininess * 128;
+  const specular = geom.specular * specularScale(scene, shininess);
+  const material = matte
+    ? new THREE.MeshLambertMaterial(common)
+    : new THREE.MeshPhongMaterial({ ...common, specular: new THREE.Color(specular, specular, specular), shininess });
   const texture = geom.texture >= 0 ? textures?.[geom.texture] : null;
   if (texture?.isCubeTexture) cubeTextured(material, texture, geom);
   else if (texture) material.map = texture;
@@ -204,7 +207,7 @@ function skyOf(scene, textures) {
 const colour = ([r, g, b], scale = Math.PI) => new THREE.Color(r * scale, g * scale, b * scale);
 
 /** A light of the scene, on `parent` (the camera for the headlight, a body, or the world). */
-function lightOf(light, scene, parent) {
+function lightOf(light, scene, parent, shadows) {
   const made = light.type === "spot" ? spotLight(light) : new THREE.DirectionalLight(colour(light.diffuse));
   parent.add(made, made.target);
   if (light.headlight) {
@@ -214,7 +217,7 @@ function lightOf(light, scene, parent) {
   }
   made.position.set(...light.pos);
   made.target.position.set(light.pos[0] + light.dir[0], light.pos[1] + light.dir[1], light.pos[2] + light.dir[2]);
-  if (light.castshadow && scene.shadows) shadowOf(made, scene);
+  if (light.castshadow && shadows) shadowOf(made, scene);
   return made;
 }
 
@@ -239,8 +242,9 @@ function shadowOf(light, scene) {
   light.shadow.bias = -0.0005;
 }
 
-/** The three.js scene of a MuJoCo scene description: its bodies (posed per frame), geoms, lights and camera. */
-export function buildMujoco(scene, textures = null) {
+/** The three.js scene of a MuJoCo scene description: its bodies (posed per frame), geoms, lights and camera;
+ * `software`: for WebGL drawn in software (no shadows, matte materials). */
+export function buildMujoco(scene, textures = null, software = false) {
   const root = new THREE.Scene();
   const { fovy, znear, zfar } = scene.camera;
   const camera = new THREE.PerspectiveCamera(fovy, scene.width / scene.height, znear, zfar);
@@ -251,9 +255,9 @@ export function buildMujoco(scene, textures = null) {
     return body;
   });
   const meshes = scene.meshes.map(meshShape);
-  const shadows = scene.shadows && scene.lights.some((light) => light.castshadow);
+  const shadows = !software && scene.shadows && scene.lights.some((light) => light.castshadow);
   for (const geom of scene.geoms) {
-    const mesh = new THREE.Mesh(shapeOf(geom, scene, meshes), materialOf(geom, scene, textures));
+    const mesh = new THREE.Mesh(shapeOf(geom, scene, meshes), materialOf(geom, scene, textures, software));
     place(mesh, [...geom.pos, ...geom.quat]);
     mesh.castShadow = shadows && geom.type !== "plane";
     mesh.receiveShadow = shadows;
@@ -262,11 +266,10 @@ export function buildMujoco(scene, textures = null) {
   const ambient = scene.lights.reduce((sum, light) => sum.map((x, i) => x + light.ambient[i]), [0, 0, 0]);
   root.add(new THREE.AmbientLight(colour(ambient)));
   for (const light of scene.lights) {
-    lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root);
+    lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root, shadows);
   }
   const sky = skyOf(scene, textures);
-  if (sky) root.add(sky);
-  return { root, camera, bodies, sky, shadows };
+  return { root, camera, bodies, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null };
 }
 
 /** Pose a built scene for a frame's state. */
@@ -274,31 +277,61 @@ export function poseMujoco(made, state) {
   const { bodies, camera } = unpackPoses(state, made.bodies.length);
   bodies.forEach((pose, i) => place(made.bodies[i], pose));
   place(made.camera, camera);
-  if (made.sky) made.sky.position.copy(made.camera.position);
+  if (made.sky) made.sky.children[0].position.copy(made.camera.position);
 }
 
-function rendererFor(width, height, shadows) {
+/** Whether WebGL's renderer (`gl.RENDERER`, or the unmasked name where the browser gives it) draws on the CPU. */
+export const drawsInSoftware = (name) => /swiftshader|llvmpipe|softpipe|software|basic render/i.test(name);
+
+function rendererName(gl) {
+  const info = gl.getExtension("WEBGL_debug_renderer_info");
+  return String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+}
+
+/** The page's one WebGL renderer, made at the first frame drawn. */
+function webgl(width, height) {
   if (renderer === null) {
     const canvas = typeof OffscreenCanvas === "undefined" ? document.createElement("canvas") : new OffscreenCanvas(width, height);
-    renderer = new THREE.WebGLRenderer({ canvas, antialias: false, preserveDrawingBuffer: false });
+    renderer = new THREE.WebGLRenderer({ canvas, alpha: true, antialias: false, preserveDrawingBuffer: false });
     renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
     renderer.shadowMap.type = THREE.PCFShadowMap;
+    renderer.setPixelRatio(1);
+    renderer.software = drawsInSoftware(rendererName(renderer.getContext()));
   }
-  renderer.shadowMap.enabled = shadows;
-  renderer.setPixelRatio(1);
-  renderer.setSize(width, height, false);
   return renderer;
 }
 
 /** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top). */
 export function drawMujoco(context, scene, state, left, top, width, height) {
   const textures = loaded.get(scene);
-  if (!built.has(scene)) built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null));
+  const drawing = webgl(width, height);
+  if (!built.has(scene)) built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null, drawing.software));
   const made = built.get(scene);
   poseMujoco(made, state);
   made.camera.aspect = width / height;
   made.camera.updateProjectionMatrix();
-  const drawing = rendererFor(width, height, made.shadows);
+  drawing.shadowMap.enabled = made.shadows;
+  const canvas = drawing.domElement; // resized only when the size changes: resizing reallocates its buffers
+  if (canvas.width !== Math.floor(width) || canvas.height !== Math.floor(height)) drawing.setSize(width, height, false);
+  if (made.sky) context.drawImage(skyBehind(made, drawing), left, top, width, height);
+  drawing.setClearAlpha(made.sky ? 0 : 1); // the bodies over the sky; MuJoCo's black where there is none
   drawing.render(made.root, made.camera);
-  context.drawImage(drawing.domElement, left, top, width, height);
+  context.drawImage(canvas, left, top, width, height);
+}
+
+/** The sky as the camera sees it, drawn again only when the camera turns or the size changes: a camera
+ * that follows a body moves but does not turn, and the sky is at infinity (in software, a third of a frame). */
+function skyBehind(made, drawing) {
+  const { width, height } = drawing.domElement;
+  const seen = `${width}x${height} ${made.camera.fov} ${made.camera.quaternion.toArray().map((q) => q.toFixed(5))}`;
+  if (made.skyDrawn?.seen !== seen) {
+    made.root.updateMatrixWorld(); // the camera's pose, for a scene it is not in
+    drawing.setClearAlpha(1);
+    drawing.render(made.sky, made.camera);
+    const picture = made.skyDrawn?.picture ?? document.createElement("canvas");
+    [picture.width, picture.height] = [width, height];
+    picture.getContext("2d").drawImage(drawing.domElement, 0, 0);
+    made.skyDrawn = { seen, picture };
+  }
+  return made.skyDrawn.picture;
 }

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { buildMujoco, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
+import { buildMujoco, drawsInSoftware, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
 
 const base64 = (Type, values) => Buffer.from(new Type(values).buffer).toString("base64");
 
@@ -84,4 +84,30 @@ test("a frame poses the bodies and the camera (MuJoCo's quaternions are w first)
   const q = made.bodies[1].quaternion;
   assert.deepEqual([q.x, q.y, q.z, q.w].map((x) => +x.toFixed(6)), [0.707107, 0, 0, 0.707107]);
   assert.deepEqual(made.camera.position.toArray(), [0, -3, 2]);
+});
+
+test("where WebGL draws in software the scene has no shadows and matte materials", () => {
+  const full = buildMujoco(description());
+  const light = buildMujoco(description(), null, true);
+  const meshes = (made) => {
+    const found = [];
+    made.root.traverse((object) => object.isMesh && found.push(object));
+    return found;
+  };
+  assert.equal(full.shadows, true);
+  assert.ok(meshes(full).every((mesh) => mesh.material.type === "MeshPhongMaterial"));
+  assert.ok(meshes(full).some((mesh) => mesh.castShadow));
+  assert.equal(light.shadows, false);
+  assert.ok(meshes(light).every((mesh) => mesh.material.type === "MeshLambertMaterial" && !mesh.castShadow));
+  const casters = (made) => { const l = []; made.root.traverse((o) => o.isLight && o.castShadow && l.push(o)); return l; };
+  assert.equal(casters(full).length, 1);
+  assert.equal(casters(light).length, 0);
+});
+
+test("software WebGL is told from hardware by the renderer's name", () => {
+  for (const name of ["ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device (Subzero) (0x0000C0DE)), SwiftShader driver)",
+    "llvmpipe (LLVM 15.0.7, 256 bits)", "Microsoft Basic Render Driver"]) assert.ok(drawsInSoftware(name), name);
+  for (const name of ["ANGLE (NVIDIA, NVIDIA GeForce RTX 4090 Direct3D11 vs_5_0 ps_5_0)", "Apple M2", "Mali-G78"]) {
+    assert.ok(!drawsInSoftware(name), name);
+  }
 });
