@@ -272,6 +272,32 @@ export function buildMujoco(scene, textures = null, software = false) {
   return { root, camera, bodies, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null };
 }
 
+/** The three.js scene of `scene`, built at its first frame (and again once its textures are decoded). */
+export function builtFor(scene, software = false) {
+  if (!built.has(scene)) {
+    const textures = loaded.get(scene);
+    built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null, software));
+  }
+  return built.get(scene);
+}
+
+/** Let go of what the page holds for `scene` (a view closed, or its scene replaced): its buffers and
+ * textures in WebGL stay allocated until disposed, however long the page stays open. */
+export function forgetMujoco(scene) {
+  const made = built.get(scene);
+  for (const root of made ? [made.root, made.sky].filter(Boolean) : []) {
+    root.traverse((object) => {
+      object.geometry?.dispose();
+      object.material?.dispose();
+      object.shadow?.map?.dispose();
+    });
+  }
+  const textures = loaded.get(scene);
+  if (Array.isArray(textures)) textures.forEach((texture) => texture?.dispose());
+  built.delete(scene);
+  loaded.delete(scene);
+}
+
 /** Pose a built scene for a frame's state. */
 export function poseMujoco(made, state) {
   const { bodies, camera } = unpackPoses(state, made.bodies.length);
@@ -303,10 +329,8 @@ function webgl(width, height) {
 
 /** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top). */
 export function drawMujoco(context, scene, state, left, top, width, height) {
-  const textures = loaded.get(scene);
   const drawing = webgl(width, height);
-  if (!built.has(scene)) built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null, drawing.software));
-  const made = built.get(scene);
+  const made = builtFor(scene, drawing.software);
   poseMujoco(made, state);
   made.camera.aspect = width / height;
   made.camera.updateProjectionMatrix();

@@ -4,7 +4,7 @@ import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
 import { bindKeyboard } from "./keyboard.js";
-import { addSceneModule, loadScene, missingModule } from "./scene.js";
+import { addSceneModule, forgetScene, loadScene, missingModule } from "./scene.js";
 import { isModule, moduleMessage } from "./protocol.js";
 import { videoCodecs } from "./video.js";
 
@@ -80,8 +80,11 @@ function initialize({ model }) {
   const stream = streamOf(model);
   const onCustom = (msg, buffers) => (isModule(msg, buffers) ? importScene3d(buffers[0]) : stream.onMessage(msg, buffers));
   model.on("msg:custom", onCustom);
+  let shown = null; // the scene drawn now: forgotten when replaced or when the view closes
   const onScene = () => {
     const scene = stream.scene;
+    if (shown !== null && shown !== scene) forgetScene(shown);
+    shown = scene;
     if (scene === null) return;
     const loaded = missingModule(scene) === null ? Promise.resolve() : askForScene3d(model);
     loaded
@@ -95,6 +98,7 @@ function initialize({ model }) {
   return () => {
     model.off("msg:custom", onCustom);
     model.off("change:_scene", onScene);
+    if (shown !== null) forgetScene(shown);
     stream.close();
     streams.delete(model.get("_stream_id"));
   };

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { buildMujoco, drawsInSoftware, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
+import { buildMujoco, builtFor, drawsInSoftware, forgetMujoco, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
 
 const base64 = (Type, values) => Buffer.from(new Type(values).buffer).toString("base64");
 
@@ -110,4 +110,19 @@ test("software WebGL is told from hardware by the renderer's name", () => {
   for (const name of ["ANGLE (NVIDIA, NVIDIA GeForce RTX 4090 Direct3D11 vs_5_0 ps_5_0)", "Apple M2", "Mali-G78"]) {
     assert.ok(!drawsInSoftware(name), name);
   }
+});
+
+test("a forgotten scene frees its buffers and materials, and is built again if drawn again", () => {
+  const scene = description();
+  const made = builtFor(scene);
+  assert.equal(builtFor(scene), made); // built once
+  const parts = new Set();
+  for (const root of [made.root, made.sky].filter(Boolean)) {
+    root.traverse((object) => [object.geometry, object.material].filter(Boolean).forEach((part) => parts.add(part)));
+  }
+  const disposed = new Set();
+  parts.forEach((part) => part.addEventListener("dispose", () => disposed.add(part)));
+  forgetMujoco(scene);
+  assert.ok(parts.size >= 6 && disposed.size === parts.size, `${disposed.size} of ${parts.size} disposed`);
+  assert.notEqual(builtFor(scene), made);
 });
