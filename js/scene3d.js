@@ -71,7 +71,7 @@ function finish(texture) {
   return texture;
 }
 
-const SEGMENTS = 32;
+const SEGMENTS = 16; // around a sphere, capsule or cylinder (MuJoCo draws 28 by default): in software WebGL 32 cost 3 ms more a frame
 
 /** A geom's shape at its size, in its own frame (MuJoCo's capsules and cylinders lie along z). */
 export function shapeOf(geom, scene, meshes) {
