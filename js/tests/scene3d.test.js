@@ -98,7 +98,9 @@ test("where WebGL draws in software the scene has no shadows and matte materials
   assert.ok(meshes(full).every((mesh) => mesh.material.type === "MeshPhongMaterial"));
   assert.ok(meshes(full).some((mesh) => mesh.castShadow));
   assert.equal(light.shadows, false);
-  assert.ok(meshes(light).every((mesh) => mesh.material.type === "MeshLambertMaterial" && !mesh.castShadow));
+  const floor = (mesh) => mesh.geometry.type === "PlaneGeometry";
+  assert.ok(meshes(light).every((mesh) => mesh.material.type === (floor(mesh) ? "MeshBasicMaterial" : "MeshLambertMaterial")));
+  assert.ok(meshes(light).every((mesh) => !mesh.castShadow));
   const casters = (made) => { const l = []; made.root.traverse((o) => o.isLight && o.castShadow && l.push(o)); return l; };
   assert.equal(casters(full).length, 1);
   assert.equal(casters(light).length, 0);
@@ -125,4 +127,18 @@ test("a forgotten scene frees its buffers and materials, and is built again if d
   forgetMujoco(scene);
   assert.ok(parts.size >= 6 && disposed.size === parts.size, `${disposed.size} of ${parts.size} disposed`);
   assert.notEqual(builtFor(scene), made);
+});
+
+test("in software a floor lit by directional lights is drawn unlit, in the colour Lambert's lights give it", () => {
+  const made = buildMujoco(description(), null, true);
+  const floor = made.root.children.find((child) => child.geometry?.type === "PlaneGeometry");
+  assert.equal(floor.material.type, "MeshBasicMaterial");
+  const looking = (qw, qx) => Float32Array.from([...Array(14).fill(0), 0, 0, 5, qw, qx, 0, 0]);
+  poseMujoco(made, looking(1, 0)); // straight down: the headlight and the overhead light both fall square on
+  // rgb (0.8, 0.6, 0.4) times ambient 0.1 + headlight 0.4 + overhead 1
+  assert.deepEqual(floor.material.color.toArray().map((x) => +x.toFixed(4)), [1.2, 0.9, 0.6]);
+  poseMujoco(made, looking(Math.SQRT1_2, Math.SQRT1_2)); // turned to the horizon: the headlight grazes the floor
+  assert.deepEqual(floor.material.color.toArray().map((x) => +x.toFixed(4)), [0.88, 0.66, 0.44]);
+  const lit = buildMujoco(description()).root.children.find((child) => child.geometry?.type === "PlaneGeometry");
+  assert.equal(lit.material.type, "MeshPhongMaterial"); // with a GPU: lit, and shadowed
 });
