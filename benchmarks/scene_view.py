@@ -8,11 +8,11 @@ helper process draws, shrinks and encodes a picture: H.264 to this page). Each w
 with its own inner env stepped without gymview's wrapper, in short alternating slices (watched, plain,
 plain again, then the reverse order; benchmarks/browser_loop.py): the median of watched / plain per
 round is the loop ratio, the median of plain again / plain the noise floor. Per run: the ratio and
-floor, frames/s sent and drawn by the page over the watched slices, the bytes of each frame's data
-and the bytes on the wire per frame once the view is set up (after the warm-up, which sends the scene
-and the page's modules once; Jupyter's envelope and the acks' busy/idle messages included, measured
-at the proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is 1 Mbit/s each way
-with 40 ms of latency (tests/browser/slow_link.py).
+floor, frames/s sent and drawn by the page after the warm-up (which lasts until the page draws: it
+gets the scene and its modules first), the bytes of each frame's data and the bytes on the wire per
+frame after the warm-up (Jupyter's envelope and the acks' busy/idle messages included, measured at the
+proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is
+1 Mbit/s each way with 40 ms of latency (tests/browser/slow_link.py).
 """
 
 from __future__ import annotations
@@ -35,6 +35,15 @@ MAKE = {
     "HalfCheetah-v5": ('gym.make("HalfCheetah-v5", render_mode="rgb_array")', 0.5),
 }
 
+WARM_UP = """
+def until_drawn(env, frames=10, timeout=120):
+    # the page has the scene and its modules (three.js takes 4.4 s at 1 Mbit/s) and draws: it acks
+    env.reset(seed=0)
+    started = time.perf_counter()
+    while env.view.stats["last_acked_seq"] < frames and time.perf_counter() - started < timeout:
+        run_slice(env, 0.25)
+"""
+
 REPORT = """
 stats = watched[{key!r}].view.stats
 print("SCENE", stats["frames_sent"], stats["bytes_sent"], stats["sent_as"], flush=True)
@@ -49,9 +58,10 @@ def cells(runs: list[tuple[str, str]], rounds: int, fps: float) -> list[str]:
         key = f"{name} {draw} {index}"
         per_run.append(
             f"watched[{key!r}] = gymview.watch({make}, fps={fps}, draw={draw!r}, title={key!r})\n"
+            f"until_drawn(watched[{key!r}])\n"
             f"paired({name!r}, watched[{key!r}], {rounds}, {slice_s})\n" + REPORT.format(key=key)
         )
-    return [SETUP, *per_run, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
+    return [SETUP + WARM_UP, *per_run, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
 
 
 def drawn_in(page, cell: int) -> int:
@@ -85,7 +95,7 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
                     arg=index, timeout=120_000,
                 )
                 warm = wait_for_output(page, index, "WARM", timeout_ms=300_000)
-                carried_warm = link.down.carried
+                carried_warm, drawn_warm = link.down.carried, drawn_in(page, index)
                 text = wait_for_output(page, index, "SCENE", timeout_ms=(rounds * 3 * 2 + 300) * 1000)
                 carried = link.down.carried - carried_warm
                 result = parse(text)
@@ -94,7 +104,7 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
                 result.update(
                     env=name, draw=draw, link=rate, sent_as=sent_as, data_bytes=int(data_bytes) / max(int(sent), 1),
                     wire_bytes=carried / max(int(sent) - sent_warm, 1),
-                    drawn_fps=drawn_in(page, index) / result["watched_s"],
+                    drawn_fps=(drawn_in(page, index) - drawn_warm) / result["watched_s"],
                 )
                 results.append(result)
                 print(f"{name} draw={draw} link={rate or 'localhost'}: {result['ratio']:.3f}x, "
