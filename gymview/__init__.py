@@ -19,6 +19,7 @@ _EXPORTS = {
     "Job": "gymview.jobs",
     "Run": "gymview.playback",
     "Stopped": "gymview.errors",
+    "attach": "gymview.remote.attached",
     "background": "gymview.jobs",
     "play": "gymview.playback",
     "should_stop": "gymview.jobs",
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.magic import load_ipython_extension, unload_ipython_extension
     from gymview.notebook import setup
     from gymview.playback import Run, play
+    from gymview.remote.attached import attach
     from gymview.video.batch import BatchResult, record_batch
     from gymview.video.player import show_video
     from gymview.video.record_video import RecordVideo

@@ -8,7 +8,7 @@ speed; rendering every step is what makes naive notebook loops slow (see the per
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
 >>> obs, info = env.reset(seed=0)
 >>> obs, reward, terminated, truncated, info = env.step(0)
->>> env.view.stats["frames_sent"]   # outside a notebook nothing is rendered or sent
+>>> env.view.stats["frames_sent"]   # outside a notebook (unless published) nothing is rendered or sent
 0
 >>> env.close()
 """
@@ -29,6 +29,7 @@ from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
+from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
@@ -108,6 +109,8 @@ def watch(
     max_overhead: float | None = None,
     codec: str | None = None,
     draw: str | None = None,
+    publish: str | bool | None = None,
+    run: str | None = None,
 ) -> Any:
     """Wrap ``env`` so its frames stream into an inline ``LiveView`` while it steps.
 
@@ -147,6 +150,11 @@ def watch(
             MuJoCo envs (three.js) itself from their states, a few hundred bytes a frame at most; other envs
             go as pictures. ``"page"`` insists (an error for an env
             the page cannot draw), ``"kernel"`` sends pictures always (``LiveView``).
+        publish: ``"HOST:PORT"``: also publish the view there, for notebooks elsewhere to attach to
+            (``gymview.attach``); frames are made only while one is attached. None: the address in
+            ``GYMVIEW_PUBLISH``, if set; False: never. Loopback (``"127.0.0.1:5555"``, or a port alone)
+            unless another host is written out. The token is ``GYMVIEW_TOKEN``, or one made and printed now.
+        run: The name notebooks find this run by (``gymview.attach(..., run=...)``); the title by default.
 
     Returns:
         The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,
@@ -156,7 +164,8 @@ def watch(
     Raises:
         TypeError: When ``env`` is none of the kinds above.
         ValueError: When ``env`` does not render ``rgb_array`` frames; when ``view`` is given
-            with any of the view's settings; when ``record`` is given with a vector env.
+            with any of the view's settings or ``publish``; when ``record`` is given with a vector env;
+            when ``publish`` is not an address this machine can listen at or reach.
         RuntimeError: When MuJoCo cannot render here (``gymview.setup()`` finds a backend that works).
 
     Examples:
@@ -179,11 +188,7 @@ def watch(
         "draw": draw,
     }
     settings = {name: value for name, value in settings.items() if value is not None}
-    if view is not None and settings:
-        raise ValueError(
-            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
-            "image_format, title, max_overhead, codec and draw on the LiveView instead (LiveView(fps=15, ...))"
-        )
+    _check_view_arguments(view, settings, publish)
     spec, snapshot = getattr(env, "spec", None), None
     if kind in ("aec", "parallel"):
         from gymview.integrations import pettingzoo
@@ -214,7 +219,7 @@ def watch(
         _check_page_draws(draw, env, kind, fast_render, default_title or type(env).__name__)
     made_view = view is None
     if view is None:
-        view = LiveView(**{"title": default_title, **settings})
+        view = _new_view({"title": default_title, **settings}, publish, run)
     try:  # the casts: the type that _kind_of(env) found
         if kind in ("aec", "parallel"):
             wrapped: Any = pettingzoo.adapter_for(env)(env, view, owns_view=made_view, record=record)
@@ -233,6 +238,28 @@ def watch(
     if display:
         view.show()
     return wrapped
+
+
+def _check_view_arguments(view: LiveView | None, settings: dict[str, Any], publish: str | bool | None) -> None:
+    if view is not None and publish:
+        raise ValueError("watch(view=..., publish=...): a view is published when it is made; leave view out")
+    if view is not None and settings:
+        raise ValueError(
+            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
+            "image_format, title, max_overhead, codec and draw on the LiveView instead (LiveView(fps=15, ...))"
+        )
+
+
+def _new_view(settings: dict[str, Any], publish: str | bool | None, run: str | None) -> LiveView:
+    """A view with ``settings``, published at ``publish`` (None: ``GYMVIEW_PUBLISH``, if set) as ``run``
+    (its title by default)."""
+    far_pages = publication(publish, run or settings["title"] or "run")
+    try:
+        return LiveView(**settings, far_pages=far_pages)
+    except BaseException:
+        if far_pages is not None:
+            far_pages.close()
+        raise
 
 
 def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, name: str) -> None:

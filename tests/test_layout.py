@@ -11,7 +11,7 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "gymview"
 
 LEAVES = {"image", "renderers", "private", "errors"}
-ROOMS = LEAVES | {"live", "video", "headless", "atari"}
+ROOMS = LEAVES | {"live", "video", "headless", "atari", "remote"}
 # Which rooms a room's modules may import from (their own room always). The faces (gymview/*.py) are
 # rooms of one module each, named by module, above the subpackages and in an order of their own.
 ALLOWED = {
@@ -23,6 +23,7 @@ ALLOWED = {
     "video": LEAVES,
     "headless": {"private", "errors"},
     "atari": {"image", "private", "errors"},
+    "remote": LEAVES | {"live"},  # a published run's view, and attach()'s, are LiveViews
     "integrations": ROOMS,  # other libraries' adapters over the live view (SB3's VecEnv and callback)
     "gymview.watched": ROOMS | {"integrations"},  # watch() hands an SB3 VecEnv to its adapter
     "gymview.jobs": ROOMS,

@@ -164,6 +164,25 @@ def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
     return {**header, "replay": index}
 
 
+def page_hidden(client: str) -> dict[str, Any]:
+    """What page ``client`` would say once it shows the view no more: said for it by a notebook that left
+    (``gymview.remote``).
+
+    >>> read(page_hidden("k3x9")).visible
+    False
+    """
+    return {"type": VISIBILITY, "visible": False, "client": client}
+
+
+def key_frame_wanted(client: str) -> dict[str, Any]:
+    """Page ``client`` cannot decode the H.264 stream from here (a frame was lost on the way to it).
+
+    >>> read(key_frame_wanted("k3x9")).type
+    'keyframe'
+    """
+    return {"type": KEYFRAME, "client": client}
+
+
 @dataclass(frozen=True)
 class FromPage:
     """A message from a browser page, its fields checked; a field the message lacks (or holds with the

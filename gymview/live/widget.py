@@ -36,6 +36,7 @@ from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, FrameHistory
 from gymview.live.encoding.video_stream import check_codec
+from gymview.live.far_pages import FarPages
 from gymview.live.kernels import registry
 from gymview.live.kernels.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.kernels.marimo_cell import show_in_cell
@@ -87,6 +88,8 @@ class LiveView(anywidget.AnyWidget):
             pictures made in the kernel's helper process.
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
+        far_pages: Pages in other processes that show this view too (``gymview.watch(env, publish=...)``
+            makes them): frames are made while one is attached, even outside a notebook.
         in_kernel: In place of the check for a notebook kernel (None: check).
         clock: The time frames are paced and timed by, in seconds (a test's fake clock).
         **kwargs: Passed to ``anywidget.AnyWidget``.
@@ -137,6 +140,7 @@ class LiveView(anywidget.AnyWidget):
         draw: str = "auto",
         *,
         send: Send | None = None,
+        far_pages: FarPages | None = None,
         in_kernel: bool | None = None,
         clock: Callable[[], float] = time.perf_counter,
         **kwargs: Any,
@@ -145,6 +149,7 @@ class LiveView(anywidget.AnyWidget):
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead, clock=clock)
         codec = check_codec(codec)
         self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
+        self._far_pages = far_pages
         # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
         self._marimo = self._in_kernel and in_marimo()
         self._streamer = FrameStreamer(
@@ -156,7 +161,7 @@ class LiveView(anywidget.AnyWidget):
             codec=codec,
             history=FrameHistory(replay_seconds, replay_max_bytes),
             draw=draw,
-            on_scene=lambda scene: setattr(self, "_scene", scene),
+            on_scene=self._publish_scene,
             # while frames flow in a kernel, clicks are heard on ipykernel's shell-channel thread sooner
             on_watching=switch_interval_lease.hold_while
             if self._in_kernel and not self._marimo
@@ -197,7 +202,9 @@ class LiveView(anywidget.AnyWidget):
             show_controls=bool(show_controls),
             **kwargs,
         )
-        self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
+        self.on_msg(lambda _widget, content, _buffers: self._from_page(content))
+        if far_pages is not None:
+            far_pages.listen(self._from_page)
         # ipywidgets makes a Layout widget per widget and never closes it; in a fork, reading it would open one
         self._own_layout = None if forked else self.layout
         if self._in_kernel and not self._marimo:
@@ -216,9 +223,21 @@ class LiveView(anywidget.AnyWidget):
             self._streamer.post(protocol.module_message(name), [frontend.SCENE3D_ESM.encode()])
             self._modules_sent += 1
 
+    def _publish_scene(self, scene: dict[str, Any]) -> None:
+        """The scene the page draws scene frames with, here and on pages attached from afar."""
+        self._scene = scene
+        if self._far_pages is not None:
+            self._far_pages.show_scene(scene)
+
+    def _from_page(self, content: Any) -> None:
+        """A message from a page showing this view (on the shell thread, a subshell's, or a far page's)."""
+        self._messages.receive(content)
+
     def _go_inert(self) -> None:
         """In a forked child: forget the parent's stream and channel (see ``gymview.live.kernels.registry``)."""
         self._in_kernel = False
+        if self._far_pages is not None:
+            self._far_pages.go_inert()
         self._link.go_inert()
         self._streamer = self._messages.streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
@@ -254,7 +273,7 @@ class LiveView(anywidget.AnyWidget):
         last frame on the page (marimo saves no outputs); when the cell runs again, a loop still
         feeding the view (``gymview.play``) is stopped.
         """
-        if not self._active:
+        if not (self._in_kernel and not self._closed):  # a view published from a script is shown by attach()
             return
         if self._marimo:  # the cell's output; a cell run again stops loops on the old view
             self._displayed = True  # a page's ready waits behind a blocking cell on older marimos
@@ -431,6 +450,8 @@ class LiveView(anywidget.AnyWidget):
                 warnings.warn(f"gymview: while closing this view: {error}", RuntimeWarning, stacklevel=2)
             self._leave_last_frame()
         finally:
+            if self._far_pages is not None:
+                self._far_pages.close()
             self._display_handle = None
             if self._own_layout is not None and self.layout is self._own_layout:  # one passed in may be shared
                 self._own_layout.close()
@@ -438,7 +459,8 @@ class LiveView(anywidget.AnyWidget):
 
     @property
     def _active(self) -> bool:
-        return self._in_kernel and not self._closed
+        far = self._far_pages
+        return (self._in_kernel or (far is not None and far.attached())) and not self._closed
 
     # -- visibility and rate ------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -486,7 +508,9 @@ class LiveView(anywidget.AnyWidget):
         )
 
     def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:
-        if self.comm is not None:
+        if self._far_pages is not None:
+            self._far_pages.send(header, buffers)
+        if self.comm is not None and self._in_kernel:
             self.send(header, buffers)
 
     def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
@@ -514,4 +538,4 @@ def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommP
 
 def _message_handlers() -> dict[str, Callable[[Any], None]]:
     """Comm id -> message handler of every open view: a poll on ipykernel 6 delivers to all of them."""
-    return {view.comm.comm_id: view._messages.receive for view in registry.live_views() if view.comm is not None}
+    return {view.comm.comm_id: view._from_page for view in registry.live_views() if view.comm is not None}

@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # no kernel and no browser.
 UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/renderers/test_renderers.py", "tests/test_watched.py", "tests/test_jobs.py",
               "tests/test_playback.py", "tests/_internal", "tests/test_cli.py",
-              "tests/test_layout.py", "gymview/image", "gymview/live", "gymview/video",
+              "tests/test_layout.py", "tests/remote/test_wire.py", "tests/remote/test_tokens.py",
+              "tests/remote/test_hub.py", "tests/remote/test_relay.py", "gymview/remote",
+              "gymview/image", "gymview/live", "gymview/video",
               "gymview/renderers/classic_control.py", "gymview/_internal"]
 
 
