@@ -316,7 +316,8 @@ def _batch_spec(
     if layout != "per-episode":
         parts = tempfile.mkdtemp(prefix=".gymview-parts-", dir=out_path)
     default_preset, default_crf = QUALITIES[quality]
-    cores = os.cpu_count() or 1
+    preset = default_preset if preset is None else preset
+    threads = max(1, (os.cpu_count() or 1) // _pool_size(workers)) if executor is None else 1
     job = BatchSpec(
         payload=payload,
         out=str(out_path),
@@ -324,8 +325,11 @@ def _batch_spec(
         max_steps=max_steps,
         fps=fps,
         crf=default_crf if crf is None else crf,
-        preset=default_preset if preset is None else preset,
-        threads=max(1, cores // _pool_size(workers)) if executor is None else 1,
+        preset=preset,
+        # x264 ultrafast on one thread writes the same packets with zerolatency, which holds no
+        # frame back: a worker's codec then stays open from one file to the next
+        tune="zerolatency" if preset == "ultrafast" and threads == 1 else None,
+        threads=threads,
         vectorized=vectorized,
         name_width=max(4, len(str(episodes - 1))),
         parts=parts,

@@ -55,6 +55,7 @@ class BatchSpec:
     fps: float
     crf: int
     preset: str
+    tune: str | None
     threads: int
     vectorized: bool
     name_width: int
@@ -78,7 +79,7 @@ class BatchSpec:
             crf=self.crf,
             preset=self.preset,
             threads=self.threads,
-            tune=None,
+            tune=self.tune,
             crash_safe=False,  # the plain MP4 at once; a crashed episode is simply re-run
         )
 
@@ -91,14 +92,20 @@ class _Setup:
         self.env: gym.Env = make_env()
         self.renderer: BatchRenderer | None = renderer_for(self.env) if vectorized else None
         self._encoder: VideoEncoder | None = None
+        self._encoder_settings: tuple[Any, ...] = ()
 
     def encoder_for(self, job: BatchSpec, width: int, height: int) -> VideoEncoder:
-        """The encoder of this worker's episode files (frames of ``width`` x ``height``)."""
-        if self._encoder is None:
+        """The encoder of this worker's episode files (frames of ``width`` x ``height``), kept from
+        one episode to the next while the settings stay the same."""
+        settings = (width + width % 2, height + height % 2, job.fps, job.crf, job.preset, job.tune, job.threads)
+        if self._encoder is None or self._encoder_settings != settings:
             from gymview.video.encoder import VideoEncoder  # imported when used: keeps `import gymview` light
 
-            even = (width + width % 2, height + height % 2)
-            self._encoder = VideoEncoder(*even, fps=job.fps, crf=job.crf, preset=job.preset, threads=job.threads)
+            even_width, even_height, fps, crf, preset, tune, threads = settings
+            self._encoder = VideoEncoder(
+                even_width, even_height, fps=fps, crf=crf, preset=preset, tune=tune, threads=threads
+            )
+            self._encoder_settings = settings
         return self._encoder
 
 
@@ -221,8 +228,8 @@ def _encode_states(job: BatchSpec, setup: _Setup, states: np.ndarray, path: Path
     partial = _partial(path)
     try:
         encoder.start(partial, fragmented=False)
-        for planes in drawn_frames(renderer).planes(states, video=partial):
-            encoder.encode(planes)
+        for _ in drawn_frames(renderer).fill(states, encoder.picture):
+            encoder.encode()
         encoder.finish()
     except BaseException:
         encoder.abandon()
