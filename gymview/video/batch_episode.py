@@ -9,7 +9,7 @@ import os
 import pickle
 import random
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from gymview.image.frames import downsample, to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
 from gymview.video.drawn import drawn_frames
+from gymview.video.mosaic import MosaicFrames
 
 if TYPE_CHECKING:
     from gymview.video.encoder import VideoEncoder
@@ -226,16 +227,21 @@ def _encode_states(job: BatchSpec, setup: _Setup, states: np.ndarray, path: Path
     assert renderer is not None  # states are recorded with a renderer only
     encoder = setup.encoder_for(job, renderer.width, renderer.height)
     partial = _partial(path)
+    _encode_filled(encoder, drawn_frames(renderer).fill(states, encoder.picture), partial)
+    _publish(partial, path)
+
+
+def _encode_filled(encoder: VideoEncoder, filled: Iterator[None], partial: Path) -> None:
+    """Encode into ``partial`` the encoder's picture each time ``filled`` has filled it."""
     try:
         encoder.start(partial, fragmented=False)
-        for _ in drawn_frames(renderer).fill(states, encoder.picture):
+        for _ in filled:
             encoder.encode()
         encoder.finish()
     except BaseException:
         encoder.abandon()
         partial.unlink(missing_ok=True)
         raise
-    _publish(partial, path)
 
 
 class _FrameSink:
@@ -282,35 +288,37 @@ class _FrameSink:
         return {"file": str(self.final), "frames": self.count}
 
 
+def _tile_factor(shape: Sequence[int], columns: int) -> int:
+    """How many times smaller than a frame of ``shape`` a mosaic tile is: the smallest whole factor
+    that fits ``columns`` tiles in a mosaic's width."""
+    return max(1, -(-columns * max(shape[0], shape[1]) // MOSAIC_WIDTH))
+
+
 def _tile_max_size(shape: Sequence[int], columns: int) -> int:
-    """Long side of a mosaic tile: the frame shrunk by the smallest whole factor that fits."""
-    long_side = max(shape[0], shape[1])
-    factor = max(1, -(-columns * long_side // MOSAIC_WIDTH))
-    return max(1, long_side // factor)
+    """Long side of a mosaic tile: the frame shrunk by :func:`_tile_factor`."""
+    return max(1, max(shape[0], shape[1]) // _tile_factor(shape, columns))
 
 
 def encode_mosaic(job: BatchSpec, members: list[dict[str, Any]], path: str) -> str:
     """Encode one mosaic video: the kept episodes ``members`` side by side, labelled."""
     labels = [f"ep {m['episode']} seed {m['seed']} R {m['return']:.4g}" for m in members]
-    length = max(m["frames"] for m in members)
-    if "states" in members[0]:
-        renderer = _setup_for(job).renderer
+    partial = _partial(Path(path))
+    if "states" in members[0]:  # drawn here, only where each tile changed, into this worker's encoder
+        setup = _setup_for(job)
+        renderer = setup.renderer
         assert renderer is not None  # states are recorded with a renderer only
-        states = [m["states"] for m in members]
-        source: Callable[[int], list[np.ndarray]] = lambda t: [  # noqa: E731
-            downsample(frame, _tile_max_size(frame.shape, job.columns))
-            for frame in renderer.render(np.stack([s[min(t, len(s) - 1)] for s in states]))
-        ]
+        factor = _tile_factor((renderer.height, renderer.width), job.columns)
+        mosaic = MosaicFrames(renderer, [m["states"] for m in members], labels, job.columns, factor)
+        encoder = setup.encoder_for(job, *mosaic.size)
+        _encode_filled(encoder, mosaic.fill(encoder.picture), partial)
     else:
         arrays = [np.memmap(m["raw"][0], np.uint8, "r").reshape(-1, *m["raw"][1]) for m in members]
-        source = lambda t: [a[min(t, len(a) - 1)] for a in arrays]  # noqa: E731
-    partial = _partial(Path(path))
-    try:
-        with job.recorder(partial) as recorder:
-            for t in range(length):
-                recorder.write(tile(source(t), labels, job.columns))
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+        try:
+            with job.recorder(partial) as recorder:
+                for t in range(max(m["frames"] for m in members)):
+                    recorder.write(tile([a[min(t, len(a) - 1)] for a in arrays], labels, job.columns))
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     _publish(partial, Path(path))
     return path

@@ -24,7 +24,7 @@ import numpy as np
 from gymview.image.yuv import Scratch, rgb_to_i420
 from gymview.renderers import BatchRenderer
 
-__all__ = ["RENDER_CHUNK", "DrawnFrames", "Picture", "drawn_frames"]
+__all__ = ["RENDER_CHUNK", "DrawnFrames", "Picture", "Windows", "changed_parts", "drawn_boxes", "drawn_frames"]
 
 RENDER_CHUNK = 32  # states drawn per call: fewer calls, while the buffer stays small (22 MiB at 600x400)
 
@@ -72,9 +72,9 @@ class DrawnFrames:
             self._out[luma : luma * 5 // 4].reshape(even_height // 2, even_width // 2),
             self._out[luma * 5 // 4 :].reshape(even_height // 2, even_width // 2),
         )
-        self._scratch = Scratch()
+        self._windows = Windows()
         self._filled: np.ndarray | None = None  # the Y plane of the picture filled last
-        self._last_box: Box = (0, 0, 0, 0)  # where its frame differs from the background: top, bottom, left, right
+        self._last_box: Box = (0, 0, 0, 0)  # where its frame differs from the background
         self._lock = threading.Lock()
 
     def planes(self, states: np.ndarray) -> Iterator[np.ndarray]:
@@ -98,70 +98,106 @@ class DrawnFrames:
                 if count < chunk:  # the last state again: the whole buffer, so only what moved is repainted
                     part = np.concatenate([part, np.repeat(part[-1:], chunk - count, axis=0)])
                 self.renderer.render(part, out=self._drawn)
-                boxes = self._boxes(count)
+                boxes = drawn_boxes(self.renderer, count)
                 first = 0
                 if picture[0] is not self._filled:  # the first frame whole: nothing is known of what it holds
-                    rgb_to_i420(self._canvas[0], *picture, self._scratch)
+                    rgb_to_i420(self._canvas[0], *picture, self._windows.scratch)
                     self._filled, self._last_box, first = picture[0], boxes[0], 1
                     yield
-                yield from self._fill_windows(picture, boxes, first, count)
+                yield from self._fill_changed(picture, boxes, first, count)
 
-    def _boxes(self, count: int) -> list[Box]:
-        """Where the renderer drew each of the first ``count`` frames of its last call, one box
-        around all it drew in a frame (empty, bottom above top, where it drew nothing)."""
-        width, height = self.even_size
-        boxes = np.array([[height, 0, width, 0]] * count, np.int64)
-        drawn = np.array(self.renderer.drawn_boxes, np.int64).reshape(-1, 5)
-        drawn = drawn[drawn[:, 0] < count]
-        for column, reduce in ((1, np.minimum), (2, np.maximum), (3, np.minimum), (4, np.maximum)):
-            reduce.at(boxes[:, column - 1], drawn[:, 0], drawn[:, column])
-        return [tuple(box) for box in boxes.tolist()]
-
-    def _fill_windows(self, picture: Picture, boxes: list[Box], first: int, count: int) -> Iterator[None]:
+    def _fill_changed(self, picture: Picture, boxes: list[Box], first: int, count: int) -> Iterator[None]:
         """Frames ``first`` to ``count`` of the canvas into ``picture``, each where it or the frame
-        before it was drawn: windows of one size for all, converted in one pass."""
-        changed = []  # (frame, box) to convert
+        before it was drawn."""
+        frames, changed = [], []
         before = self._last_box
         for index in range(first, count):
-            own = boxes[index]
-            union = (min(own[0], before[0]), max(own[1], before[1]), min(own[2], before[2]), max(own[3], before[3]))
-            # far apart (a new episode's first frame): each box on its own
-            parts = [union] if _area(union) <= _area(own) + _area(before) else [own, before]
-            changed += [(index, part) for part in parts if _area(part)]
-            before = own
-        # even edges (I420's chroma covers 2x2 pixels), one size for all, inside the picture
-        window_height = max((bottom - (top & ~1) for _, (top, bottom, _, _) in changed), default=0)
-        window_width = max((right - (left & ~1) for _, (_, _, left, right) in changed), default=0)
-        window_height, window_width = window_height + window_height % 2, window_width + window_width % 2
-        width, height = self.even_size
-        windows = [
-            (index, min(top & ~1, height - window_height), min(left & ~1, width - window_width))
-            for index, (top, _, left, _) in changed
-        ]
-        scratch = self._scratch
-        rgb = scratch.array("windows", (len(windows), window_height, window_width, 3), np.uint8)
-        for number, (index, top, left) in enumerate(windows):
-            rgb[number] = self._canvas[index, top : top + window_height, left : left + window_width]
-        window_y = scratch.array("y", rgb.shape[:3], np.uint8)
-        window_u = scratch.array("u", (len(rgb), window_height // 2, window_width // 2), np.uint8)
-        window_v = scratch.array("v", window_u.shape, np.uint8)
-        if windows:
-            rgb_to_i420(rgb, window_y, window_u, window_v, scratch)
-        y, u, v = picture
+            for part in changed_parts(boxes[index], before):
+                frames.append(index)
+                changed.append(part)
+            before = boxes[index]
+        windows = self._windows
+        windows.convert([self._canvas[index] for index in frames], changed, self.even_size)
         number = 0
         for index in range(first, count):
-            while number < len(windows) and windows[number][0] == index:
-                _, top, left = windows[number]
-                y[top : top + window_height, left : left + window_width] = window_y[number]
-                rows = slice(top // 2, (top + window_height) // 2)
-                columns = slice(left // 2, (left + window_width) // 2)
-                u[rows, columns] = window_u[number]
-                v[rows, columns] = window_v[number]
+            while number < len(frames) and frames[number] == index:
+                windows.put(number, picture)
                 number += 1
             self._last_box = boxes[index]
             yield
 
 
+def drawn_boxes(renderer: BatchRenderer, count: int) -> list[Box]:
+    """Where ``renderer`` drew each of the first ``count`` frames of its last call: one box around
+    all it drew in a frame (an empty one, bottom above top, where it drew nothing). Outside it the
+    frame is the renderer's background."""
+    boxes = np.array([[renderer.height, 0, renderer.width, 0]] * count, np.int64)
+    drawn = np.array(renderer.drawn_boxes, np.int64).reshape(-1, 5)
+    drawn = drawn[drawn[:, 0] < count]
+    for column, reduce in ((1, np.minimum), (2, np.maximum), (3, np.minimum), (4, np.maximum)):
+        reduce.at(boxes[:, column - 1], drawn[:, 0], drawn[:, column])
+    return [tuple(box) for box in boxes.tolist()]
+
+
+def changed_parts(own: Box, before: Box) -> list[Box]:
+    """Where a frame drawn in the box ``own`` may differ from the frame before it, drawn in
+    ``before``: the box around both, or each on its own when that would be mostly empty (a jump,
+    as between two episodes); empty boxes left out.
+
+    >>> changed_parts((0, 10, 0, 10), (2, 12, 1, 11)), changed_parts((0, 10, 0, 10), (90, 99, 90, 99))
+    ([(0, 12, 0, 11)], [(0, 10, 0, 10), (90, 99, 90, 99)])
+    """
+    union = (min(own[0], before[0]), max(own[1], before[1]), min(own[2], before[2]), max(own[3], before[3]))
+    parts = [union] if _area(union) <= _area(own) + _area(before) else [own, before]
+    return [part for part in parts if _area(part)]
+
+
 def _area(box: Box) -> int:
     top, bottom, left, right = box
     return max(0, bottom - top) * max(0, right - left)
+
+
+class Windows:
+    """Boxes of RGB images converted to I420 in one numpy pass, then copied into pictures.
+
+    The boxes are grown to even edges (I420's chroma covers 2x2 pixels) and to one size, the
+    largest, kept inside the images: many small conversions cost numpy's overhead per call each.
+    """
+
+    def __init__(self) -> None:
+        self.scratch = Scratch()
+        self._origins: list[tuple[int, int]] = []
+        self._size = (0, 0)
+        self._planes: Picture | None = None
+
+    def convert(self, images: list[np.ndarray], boxes: list[Box], size: tuple[int, int]) -> None:
+        """Convert box ``boxes[i]`` (top, bottom, left, right) of ``images[i]``, each an (H, W, 3)
+        uint8 image of the even ``size`` (W, H)."""
+        width, height = size
+        window_height = max((bottom - (top & ~1) for top, bottom, _, _ in boxes), default=0)
+        window_width = max((right - (left & ~1) for _, _, left, right in boxes), default=0)
+        window_height, window_width = window_height + window_height % 2, window_width + window_width % 2
+        self._size = (window_height, window_width)
+        self._origins = [
+            (min(top & ~1, height - window_height), min(left & ~1, width - window_width)) for top, _, left, _ in boxes
+        ]
+        scratch = self.scratch
+        rgb = scratch.array("windows", (len(boxes), window_height, window_width, 3), np.uint8)
+        for window, image, (top, left) in zip(rgb, images, self._origins):
+            window[...] = image[top : top + window_height, left : left + window_width]
+        y = scratch.array("y", rgb.shape[:3], np.uint8)
+        u = scratch.array("u", (len(rgb), window_height // 2, window_width // 2), np.uint8)
+        v = scratch.array("v", u.shape, np.uint8)
+        if boxes:
+            rgb_to_i420(rgb, y, u, v, scratch)
+        self._planes = (y, u, v)
+
+    def put(self, number: int, picture: Picture) -> None:
+        """Copy the I420 of box ``number`` of the last :meth:`convert` into ``picture`` where it was."""
+        assert self._planes is not None  # convert() came first
+        (top, left), (height, width) = self._origins[number], self._size
+        y, u, v = self._planes
+        picture[0][top : top + height, left : left + width] = y[number]
+        rows, columns = slice(top // 2, (top + height) // 2), slice(left // 2, (left + width) // 2)
+        picture[1][rows, columns] = u[number]
+        picture[2][rows, columns] = v[number]

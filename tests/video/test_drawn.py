@@ -6,23 +6,11 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from video_checks import random_states
 
 from gymview.image.yuv import I420Converter
 from gymview.renderers import renderer_for
 from gymview.video.drawn import DrawnFrames
-
-
-def episode_states(env: gym.Env, renderer, count: int, seed: int) -> np.ndarray:
-    """States of random-action episodes, reset when one ends (a jump, as between two videos)."""
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    states = []
-    for _ in range(count):
-        states.append(renderer.state_of(env))
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
-    return np.stack(states)
 
 
 def whole_frames(renderer, states: np.ndarray) -> list[np.ndarray]:
@@ -39,7 +27,7 @@ def test_frames_equal_whole_frames_converted_across_calls_videos_and_pictures(en
     if size is not None:  # odd sizes: a black column and row, as I420Converter pads
         env.unwrapped.screen_width, env.unwrapped.screen_height = size
     renderer = renderer_for(env)
-    first, second = episode_states(env, renderer, 75, seed=1), episode_states(env, renderer, 40, seed=2)
+    first, second = random_states(env, renderer, 75, seed=1), random_states(env, renderer, 40, seed=2)
     drawn = DrawnFrames(renderer, chunk=16)
     # two calls, the first ending inside a chunk; then another video's states
     got = [planes.copy() for states in (first[:37], first[37:], second) for planes in drawn.planes(states)]
