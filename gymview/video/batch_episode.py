@@ -17,11 +17,11 @@ import gymnasium as gym
 import numpy as np
 
 from gymview._internal.user_code import error_text
-from gymview.image.frames import downsample, to_rgb_uint8
+from gymview.image.frames import to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
 from gymview.video.drawn import drawn_frames
-from gymview.video.mosaic import MosaicFrames
+from gymview.video.mosaic import MosaicFrames, shrink
 
 if TYPE_CHECKING:
     from gymview.video.encoder import VideoEncoder
@@ -266,7 +266,9 @@ class _FrameSink:
     def write(self, frame: np.ndarray) -> None:
         if self.job.layout == "mosaic":
             frame = to_rgb_uint8(frame, copy=False)  # as the other layouts do: floats, gray, RGBA
-            small = np.ascontiguousarray(downsample(frame, _tile_max_size(frame.shape, self.job.columns)))
+            factor = _tile_factor(frame.shape, self.job.columns)  # as MosaicFrames shrinks drawn frames
+            height, width = frame.shape[0] // factor * factor, frame.shape[1] // factor * factor
+            small = np.ascontiguousarray(shrink(frame[:height, :width], factor))
             self.tile_shape = self.tile_shape or small.shape
             self.file.write(small.tobytes())
         else:
@@ -292,11 +294,6 @@ def _tile_factor(shape: Sequence[int], columns: int) -> int:
     """How many times smaller than a frame of ``shape`` a mosaic tile is: the smallest whole factor
     that fits ``columns`` tiles in a mosaic's width."""
     return max(1, -(-columns * max(shape[0], shape[1]) // MOSAIC_WIDTH))
-
-
-def _tile_max_size(shape: Sequence[int], columns: int) -> int:
-    """Long side of a mosaic tile: the frame shrunk by :func:`_tile_factor`."""
-    return max(1, max(shape[0], shape[1]) // _tile_factor(shape, columns))
 
 
 def encode_mosaic(job: BatchSpec, members: list[dict[str, Any]], path: str) -> str:
