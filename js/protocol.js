@@ -26,12 +26,14 @@
 //     {type: "control", action: "cancel", of: id, id}   a click that got no answer (see CLICK_ANSWER_MS)
 //     {type: "key", key, down, id}                 a key went down / up while the view has focus
 //     {type: "replay", index, id}                  show the index-th kept frame (oldest first)
+//     {type: "module", name: "mujoco"}             a scene needs a module this page lacks (scene3d.js): send it
 //     {type: "stop"}                               a background job's Stop button (job_status.js, its own widget)
 //   kernel → browser, besides frames:
 //     {type: "state", state: "running" | "paused" | "stopped", speed: number | null, fps: number | null,
 //      speeds: number[], history: number, heard: string[], message: string | null}
 //     heard: ids of the latest clicks the kernel applied; a frame with `replay: index` is a kept frame
 //     shown again, not a new one.
+//     {type: "module", name: "mujoco"} + one buffer: the module's JavaScript, to a page that asked for it
 
 export const PROTOCOL_VERSION = 2;
 
@@ -60,6 +62,7 @@ export const controlMessage = (action, value) =>
 export const cancelMessage = (id) => ({ type: "control", action: "cancel", of: id });
 export const keyMessage = (key, down) => ({ type: "key", key, down });
 export const replayMessage = (index) => ({ type: "replay", index });
+export const moduleMessage = (name) => ({ type: "module", name });
 export const jobStopMessage = () => ({ type: "stop" });
 export const clickId = (count) => `${CLIENT_ID}:${count}`;
 export const withId = (msg, id) => ({ ...msg, id });
@@ -67,6 +70,7 @@ export const withId = (msg, id) => ({ ...msg, id });
 // What the kernel sends.
 export const isState = (msg) => Boolean(msg) && msg.type === "state";
 export const isFrame = (msg, buffers) => Boolean(msg) && msg.type === "frame" && Boolean(buffers) && buffers.length >= 1;
+export const isModule = (msg, buffers) => Boolean(msg) && msg.type === "module" && Boolean(buffers) && buffers.length === 1;
 export const isReplay = (msg) => msg.replay !== undefined && msg.replay !== null;
 export const isVideo = (msg) => msg.format === "h264";
 export const isScene = (msg) => msg.format === "scene";

@@ -38,6 +38,21 @@ def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int
         >>> tile(frames, labels=["env 0", "env 1"], columns=1).shape
         (120, 80, 3)
     """
+    return labelled_grid(frames, labels, columns)[0]
+
+
+def labelled_grid(
+    frames: list[np.ndarray], labels: list[str] | None = None, columns: int | None = None
+) -> tuple[np.ndarray, list[tuple[int, int, int, int] | None]]:
+    """:func:`tile`'s grid, and where each label's box is drawn on it: ``(top, bottom, left,
+    right)``, or None for none (no labels, or one outside the grid). A box is opaque: redrawing
+    what the grid held there restores the label.
+
+    >>> import numpy as np
+    >>> grid, boxes = labelled_grid([np.zeros((60, 80, 3), np.uint8)] * 2, ["a", "b"])
+    >>> grid.shape, [box[2] for box in boxes]
+    ((60, 160, 3), [2, 82])
+    """
     if not frames:
         raise ValueError("tile() needs at least one frame")
     if labels is not None and len(labels) != len(frames):
@@ -51,13 +66,14 @@ def tile(frames: list[np.ndarray], labels: list[str] | None = None, columns: int
     for index, frame in enumerate(frames):
         row, column = divmod(index, columns)
         grid[row * cell_h : row * cell_h + frame.shape[0], column * cell_w : column * cell_w + frame.shape[1]] = frame
+    boxes: list[tuple[int, int, int, int] | None] = [None] * count
     if labels:
         # Labels scale with the cells, so they stay readable after the grid is downsampled.
         font = _font(max(10, min(cell_h, cell_w) // 12))
         for index, label in enumerate(labels):
             row, column = divmod(index, columns)
-            _draw_label(grid, column * cell_w + 4, row * cell_h + 3, label, font)
-    return grid
+            boxes[index] = _draw_label(grid, column * cell_w + 4, row * cell_h + 3, label, font)
+    return grid, boxes
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,14 +81,15 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-def _draw_label(grid: np.ndarray, x: int, y: int, label: str, font: Any) -> None:
+def _draw_label(grid: np.ndarray, x: int, y: int, label: str, font: Any) -> tuple[int, int, int, int] | None:
     """White ``label`` on a black box at (x, y), drawn on just the pixels the box covers (a copy
-    of the whole grid for PIL would cost more than the drawing)."""
+    of the whole grid for PIL would cost more than the drawing); the box, None if off the grid."""
     left, top, right, bottom = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((x, y), label, font=font)
-    y0, y1 = max(0, top - 2), min(grid.shape[0], bottom + 3)
-    x0, x1 = max(0, left - 2), min(grid.shape[1], right + 3)
+    y0, y1 = max(0, int(top) - 2), min(grid.shape[0], int(bottom) + 3)
+    x0, x1 = max(0, int(left) - 2), min(grid.shape[1], int(right) + 3)
     if y0 >= y1 or x0 >= x1:
-        return
+        return None
     patch = Image.new("RGB", (x1 - x0, y1 - y0), (0, 0, 0))
     ImageDraw.Draw(patch).text((x - x0, y - y0), label, fill=(255, 255, 255), font=font)
     grid[y0:y1, x0:x1] = np.asarray(patch)
+    return y0, y1, x0, x1

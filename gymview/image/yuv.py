@@ -9,9 +9,11 @@ the two frames, or is told them by whoever drew the frame (a renderer knows wher
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["I420Converter", "changed_boxes"]
+__all__ = ["I420Converter", "Scratch", "changed_boxes", "rgb_to_i420"]
 
 _BAND_GAP = 16  # unchanged rows that split two changed bands into separate boxes
 
@@ -47,10 +49,7 @@ class I420Converter:
         self._y = self._out[:luma].reshape(height, width)
         self._u = self._out[luma : luma * 5 // 4].reshape(height // 2, width // 2)
         self._v = self._out[luma * 5 // 4 :].reshape(height // 2, width // 2)
-        self._planes = np.empty((3, height, width), np.uint16)  # R, G, B of the box being converted
-        self._luma = np.empty((2, height, width), np.uint16)
-        self._quads = np.empty((3, height // 2, width // 2), np.int32)  # 2x2 sums of R, G, B
-        self._chroma = np.empty((2, height // 2, width // 2), np.int32)
+        self._scratch = Scratch()
         self._previous: np.ndarray | None = None
 
     def convert(self, frame: np.ndarray, changed: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
@@ -81,33 +80,71 @@ class I420Converter:
         return self._out
 
     def _convert_box(self, frame: np.ndarray, top: int, bottom: int, left: int, right: int) -> None:
-        """BT.601 limited range, chroma from 2x2 averages: ffmpeg's conversion within 2 levels."""
-        height, width = bottom - top, right - left
-        planes = self._planes[:, :height, :width]
-        planes[...] = frame[top:bottom, left:right].transpose(2, 0, 1)
-        red, green, blue = planes
-        luma, term = self._luma[:, :height, :width]
-        np.multiply(red, 66, out=luma, dtype=np.uint16)
-        for plane, weight in ((green, 129), (blue, 25)):
-            np.multiply(plane, weight, out=term, dtype=np.uint16)
-            luma += term
-        luma += 128 + (16 << 8)  # rounding, then the +16 offset; the sum stays below 2**16
-        luma >>= 8
-        self._y[top:bottom, left:right] = luma
-        quads = self._quads[:, : height // 2, : width // 2]
-        np.add(planes[:, 0::2, 0::2], planes[:, 1::2, 0::2], out=quads, dtype=np.int32)
-        quads += planes[:, 0::2, 1::2]
-        quads += planes[:, 1::2, 1::2]
-        chroma, term = self._chroma[:, : height // 2, : width // 2]
         rows, columns = slice(top // 2, bottom // 2), slice(left // 2, right // 2)
-        for target, weights in ((self._u, (-38, -74, 112)), (self._v, (112, -94, -18))):
-            np.multiply(quads[0], weights[0], out=chroma)
-            for plane, weight in zip(quads[1:], weights[1:]):
-                np.multiply(plane, weight, out=term)
-                chroma += term
-            chroma += 512 + (128 << 10)  # rounding of the 4-pixel average, then the +128 offset
-            chroma >>= 10
-            target[rows, columns] = chroma
+        rgb_to_i420(
+            frame[top:bottom, left:right],
+            self._y[top:bottom, left:right],
+            self._u[rows, columns],
+            self._v[rows, columns],
+            self._scratch,
+        )
+
+
+class Scratch:
+    """Work arrays of :func:`rgb_to_i420`, each grown to the largest size asked for and then reused:
+    a fresh large array per call costs more in page faults than the arithmetic."""
+
+    def __init__(self) -> None:
+        self._flat: dict[str, np.ndarray] = {}
+
+    def array(self, name: str, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+        """The work array ``name`` as an uninitialized array of ``shape``."""
+        size = math.prod(shape)
+        flat = self._flat.get(name)
+        if flat is None or flat.size < size:
+            flat = self._flat[name] = np.empty(size, dtype)
+        return flat[:size].reshape(shape)
+
+
+def rgb_to_i420(rgb: np.ndarray, y: np.ndarray, u: np.ndarray, v: np.ndarray, scratch: Scratch) -> None:
+    """Convert RGB pixels to I420 planes: BT.601 limited range, chroma from 2x2 averages (FFmpeg's
+    own conversion within 2 levels).
+
+    ``rgb`` is (..., H, W, 3) uint8 with H and W even: one image or a stack of them; ``y`` (..., H,
+    W), ``u`` and ``v`` (..., H / 2, W / 2) uint8 are written. A stack of small images costs about
+    what one image of their total size costs: numpy's per-call overhead is paid once.
+
+    >>> import numpy as np
+    >>> y, u, v = np.empty((2, 2, 2), np.uint8), np.empty((2, 1, 1), np.uint8), np.empty((2, 1, 1), np.uint8)
+    >>> rgb_to_i420(np.stack([np.zeros((2, 2, 3)), np.full((2, 2, 3), 255)]).astype(np.uint8), y, u, v, Scratch())
+    >>> y.ravel().tolist(), u.ravel().tolist(), v.ravel().tolist()
+    ([16, 16, 16, 16, 235, 235, 235, 235], [128, 128], [128, 128])
+    """
+    *stack, height, width, _ = rgb.shape
+    planes = scratch.array("rgb", (3, *stack, height, width), np.uint16)
+    planes[...] = np.moveaxis(rgb, -1, 0)
+    red, green, blue = planes
+    luma, term = scratch.array("luma", (2, *stack, height, width), np.uint16)
+    np.multiply(red, 66, out=luma, dtype=np.uint16)
+    for plane, weight in ((green, 129), (blue, 25)):
+        np.multiply(plane, weight, out=term, dtype=np.uint16)
+        luma += term
+    luma += 128 + (16 << 8)  # rounding, then the +16 offset; the sum stays below 2**16
+    luma >>= 8
+    y[...] = luma
+    quads = scratch.array("quads", (3, *stack, height // 2, width // 2), np.int32)  # 2x2 sums of R, G, B
+    np.add(planes[..., 0::2, 0::2], planes[..., 1::2, 0::2], out=quads, dtype=np.int32)
+    quads += planes[..., 0::2, 1::2]
+    quads += planes[..., 1::2, 1::2]
+    chroma, term = scratch.array("chroma", (2, *stack, height // 2, width // 2), np.int32)
+    for target, weights in ((u, (-38, -74, 112)), (v, (112, -94, -18))):
+        np.multiply(quads[0], weights[0], out=chroma)
+        for plane, weight in zip(quads[1:], weights[1:]):
+            np.multiply(plane, weight, out=term)
+            chroma += term
+        chroma += 512 + (128 << 10)  # rounding of the 4-pixel average, then the +128 offset
+        chroma >>= 10
+        target[...] = chroma
 
 
 def _even_box(box: tuple[int, int, int, int], height: int, width: int) -> tuple[int, int, int, int]:

@@ -32,7 +32,8 @@ class BrowserMessages:
 
     ``streamer`` takes acks and replays (a :class:`~gymview.live.streamer.FrameStreamer`);
     ``post_state()`` sends the state message after a click that changes nothing the controls post
-    themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not.
+    themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not;
+    ``send_module(name)`` sends a page the module it asked for.
     """
 
     def __init__(
@@ -41,11 +42,13 @@ class BrowserMessages:
         streamer: Any,
         post_state: Callable[[], None],
         page_seen: Callable[[str, bool, bool], None],
+        send_module: Callable[[str], None] = lambda name: None,
     ) -> None:
         self.controls = controls
         self.streamer = streamer
         self._post_state = post_state
         self._page_seen = page_seen
+        self._send_module = send_module
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
         self._applied: dict[str, str] = {}  # click id -> action, for a cancel
@@ -78,6 +81,8 @@ class BrowserMessages:
             self.streamer.acknowledge(message.seq, message.client)
         elif message.type == protocol.VISIBILITY:
             self._page_seen(message.client, message.visible, False)
+        elif message.type == protocol.MODULE and message.name is not None:
+            self._send_module(message.name)
 
     def _apply(self, message: protocol.FromPage) -> None:
         if message.type == protocol.KEY:

@@ -40,6 +40,7 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
                                                               ("of": the id of a click that came too late)
     {"type": "key", "key": "ArrowLeft", "down": true, "id": "k3x9:5"}   a key went down (or up) in the focused view
     {"type": "replay", "index": 12, "id": "k3x9:6"}        show the 12th kept frame (oldest first)
+    {"type": "module", "name": "mujoco"}                 this page draws a scene with a module it lacks: send it
 
 Clicks, keys and replay requests carry an ``id``: the state message names the clicks applied, and a
 page's ``cancel`` names the click it gave up on.
@@ -54,6 +55,8 @@ Kernel → browser, besides frames::
         tells the user when a click is not heard: the kernel could not hear it while the cell runs),
         ``message`` a line to show (a run's error)
     a frame message with ``"replay": 12``: a kept frame shown again, not a new one
+    {"type": "module", "name": "mujoco"} + one buffer: the module's JavaScript (``js/scene3d.js``, three.js
+        included), sent to a page that asked: once per page, not with every view
 
 A background job's status line (:class:`gymview.live.job_status.JobStatus`, a widget of its own)
 hears one message, its Stop button::
@@ -76,6 +79,7 @@ READY = "ready"
 KEYFRAME = "keyframe"
 ACK = "ack"
 VISIBILITY = "visibility"
+MODULE = "module"
 CONTROL = "control"
 KEY = "key"
 REPLAY = "replay"
@@ -142,6 +146,15 @@ def state_message(
     }
 
 
+def module_message(name: str) -> dict[str, Any]:
+    """The header of a module sent to a page that asked for it (its JavaScript is the one buffer).
+
+    >>> module_message("mujoco")
+    {'type': 'module', 'name': 'mujoco'}
+    """
+    return {"type": MODULE, "name": name}
+
+
 def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
     """A kept frame's header, marked as shown again (not a new frame).
 
@@ -188,6 +201,7 @@ class FromPage:
     down: bool = False  # key
     index: int | None = None  # replay
     codecs: tuple[str, ...] | None = None  # ready: the video codecs the page decodes (None: an older page)
+    name: str | None = None  # module
 
     @property
     def is_click(self) -> bool:
@@ -224,6 +238,7 @@ def read(content: Any) -> FromPage | None:
         down=bool(content.get("down")),
         index=field("index", int),
         codecs=_names(content.get("codecs")),
+        name=field("name", str),
     )
 
 

@@ -123,7 +123,6 @@ class LiveView(anywidget.AnyWidget):
     show_controls = traitlets.Bool(True, help="Show Pause / Step / Stop / Speed under the picture.").tag(sync=True)
     _keyboard = traitlets.Bool(False, help="Send key presses to the kernel (gymview.play(keys=...)).").tag(sync=True)
     _scene = traitlets.Dict({}, help="What the page draws scene frames with (js/scene.js).").tag(sync=True)
-    _scene3d = traitlets.Unicode("", help="js/scene3d.js (three.js), for MuJoCo scenes only.").tag(sync=True)
 
     def __init__(
         self,
@@ -169,7 +168,10 @@ class LiveView(anywidget.AnyWidget):
             else lambda active: None,
         )
         self._controls = RunControls(on_change=self._post_state)
-        self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
+        self._messages = BrowserMessages(
+            self._controls, self._streamer, self._post_state, self._page_seen, send_module=self._send_module
+        )
+        self._modules_sent = 0
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
@@ -215,12 +217,15 @@ class LiveView(anywidget.AnyWidget):
         """Where frames drawn from a state are drawn: ``"auto"``, ``"page"`` or ``"kernel"`` (see the class)."""
         return self._streamer.draw
 
+    def _send_module(self, name: str) -> None:
+        """The module a page asked for to draw a scene (three.js, 549 KB): once per page, not with each view."""
+        if name == "mujoco" and self._active:
+            self._streamer.post(protocol.module_message(name), [frontend.SCENE3D_ESM.encode()])
+            self._modules_sent += 1
+
     def _publish_scene(self, scene: dict[str, Any]) -> None:
-        """The scene the page draws scene frames with; with it, once, the module that draws MuJoCo scenes."""
-        with self.hold_sync():  # one message: the page never has the scene without its module
-            if "mujoco" in (scene.get("kind"), scene.get("cell", {}).get("kind")) and not self._scene3d:
-                self._scene3d = frontend.SCENE3D_ESM
-            self._scene = scene
+        """The scene the page draws scene frames with, here and on pages attached from afar."""
+        self._scene = scene
         if self._far_pages is not None:
             self._far_pages.show_scene(scene)
 
@@ -384,7 +389,8 @@ class LiveView(anywidget.AnyWidget):
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
         container is confirmed only by the browser; until then it gets ``HIDDEN_FPS``);
         ``polls_browser``: a blocking loop fetches the browser's messages itself (ipykernel 6 and
-        marimo, which deliver none while a cell runs).
+        marimo, which deliver none while a cell runs); ``modules_sent``: how often a page asked this
+        view for the module that draws MuJoCo scenes (once per page that lacked it).
         """
         streamer, throttle = self._streamer, self._throttle
         with self._rate_lock:
@@ -406,6 +412,7 @@ class LiveView(anywidget.AnyWidget):
             "visible": visible,
             "streaming": streamer.running,
             "polls_browser": self._link.polls_browser,
+            "modules_sent": self._modules_sent,
         }
 
     def stop(self, timeout: float = 10.0) -> None:

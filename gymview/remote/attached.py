@@ -256,6 +256,9 @@ class AttachedView(LiveView):
         if not isinstance(content, dict):
             return
         kind, client = content.get("type"), content.get("client")
+        if kind == protocol.MODULE:  # this notebook's gymview has the page's modules: nothing to ask the run
+            self._messages.receive(content)
+            return
         with self._state_lock:
             kept_for_later = kind in (protocol.READY, protocol.VISIBILITY) and isinstance(client, str)
             if kept_for_later and (client in self._pages or len(self._pages) < MAX_PAGES):

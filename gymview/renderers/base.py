@@ -38,7 +38,7 @@ class BatchRenderer:
         self._overlays: list[tuple[slice, slice, np.ndarray, np.ndarray]] = []
         self._lock = threading.Lock()
         self._last_out: np.ndarray | None = None
-        self._dirty: list[tuple[int, int, int, int, np.ndarray]] = []
+        self._dirty: list[tuple[int, int, int, int, int]] = []
         self._painted: np.ndarray | None = None  # paint()'s frame, drawn into again by the next call
 
     # --- public API --------------------------------------------------------------------------
@@ -82,7 +82,10 @@ class BatchRenderer:
                 self._lay_overlays(chunk, touched)
                 for x0, y0, width, height in windows:
                     tops = self.height - y0 - height
-                    self._dirty += [(start + n, t, t + height, x, x + width) for n, (t, x) in enumerate(zip(tops, x0))]
+                    self._dirty += [
+                        (start + n, t, t + height, x, x + width)
+                        for n, (t, x) in enumerate(zip(tops.tolist(), x0.tolist()))
+                    ]
             self._last_out = out
         return frames
 
@@ -108,7 +111,7 @@ class BatchRenderer:
         >>> sorted({box[0] for box in renderer.drawn_boxes})
         [0, 1]
         """
-        return [tuple(int(value) for value in box[:5]) for box in self._dirty]
+        return list(self._dirty)
 
     def paint(self, state: np.ndarray, canvas: np.ndarray | None = None) -> np.ndarray:
         """Draw one ``state`` as a (height, width, 3) frame; passing back the frame this returned
@@ -195,11 +198,13 @@ class BatchRenderer:
         """Gather each frame's window (flipped to pygame's orientation), paint the shape, put it back."""
         count = frames.shape[0]
         if isinstance(shape, Box):  # no blending needed: set the pixels
-            x_low, y_low = np.clip(shape.low, 0, None).T
-            x_high = np.minimum(shape.high[:, 0], self.width - 1)
-            y_high = np.minimum(shape.high[:, 1], self.height - 1)
+            # rows and columns of the visible part, empty (never negative: no wrapping round) off screen
+            tops = (self.height - 1 - np.minimum(shape.high[:, 1], self.height - 1)).tolist()
+            bottoms = np.maximum(self.height - np.maximum(shape.low[:, 1], 0), 0).tolist()
+            lefts = np.maximum(shape.low[:, 0], 0).tolist()
+            rights = np.maximum(np.minimum(shape.high[:, 0], self.width - 1) + 1, 0).tolist()
             for n in range(count):
-                frames[n, self.height - 1 - y_high[n] : self.height - y_low[n], x_low[n] : x_high[n] + 1] = shape.color
+                frames[n, tops[n] : bottoms[n], lefts[n] : rights[n]] = shape.color
             return
         patch = np.empty((count, height, width, 3), np.float32)
         tops = self.height - y0 - height

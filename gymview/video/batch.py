@@ -32,7 +32,7 @@ import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview._internal.user_code import pickled
-from gymview.errors import VideoLogError
+from gymview.errors import FFmpegError, VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
     BatchSpec,
@@ -44,6 +44,7 @@ from gymview.video.batch_episode import (
 from gymview.video.batch_pool import Call, Outcome, RestartingPool, executor_results
 from gymview.video.env_ids import registered_env
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
+from gymview.video.mp4 import Joiner
 
 __all__ = ["BatchResult", "Episode", "record_batch"]
 
@@ -241,10 +242,19 @@ def record_batch(
     else:
         run = functools.partial(executor_results, executor)
     started = time.perf_counter()
+    joining = _Joining(job) if layout == "concat" else None
     try:
-        rows = _simulate_all(run, job, episodes, seed, progress, log)
-        files = _assemble(run, job, rows, progress, log)
+        if joining is not None:  # joined in episode order as the rows come in, while the workers go on
+            on_row: Callable[[dict[str, Any]], None] = joining.add
+        elif layout == "per-episode":  # logged in episode order as the rows come in
+            on_row = lambda row: log.file(row["file"], [row])  # noqa: E731
+        else:
+            on_row = lambda row: None  # noqa: E731
+        rows = _simulate_all(run, job, episodes, seed, progress, on_row)
+        files = _assemble(run, job, rows, progress, log, joining)
     finally:
+        if joining is not None:
+            joining.give_up()  # a batch that did not get to its end leaves no half-joined video
         if pool is not None:
             pool.shutdown()
         if job.parts and os.path.isdir(job.parts) and not os.listdir(job.parts):
@@ -316,7 +326,8 @@ def _batch_spec(
     if layout != "per-episode":
         parts = tempfile.mkdtemp(prefix=".gymview-parts-", dir=out_path)
     default_preset, default_crf = QUALITIES[quality]
-    cores = os.cpu_count() or 1
+    preset = default_preset if preset is None else preset
+    threads = max(1, (os.cpu_count() or 1) // _pool_size(workers)) if executor is None else 1
     job = BatchSpec(
         payload=payload,
         out=str(out_path),
@@ -324,8 +335,11 @@ def _batch_spec(
         max_steps=max_steps,
         fps=fps,
         crf=default_crf if crf is None else crf,
-        preset=default_preset if preset is None else preset,
-        threads=max(1, cores // _pool_size(workers)) if executor is None else 1,
+        preset=preset,
+        # x264 ultrafast on one thread writes the same packets with zerolatency, which holds no
+        # frame back: a worker's codec then stays open from one file to the next
+        tune="zerolatency" if preset == "ultrafast" and threads == 1 else None,
+        threads=threads,
         vectorized=vectorized,
         name_width=max(4, len(str(episodes - 1))),
         parts=parts,
@@ -352,10 +366,11 @@ Runner = Callable[[list[Call]], Generator[Outcome, None, None]]
 
 
 def _simulate_all(
-    run: Runner, job: BatchSpec, episodes: int, seed: int, progress: bool, log: _BatchLog
+    run: Runner, job: BatchSpec, episodes: int, seed: int, progress: bool, on_row: Callable[[dict[str, Any]], None]
 ) -> list[dict[str, Any]]:
+    """Run every episode; ``on_row`` gets each row in episode order, as soon as it and those before it are in."""
     rows: list[dict[str, Any] | None] = [None] * episodes
-    logged = 0  # rows before this one are logged (or have no file); logged in order, as rows arrive
+    handed = 0  # rows before this one went to on_row
     calls: list[Call] = [(run_episode, (job, index, seed + index)) for index in range(episodes)]
     steps, started = 0, time.perf_counter()
     with _progress_bar(episodes, "episodes", progress) as bar, contextlib.closing(run(calls)) as outcomes:
@@ -366,24 +381,31 @@ def _simulate_all(
                                       truncated=False, file=None, frames=0,
                                       error=f"worker failed: {error}"))  # fmt: skip
             rows[index] = row
-            while job.layout == "per-episode" and logged < episodes and (done := rows[logged]) is not None:
-                log.file(done["file"], [done])
-                logged += 1
+            while handed < episodes and (done := rows[handed]) is not None:
+                on_row(done)
+                handed += 1
             steps += row["steps"] + 1
             bar.set_postfix_str(f"{steps / max(time.perf_counter() - started, 1e-9):,.0f} steps/s", refresh=False)
             bar.update(1)
     return rows  # type: ignore[return-value]
 
 
-def _assemble(run: Runner, job: BatchSpec, rows: list[dict[str, Any]], progress: bool, log: _BatchLog) -> list[Path]:
+def _assemble(
+    run: Runner,
+    job: BatchSpec,
+    rows: list[dict[str, Any]],
+    progress: bool,
+    log: _BatchLog,
+    joining: _Joining | None,
+) -> list[Path]:
     """Files of the layout: per-episode files as they are, mosaics encoded, concat parts joined."""
     kept = [row for row in rows if row["frames"] and (row["file"] or "states" in row or "raw" in row)]
     if job.layout == "per-episode":
         return [Path(row["file"]) for row in kept]
     if not kept:
         return []
-    if job.layout == "concat":
-        files = _concat(job, kept)
+    if joining is not None:
+        files = joining.finish(kept)
         if files and kept[0]["file"] == str(files[0]):  # joined: one video (else the parts stay, unlogged)
             log.file(str(files[0]), kept, joined=True)
         return files
@@ -413,28 +435,61 @@ def _assemble(run: Runner, job: BatchSpec, rows: list[dict[str, Any]], progress:
     return [Path(path) for group, path in zip(groups, paths) if group[0]["file"] == path]
 
 
-def _concat(job: BatchSpec, kept: list[dict[str, Any]]) -> list[Path]:
-    """Join the kept episodes' files into one MP4 without re-encoding.
+class _Joining:
+    """The concat layout's ``episodes.mp4``: the kept episodes' parts joined in episode order as
+    their rows come in, without re-encoding. Should joining fail, the per-episode parts stay where
+    they are and are the files of the batch instead."""
 
-    Should that fail, the per-episode parts stay where they are and are returned instead.
-    """
-    from gymview.errors import FFmpegError
-    from gymview.video.mp4 import join
+    def __init__(self, job: BatchSpec) -> None:
+        self.job = job
+        self.target = Path(job.out) / "episodes.mp4"
+        self.joiner: Joiner | None = None
+        self.failure: FFmpegError | None = None
 
-    target = Path(job.out) / "episodes.mp4"
-    try:
-        join([row["file"] for row in kept], target)
-    except FFmpegError as error:
-        target.unlink(missing_ok=True)
-        note = f"could not join the episodes into {str(target)!r} ({error}); the parts are kept in {job.parts!r}"
+    def add(self, row: dict[str, Any]) -> None:
+        """Join the part of ``row``, if it has one."""
+        if self.failure is not None or not (row["frames"] and row["file"]):
+            return
+        try:
+            if self.joiner is None:
+                self.joiner = Joiner(self.target)
+            self.joiner.add(row["file"])
+        except FFmpegError as error:
+            self.failure = error
+            self.give_up()
+
+    def finish(self, kept: list[dict[str, Any]]) -> list[Path]:
+        """Finish ``episodes.mp4`` and delete the parts; or, where joining failed, keep them."""
+        if self.failure is None and self.joiner is not None:
+            try:
+                self.joiner.close()
+            except FFmpegError as error:
+                self.failure = error
+            else:
+                self.joiner = None
+        if self.failure is not None or self.joiner is not None:
+            self.give_up()
+            note = (
+                f"could not join the episodes into {str(self.target)!r} ({self.failure}); "
+                f"the parts are kept in {self.job.parts!r}"
+            )
+            for row in kept:
+                row["error"] = (row["error"] + "; " if row["error"] else "") + note
+            return [Path(row["file"]) for row in kept]
         for row in kept:
-            row["error"] = (row["error"] + "; " if row["error"] else "") + note
-        return [Path(row["file"]) for row in kept]
-    for row in kept:
-        Path(row["file"]).unlink(missing_ok=True)
-        row["file"] = str(target)
-    shutil.rmtree(job.parts, ignore_errors=True)
-    return [target]
+            Path(row["file"]).unlink(missing_ok=True)
+            row["file"] = str(self.target)
+        shutil.rmtree(self.job.parts, ignore_errors=True)
+        return [self.target]
+
+    def give_up(self) -> None:
+        """Close and delete an unfinished ``episodes.mp4`` (idempotent)."""
+        joiner, self.joiner = self.joiner, None
+        if joiner is not None:
+            with contextlib.suppress(FFmpegError):
+                joiner.close()
+            if self.target.is_file():  # not what was in the way, when that made joining fail
+                self.target.unlink()
 
 
 class _BatchLog:

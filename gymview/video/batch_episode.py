@@ -9,7 +9,7 @@ import os
 import pickle
 import random
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +17,11 @@ import gymnasium as gym
 import numpy as np
 
 from gymview._internal.user_code import error_text
-from gymview.image.frames import downsample, to_rgb_uint8
+from gymview.image.frames import to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
 from gymview.video.drawn import drawn_frames
+from gymview.video.mosaic import MosaicFrames, shrink
 
 if TYPE_CHECKING:
     from gymview.video.encoder import VideoEncoder
@@ -55,6 +56,7 @@ class BatchSpec:
     fps: float
     crf: int
     preset: str
+    tune: str | None
     threads: int
     vectorized: bool
     name_width: int
@@ -78,7 +80,7 @@ class BatchSpec:
             crf=self.crf,
             preset=self.preset,
             threads=self.threads,
-            tune=None,
+            tune=self.tune,
             crash_safe=False,  # the plain MP4 at once; a crashed episode is simply re-run
         )
 
@@ -91,14 +93,20 @@ class _Setup:
         self.env: gym.Env = make_env()
         self.renderer: BatchRenderer | None = renderer_for(self.env) if vectorized else None
         self._encoder: VideoEncoder | None = None
+        self._encoder_settings: tuple[Any, ...] = ()
 
     def encoder_for(self, job: BatchSpec, width: int, height: int) -> VideoEncoder:
-        """The encoder of this worker's episode files (frames of ``width`` x ``height``)."""
-        if self._encoder is None:
+        """The encoder of this worker's episode files (frames of ``width`` x ``height``), kept from
+        one episode to the next while the settings stay the same."""
+        settings = (width + width % 2, height + height % 2, job.fps, job.crf, job.preset, job.tune, job.threads)
+        if self._encoder is None or self._encoder_settings != settings:
             from gymview.video.encoder import VideoEncoder  # imported when used: keeps `import gymview` light
 
-            even = (width + width % 2, height + height % 2)
-            self._encoder = VideoEncoder(*even, fps=job.fps, crf=job.crf, preset=job.preset, threads=job.threads)
+            even_width, even_height, fps, crf, preset, tune, threads = settings
+            self._encoder = VideoEncoder(
+                even_width, even_height, fps=fps, crf=crf, preset=preset, tune=tune, threads=threads
+            )
+            self._encoder_settings = settings
         return self._encoder
 
 
@@ -219,16 +227,21 @@ def _encode_states(job: BatchSpec, setup: _Setup, states: np.ndarray, path: Path
     assert renderer is not None  # states are recorded with a renderer only
     encoder = setup.encoder_for(job, renderer.width, renderer.height)
     partial = _partial(path)
+    _encode_filled(encoder, drawn_frames(renderer).fill(states, encoder.picture), partial)
+    _publish(partial, path)
+
+
+def _encode_filled(encoder: VideoEncoder, filled: Iterator[None], partial: Path) -> None:
+    """Encode into ``partial`` the encoder's picture each time ``filled`` has filled it."""
     try:
         encoder.start(partial, fragmented=False)
-        for planes in drawn_frames(renderer).planes(states, video=partial):
-            encoder.encode(planes)
+        for _ in filled:
+            encoder.encode()
         encoder.finish()
     except BaseException:
         encoder.abandon()
         partial.unlink(missing_ok=True)
         raise
-    _publish(partial, path)
 
 
 class _FrameSink:
@@ -253,7 +266,9 @@ class _FrameSink:
     def write(self, frame: np.ndarray) -> None:
         if self.job.layout == "mosaic":
             frame = to_rgb_uint8(frame, copy=False)  # as the other layouts do: floats, gray, RGBA
-            small = np.ascontiguousarray(downsample(frame, _tile_max_size(frame.shape, self.job.columns)))
+            factor = _tile_factor(frame.shape, self.job.columns)  # as MosaicFrames shrinks drawn frames
+            height, width = frame.shape[0] // factor * factor, frame.shape[1] // factor * factor
+            small = np.ascontiguousarray(shrink(frame[:height, :width], factor))
             self.tile_shape = self.tile_shape or small.shape
             self.file.write(small.tobytes())
         else:
@@ -275,35 +290,32 @@ class _FrameSink:
         return {"file": str(self.final), "frames": self.count}
 
 
-def _tile_max_size(shape: Sequence[int], columns: int) -> int:
-    """Long side of a mosaic tile: the frame shrunk by the smallest whole factor that fits."""
-    long_side = max(shape[0], shape[1])
-    factor = max(1, -(-columns * long_side // MOSAIC_WIDTH))
-    return max(1, long_side // factor)
+def _tile_factor(shape: Sequence[int], columns: int) -> int:
+    """How many times smaller than a frame of ``shape`` a mosaic tile is: the smallest whole factor
+    that fits ``columns`` tiles in a mosaic's width."""
+    return max(1, -(-columns * max(shape[0], shape[1]) // MOSAIC_WIDTH))
 
 
 def encode_mosaic(job: BatchSpec, members: list[dict[str, Any]], path: str) -> str:
     """Encode one mosaic video: the kept episodes ``members`` side by side, labelled."""
     labels = [f"ep {m['episode']} seed {m['seed']} R {m['return']:.4g}" for m in members]
-    length = max(m["frames"] for m in members)
-    if "states" in members[0]:
-        renderer = _setup_for(job).renderer
+    partial = _partial(Path(path))
+    if "states" in members[0]:  # drawn here, only where each tile changed, into this worker's encoder
+        setup = _setup_for(job)
+        renderer = setup.renderer
         assert renderer is not None  # states are recorded with a renderer only
-        states = [m["states"] for m in members]
-        source: Callable[[int], list[np.ndarray]] = lambda t: [  # noqa: E731
-            downsample(frame, _tile_max_size(frame.shape, job.columns))
-            for frame in renderer.render(np.stack([s[min(t, len(s) - 1)] for s in states]))
-        ]
+        factor = _tile_factor((renderer.height, renderer.width), job.columns)
+        mosaic = MosaicFrames(renderer, [m["states"] for m in members], labels, job.columns, factor)
+        encoder = setup.encoder_for(job, *mosaic.size)
+        _encode_filled(encoder, mosaic.fill(encoder.picture), partial)
     else:
         arrays = [np.memmap(m["raw"][0], np.uint8, "r").reshape(-1, *m["raw"][1]) for m in members]
-        source = lambda t: [a[min(t, len(a) - 1)] for a in arrays]  # noqa: E731
-    partial = _partial(Path(path))
-    try:
-        with job.recorder(partial) as recorder:
-            for t in range(length):
-                recorder.write(tile(source(t), labels, job.columns))
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+        try:
+            with job.recorder(partial) as recorder:
+                for t in range(max(m["frames"] for m in members)):
+                    recorder.write(tile([a[min(t, len(a) - 1)] for a in arrays], labels, job.columns))
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     _publish(partial, Path(path))
     return path

@@ -22,6 +22,7 @@ plain MP4 once it is finished.
 
 from __future__ import annotations
 
+import io
 import os
 from fractions import Fraction
 from typing import Any
@@ -75,7 +76,8 @@ class VideoEncoder:
     """One video encoder writing MP4 files one after another, from I420 planes.
 
     ``start(path)`` opens a file, ``encode(planes)`` adds a frame, ``finish()`` completes the file.
-    The codec is opened for each file: its settings stay those given here.
+    The codec is opened once and kept for the next file while it holds no frame back at the end of
+    one (see :meth:`finish`); its settings stay those given here.
 
     Args:
         width: Frame width, even (``gymview.image.yuv.I420Converter`` pads odd frames).
@@ -121,12 +123,31 @@ class VideoEncoder:
             self.options = {key: str(value) for key, value in settings.items() if value is not None}
         self.threads = threads
         self._av = _av()
-        self._container: Any = None
-        self._stream: Any = None
-        self._frame: Any = None  # one frame, refilled each time: the codec copies what it keeps
-        self._planes: list[np.ndarray] = []
+        self._container: Any = None  # the file being written
+        self._stream: Any = None  # its video stream
+        self._codec: Any = None  # the open codec, kept across files while it holds no frame back
+        self._home: Any = None  # the MP4 in memory whose stream is the template of every file's
+        self._template: Any = None
+        self._pts = 0  # of the next frame, counted across files
+        self._first_pts = 0  # of the file's first frame
+        self._held = 0  # frames of this file the codec holds back
+        self._key_frame = self._av.video.frame.PictureType.I
+        self._any_frame = self._av.video.frame.PictureType.NONE
+        # one frame, refilled each time: the codec copies what it keeps
+        self._frame = self._av.VideoFrame(width, height, "yuv420p")
+        self._picture = tuple(
+            np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
+            for plane in self._frame.planes
+        )
         self._count = 0
         self.path: str | None = None
+
+    @property
+    def picture(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The Y, U and V planes (writable uint8 arrays) of the frame ``encode()`` sends next:
+        fill them in place and call ``encode()`` without planes to send the frame without a copy.
+        They are the same arrays for every file, and ``encode(planes)`` overwrites them."""
+        return self._picture  # type: ignore[return-value]
 
     @property
     def frames(self) -> int:
@@ -145,64 +166,100 @@ class VideoEncoder:
         except av.error.FFmpegError as error:
             raise FFmpegError(f"could not open {self.path!r} for writing: {error}") from error
         try:
-            stream = container.add_stream(self.codec, rate=self.rate)
+            if self._codec is None:
+                self._open_codec()
+            stream = container.add_stream_from_template(self._template)
+        except Exception as error:
+            container.close()
+            raise FFmpegError(f"could not open the {self.codec!r} encoder for {self.path!r}: {error}") from error
+        self._container, self._stream, self._count, self._first_pts, self._held = container, stream, 0, self._pts, 0
+
+    def _open_codec(self) -> None:
+        """Open the codec, in a stream of an MP4 in memory whose header is written at once: every
+        file's stream copies that stream's parameters (x264's SPS and PPS among them)."""
+        home = self._av.open(io.BytesIO(), "w", format="mp4")
+        try:
+            stream = home.add_stream(self.codec, rate=self.rate)
             stream.width, stream.height, stream.pix_fmt = self.width, self.height, "yuv420p"
             context = stream.codec_context
             context.gop_size = max(1, round(self.rate))  # a key frame, and so a fragment, every second
             if self.threads is not None:
                 context.thread_count = self.threads
-            context.options = dict(self.options)
+            # each file's first frame a key frame that refers to no earlier one
+            context.options = {**self.options, "forced-idr": "1"} if self.codec in X264_LIKE else dict(self.options)
             context.open()
-        except Exception as error:
-            container.close()
-            raise FFmpegError(f"could not open the {self.codec!r} encoder for {self.path!r}: {error}") from error
-        self._container, self._stream, self._count = container, stream, 0
-        if self._frame is None:
-            self._frame = av.VideoFrame(self.width, self.height, "yuv420p")
-            self._planes = [
-                np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
-                for plane in self._frame.planes
-            ]
+            home.start_encoding()
+        except BaseException:
+            home.close()
+            raise
+        self._home, self._template, self._codec = home, stream, context
 
-    def encode(self, planes: np.ndarray) -> None:
-        """Add one frame: I420 planes, Y then U then V, as one (height * 3 / 2, width) or flat uint8 array."""
+    def _close_codec(self) -> None:
+        home, self._home, self._template, self._codec = self._home, None, None, None
+        if home is not None:
+            home.close()
+
+    def encode(self, planes: np.ndarray | None = None) -> None:
+        """Add one frame: I420 planes, Y then U then V, as one (height * 3 / 2, width) or flat uint8
+        array; ``None`` sends :attr:`picture` as it is."""
         if self._container is None:
             raise RuntimeError("no file is open; start() one first")
-        luma = self.width * self.height
-        flat = planes.reshape(-1)
-        if flat.size != luma * 3 // 2:
-            raise ValueError(
-                f"expected {self.width}x{self.height} I420 planes ({luma * 3 // 2} bytes); got {flat.size}"
-            )
-        y, u, v = self._planes
-        y[...] = flat[:luma].reshape(y.shape)
-        u[...] = flat[luma : luma * 5 // 4].reshape(u.shape)
-        v[...] = flat[luma * 5 // 4 :].reshape(v.shape)
-        self._frame.pts = self._count
+        if planes is not None:
+            luma = self.width * self.height
+            flat = planes.reshape(-1)
+            if flat.size != luma * 3 // 2:
+                raise ValueError(
+                    f"expected {self.width}x{self.height} I420 planes ({luma * 3 // 2} bytes); got {flat.size}"
+                )
+            y, u, v = self._picture
+            y[...] = flat[:luma].reshape(y.shape)
+            u[...] = flat[luma : luma * 5 // 4].reshape(u.shape)
+            v[...] = flat[luma * 5 // 4 :].reshape(v.shape)
+        frame = self._frame
+        frame.pts = self._pts
+        frame.pict_type = self._key_frame if self._count == 0 else self._any_frame
+        self._pts += 1
         self._count += 1
-        self._mux(self._container, self._stream.encode(self._frame))
+        packets = self._codec.encode(frame)
+        self._held += 1 - len(packets)
+        self._mux(self._container, packets)
 
     def _mux(self, container: Any, packets: list[Any]) -> None:
         try:
-            container.mux(packets)
+            for packet in packets:  # the codec counts on across files: this file's time starts at 0
+                packet.pts -= self._first_pts
+                packet.dts -= self._first_pts
+                packet.stream = self._stream
+                container.mux_one(packet)
         except self._av.error.FFmpegError as error:
             raise FFmpegError(f"could not write {self.path!r}: {error}") from error
 
     def finish(self) -> int:
-        """Encode what the codec holds back, write the file's index and close it; the frames in it."""
-        container, stream, self._container, self._stream = self._container, self._stream, None, None
+        """Encode what the codec holds back, write the file's index and close it; the frames in it.
+
+        A codec that holds no frame back at the end (x264 with ``tune="zerolatency"``) stays open
+        for the next file, which starts with a key frame; one that does is drained, and so closed:
+        the next file opens it again.
+        """
+        container, self._container = self._container, None
         if container is not None:
             try:
-                self._mux(container, stream.encode(None))
+                if self._held:
+                    try:
+                        self._mux(container, self._codec.encode(None))
+                    finally:
+                        self._close_codec()
             finally:
                 container.close()
         return self._count
 
     def abandon(self) -> None:
-        """Close the file being written without waiting for the frames the codec holds back."""
-        container, self._container, self._stream = self._container, None, None
+        """Close the file being written without waiting for the frames the codec holds back (the
+        codec too: the next file opens it again)."""
+        container, self._container = self._container, None
         if container is not None:
             try:
+                self._close_codec()
                 container.close()
             except Exception:  # the file is being given up anyway; the error that led here is raised
                 pass

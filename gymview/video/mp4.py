@@ -15,6 +15,7 @@ a plain MP4 with its index at the front, and episode files joined into one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 from gymview.errors import FFmpegError
 
-__all__ = ["faststart_copy", "join"]
+__all__ = ["Joiner", "faststart_copy", "join"]
 
 
 def faststart_copy(path: str | os.PathLike[str]) -> None:
@@ -54,29 +55,65 @@ def join(sources: Sequence[str | os.PathLike[str]], target: str | os.PathLike[st
 
 
 def _copy_packets(sources: list[Path], target: Path) -> int:
-    import av
-
-    written = 0
+    joiner = Joiner(target)
     try:
-        with av.open(os.fspath(target), "w", format="mp4", container_options={"movflags": "+faststart"}) as output:
-            stream: Any = None
-            offset = 0  # where the next file starts, in the output's stream time base
-            for source in sources:
-                with av.open(os.fspath(source)) as file:
-                    video = file.streams.video[0]
-                    if stream is None:
-                        stream = output.add_stream_from_template(video)
-                    end = offset
-                    for packet in file.demux(video):
-                        if packet.dts is None:  # the demuxer's empty packet at the end
-                            continue
-                        packet.pts += offset
-                        packet.dts += offset
-                        end = max(end, packet.pts + packet.duration)
-                        packet.stream = stream
-                        output.mux(packet)
-                        written += 1
-                    offset = end
-    except (av.error.FFmpegError, IndexError, ValueError) as error:
-        raise FFmpegError(f"could not copy {', '.join(map(str, sources))} into {str(target)!r}: {error}") from error
-    return written
+        for source in sources:
+            joiner.add(source)
+    except BaseException:
+        with contextlib.suppress(FFmpegError):  # the error that led here is the one to raise
+            joiner.close()
+        raise
+    joiner.close()
+    return joiner.written
+
+
+class Joiner:
+    """MP4 files of one video stream with the same settings joined into ``target`` one after
+    another, without re-encoding, each as it comes (:meth:`add`); :meth:`close` finishes ``target``.
+    Raises FFmpegError when a file cannot be read or does not match the first.
+
+    Args:
+        target: The MP4 to write, replaced.
+    """
+
+    def __init__(self, target: str | os.PathLike[str]) -> None:
+        import av
+
+        self._av = av
+        self.target = Path(target)
+        self.written = 0  # packets
+        self._stream: Any = None
+        self._offset = 0  # where the next file starts, in the output's stream time base
+        try:
+            self._output = av.open(os.fspath(target), "w", format="mp4", container_options={"movflags": "+faststart"})
+        except av.error.FFmpegError as error:
+            raise FFmpegError(f"could not open {str(target)!r} for writing: {error}") from error
+
+    def add(self, source: str | os.PathLike[str]) -> None:
+        """Append the video of the MP4 ``source``."""
+        av = self._av
+        try:
+            with av.open(os.fspath(source)) as file:
+                video = file.streams.video[0]
+                if self._stream is None:
+                    self._stream = self._output.add_stream_from_template(video)
+                end = self._offset
+                for packet in file.demux(video):
+                    if packet.dts is None:  # the demuxer's empty packet at the end
+                        continue
+                    packet.pts += self._offset
+                    packet.dts += self._offset
+                    end = max(end, packet.pts + packet.duration)
+                    packet.stream = self._stream
+                    self._output.mux(packet)
+                    self.written += 1
+                self._offset = end
+        except (av.error.FFmpegError, IndexError, ValueError) as error:
+            raise FFmpegError(f"could not copy {os.fspath(source)} into {str(self.target)!r}: {error}") from error
+
+    def close(self) -> None:
+        """Finish ``target`` (idempotent)."""
+        try:
+            self._output.close()
+        except self._av.error.FFmpegError as error:
+            raise FFmpegError(f"could not finish {str(self.target)!r}: {error}") from error

@@ -318,7 +318,7 @@ class _PendingStates:
         if not self.states:
             return
         states, self.states = np.stack(self.states), []
-        for planes in drawn_frames(self.renderer).planes(states, video=self):  # type: ignore[arg-type]
+        for planes in drawn_frames(self.renderer).planes(states):  # type: ignore[arg-type]
             spare = feed.spare(planes.shape)  # arrays that go round (see EncoderFeed)
             np.copyto(spare, planes)
             feed.put(spare)

@@ -47,3 +47,17 @@ def pattern(index: int, height: int = 96, width: int = 128) -> np.ndarray:
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     error = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
     return float("inf") if error == 0 else 10 * np.log10(255.0**2 / error)
+
+
+def random_states(env, renderer, count: int, seed: int) -> np.ndarray:
+    """``count`` states (``renderer.state_of``) of ``env`` under random actions, reset where an
+    episode ends: a jump, as between two videos."""
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    states = []
+    for _ in range(count):
+        states.append(renderer.state_of(env))
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    return np.stack(states)

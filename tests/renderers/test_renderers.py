@@ -128,6 +128,17 @@ def test_env_render_size_is_used() -> None:
     env.close()
 
 
+def test_parts_off_screen_are_not_drawn() -> None:
+    # On a screen 63 pixels high the cart (drawn 85-115 pixels up) is off screen: nothing of it shows.
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    env.unwrapped.screen_width, env.unwrapped.screen_height = 97, 63
+    env.reset(seed=0)
+    renderer = renderer_for(env)
+    frame = renderer.render(renderer.state_of(env)[None])[0]
+    assert psnr(frame, env.render()) >= 30.0
+    env.close()
+
+
 def test_unknown_envs_have_no_renderer() -> None:
     assert renderer_for("FrozenLake-v1") is None
     assert renderer_for(gym.make("Blackjack-v1")) is None

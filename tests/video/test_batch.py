@@ -103,6 +103,16 @@ def test_concat_joins_episodes_without_leftovers(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["episodes.mp4"]
 
 
+def test_concat_that_cannot_be_joined_keeps_every_part_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "episodes.mp4").mkdir()  # where the joined video would go: joining fails at once
+    result = record_batch("CartPole-v1", balance, episodes=4, out=tmp_path, layout="concat", max_steps=5,
+                          workers=2, progress=False)  # fmt: skip
+    assert len(result.files) == 4 and all(path.is_file() for path in result.files)
+    assert [frame_count(path) for path in result.files] == [row["frames"] for row in result.table]
+    assert all("could not join the episodes" in row["error"] and "parts are kept" in row["error"] for row in result.table)
+    assert (tmp_path / "episodes.mp4").is_dir()  # left as it was
+
+
 def test_concat_works_in_a_folder_whose_path_has_quotes(tmp_path: Path) -> None:
     out = tmp_path / "it's \"here\""
     result = record_batch("CartPole-v1", balance, episodes=3, out=out, layout="concat", max_steps=4,
