@@ -211,3 +211,15 @@ def test_sb3_watch_callback_publishes_the_training_view(address, token, pages):
     assert seen and seen[0].run.name == "training" and model.num_timesteps < 10**7
     callback.view.close()
     seen[0].close()
+
+
+def test_javascript_never_comes_from_the_run(address, token, pages):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address)
+    view = gymview.attach(address, display=False)
+    page = pages(view)
+    wait_until(lambda: env.view._far_pages.attached(), "the notebook to attach")
+    env.view._far_pages.send({"type": "module", "name": "mujoco"}, [b"alert('from the run')"])  # a hostile run
+    wait_until(lambda: view.stats["skipped"] >= 1, "the run's module message to be dropped")
+    assert all(b"from the run" not in b"".join(buffers) for _, buffers in page.messages)
+    view.close()
+    env.close()

@@ -24,6 +24,7 @@ FRAME = {"type": "frame", "seq": 5, "format": "jpeg", "width": 64, "height": 48,
     ({"type": "state", "state": 3}, [], False),
     ({"type": "state", "state": "paused"}, [b"x"], False),
     ({"type": "script", "src": "alert(1)"}, [], False),
+    ({"type": "module", "name": "mujoco"}, [b"alert(1)"], False),  # JavaScript comes from the notebook only
     (["frame"], [b"x"], False),
 ])
 def test_only_what_the_page_takes_goes_to_it(content, buffers, ok):
