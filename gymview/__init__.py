@@ -30,7 +30,9 @@ _EXPORTS = {
     "WatchedVectorEnv": "gymview.watched",
     "WorkerError": "gymview.errors",
     "live_views": "gymview.live.kernels.registry",
+    "log": "gymview.episodes.current",
     "load_ipython_extension": "gymview.magic",
+    "read_steps": "gymview.episodes.table",
     "record_batch": "gymview.video.batch",
     "setup": "gymview.notebook",
     "show_video": "gymview.video.player",
@@ -43,6 +45,8 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.episodes.current import log
+    from gymview.episodes.table import read_steps
     from gymview.errors import FrameError, Stopped, WorkerError
     from gymview.headless.provision import SetupReport
     from gymview.image.frames import to_rgb_uint8

@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from gymview.episodes.rows import StepTracker
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
@@ -326,6 +327,7 @@ class WatchedEnv(gym.Wrapper):
         self.episode = 0
         self.episode_return = 0.0
         self._snapshot = snapshot
+        self.steps = StepTracker()  # the latest step, for env.log()
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the env and start a new episode in the view's status line.
@@ -341,6 +343,7 @@ class WatchedEnv(gym.Wrapper):
         """
         self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
+        self.steps.reset()
         self.episode += 1
         self.episode_return = 0.0
         # Gated like step(): short episodes reset thousands of times a second.
@@ -364,11 +367,35 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
+        self.steps.step(action, *result[1:])
         self.total_steps += 1
         self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
         if perf_counter() >= self._next_check:
             self._next_check = self.feed.show()
         return result
+
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row (the step whose frame is on screen): for a value
+        estimate, an entropy. They go to the step table of the video ``watch(record=...)`` records.
+
+        Args:
+            **values: Names and numbers: a float, an int, a one-element array or tensor each.
+
+        Raises:
+            TypeError: When a value is not one number.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...).
+            RuntimeError: Before the first ``reset()``.
+
+        Examples:
+            >>> import gymnasium as gym, gymview
+            >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
+            >>> _ = env.reset(seed=0); _ = env.step(0)
+            >>> env.log(value=0.5)
+            >>> env.close()
+        """
+        self.steps.log(values)
+        if isinstance(self.env, RecordVideo):
+            self.env.log(**values)
 
     def _frame(self) -> Any:
         if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview._internal.user_code import pickled
+from gymview.episodes.table import join_tables
 from gymview.errors import VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
@@ -424,6 +425,7 @@ def _concat(job: BatchSpec, kept: list[dict[str, Any]]) -> list[Path]:
     target = Path(job.out) / "episodes.mp4"
     try:
         join([row["file"] for row in kept], target)
+        join_tables([row["file"] for row in kept], target)
     except FFmpegError as error:
         target.unlink(missing_ok=True)
         note = f"could not join the episodes into {str(target)!r} ({error}); the parts are kept in {job.parts!r}"

@@ -23,6 +23,7 @@ plain MP4 once it is finished.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -127,6 +128,9 @@ class VideoEncoder:
         self._planes: list[np.ndarray] = []
         self._count = 0
         self.path: str | None = None
+        #: ``on_key_frame(frames)``, called before a key frame's packet is written (in a fragmented
+        #: file it ends the fragment before it), with the frames encoded so far
+        self.on_key_frame: Callable[[int], None] | None = None
 
     @property
     def frames(self) -> int:
@@ -183,6 +187,8 @@ class VideoEncoder:
         self._mux(self._container, self._stream.encode(self._frame))
 
     def _mux(self, container: Any, packets: list[Any]) -> None:
+        if self.on_key_frame is not None and any(packet.is_keyframe for packet in packets):
+            self.on_key_frame(self._count)
         try:
             container.mux(packets)
         except self._av.error.FFmpegError as error:
