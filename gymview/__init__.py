@@ -22,6 +22,7 @@ _EXPORTS = {
     "background": "gymview.jobs",
     "play": "gymview.playback",
     "should_stop": "gymview.jobs",
+    "show_episode": "gymview.episodes.player",
     "LiveView": "gymview.live.widget",
     "RecordVideo": "gymview.video.record_video",
     "SetupReport": "gymview.headless.provision",
@@ -46,6 +47,7 @@ __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.episodes.current import log
+    from gymview.episodes.player import show_episode
     from gymview.episodes.table import read_steps
     from gymview.errors import FrameError, Stopped, WorkerError
     from gymview.headless.provision import SetupReport

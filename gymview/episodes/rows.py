@@ -45,7 +45,8 @@ _ACTION, _INFO, _LOGGED = 6, 7, 8
 class StepTracker:
     """The step count, running return and latest step of the episode an env is in.
 
-    ``reset()`` starts an episode (its row 0: reward 0, no action), ``step()`` records a step, and
+    ``reset()`` starts an episode (its row 0: reward 0, no action; episodes are numbered from
+    ``first_episode``), ``step()`` records a step, and
     ``log(name=value)`` adds values to the latest step's row: the step whose picture is on screen,
     so a value estimate of the observation the policy acts on next belongs there.
 
@@ -56,8 +57,8 @@ class StepTracker:
         (0, 2, 2.0)
     """
 
-    def __init__(self) -> None:
-        self.episode = -1
+    def __init__(self, first_episode: int = 0) -> None:
+        self.episode = first_episode - 1  # the number the next reset() gives, less one
         self.steps = 0
         self.episode_return = 0.0
         self.latest: RawStep | None = None

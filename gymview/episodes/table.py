@@ -195,7 +195,7 @@ def read_steps(video: str | os.PathLike[str]) -> list[dict[str, float | int]]:
 
     Examples:
         >>> import gymnasium as gym, gymview, os, tempfile
-        >>> folder = tempfile.mkdtemp()
+        >>> folder = os.path.join(tempfile.mkdtemp(), "videos")
         >>> env = gymview.RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), folder)
         >>> _ = env.reset(seed=0)
         >>> for _ in range(3):

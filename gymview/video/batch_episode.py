@@ -133,7 +133,7 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
         setup.env.action_space.seed(seed)
         if setup.renderer is None:
             frames.sink = _FrameSink(job, index)
-        _play(job, setup, seed, row, frames)
+        _play(job, setup, index, seed, row, frames)
     except Exception as error:
         row["error"] = error_text(error)
         if setup is None:  # no env: nothing to record
@@ -166,9 +166,9 @@ class _EpisodeFrames:
         self.steps.append(tracker.latest)  # type: ignore[arg-type]  # set by reset() and step()
 
 
-def _play(job: BatchSpec, setup: _Setup, seed: int, row: dict[str, Any], frames: _EpisodeFrames) -> None:
-    """Run the episode from ``seed``, counting its steps and return in ``row``, its frames in ``frames``."""
-    env, tracker = setup.env, StepTracker()
+def _play(job: BatchSpec, setup: _Setup, index: int, seed: int, row: dict[str, Any], frames: _EpisodeFrames) -> None:
+    """Run episode ``index`` from ``seed``, counting its steps and return in ``row``, its frames in ``frames``."""
+    env, tracker = setup.env, StepTracker(first_episode=index)
     observation, _ = env.reset(seed=seed)
     tracker.reset()
     frames.record(env, setup.renderer, tracker)
