@@ -20,6 +20,7 @@ _EXPORTS = {
     "Run": "gymview.playback",
     "Stopped": "gymview.errors",
     "background": "gymview.jobs",
+    "compare": "gymview.video.compare",
     "play": "gymview.playback",
     "should_stop": "gymview.jobs",
     "show_episode": "gymview.episodes.player",
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.notebook import setup
     from gymview.playback import Run, play
     from gymview.video.batch import BatchResult, record_batch
+    from gymview.video.compare import compare
     from gymview.video.player import show_video
     from gymview.video.record_video import RecordVideo
     from gymview.video.recorder import VideoRecorder

@@ -30,6 +30,7 @@ import csv
 import io
 import math
 import os
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -69,7 +70,7 @@ class StepTable:
         self.path = steps_path(video)
         self.frames = 0  # rows added
         self._state = _TableState(self.path)
-        self._finalizer = weakref.finalize(self, self._state.write, None)  # written even if never closed
+        self._finalizer = weakref.finalize(self, self._state.write_quietly)  # written even if never closed
 
     def add(self, raw: RawStep) -> None:
         """The row of the next frame; add it before that frame goes to the encoder."""
@@ -94,7 +95,8 @@ class StepTable:
 
     def close(self) -> None:
         """Write the rows still waiting; safe to call twice."""
-        self._finalizer()
+        self._finalizer.detach()
+        self._state.write(None)
 
 
 class _TableState:
@@ -129,6 +131,13 @@ class _TableState:
             self.header = columns
             self.written += count
             del self.pending[:count]
+
+    def write_quietly(self) -> None:
+        """The finalizer's write (a table never closed): report, never raise, a failure."""
+        try:
+            self.write(None)
+        except OSError as error:  # at exit or in a GC pass nobody can catch it
+            print(f"gymview: could not write the step table {str(self.path)!r}: {error}", file=sys.stderr)
 
     def _rewrite(self, columns: list[str], rows: list[dict[str, Any]]) -> None:
         """The file anew with ``columns`` (a new column appeared): its rows, then ``rows``; swapped in

@@ -195,3 +195,49 @@ def test_tables_of_episodes_sort_by_a_column_and_open_an_episode_in_the_player(t
         assert page.evaluate(STATE)[1]["sliderMax"] == steps
         errors = [error for error in page.errors if "gymview" in error or "episode" in error]
         assert errors == []
+
+
+COMPARE = """
+import gymview
+def balance(obs):
+    return int(obs[2] + 0.2 * obs[3] > 0)
+def lean(obs):
+    return int(obs[2] > 0.05)
+result = gymview.compare({"balance": balance, "lean": lean}, "CartPole-v1", seed=2, record="compared",
+                         values=["reward", "return", "action"])
+result
+"""
+
+
+def test_compare_shows_the_policies_side_by_side_on_one_slider_with_their_rows(tmp_path, artifacts):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "compare.ipynb").write_text(json.dumps(notebook_of([COMPARE])))
+    with running_server(root) as server, chromium_page() as page:
+        open_notebook(page, server, "compare.ipynb")
+        run_all_cells(page)
+        page.wait_for_function(
+            "() => Array.from(document.querySelectorAll('.gymview-episode video')).filter((v) => v.readyState >= 2)"
+            ".length === 2", timeout=120_000)
+        tables = {name: gymview.read_steps(root / "compared" / f"{name}-seed-2.mp4") for name in ("balance", "lean")}
+        longest = max(len(rows) for rows in tables.values())
+        assert page.evaluate(STATE)[0]["sliderMax"] == longest - 1
+        for frame in (5, longest - 1, 0):
+            page.evaluate("""(frame) => {
+                const slider = document.querySelector(".gymview-episode-slider");
+                slider.value = String(frame);
+                slider.dispatchEvent(new Event("input", {bubbles: true}));
+            }""", frame)
+            state = settled_state(page, frame)
+            for index, (name, rows) in enumerate(tables.items()):
+                shown_frame = min(frame, len(rows) - 1)  # an episode that ended holds its last frame
+                assert state["times"][index] == pytest.approx((shown_frame + 0.5) / 50, abs=1e-3)
+                label, _, text = state["readout"][index].partition(": ")
+                assert label == name
+                shown = parsed(text)
+                for key in ("step", "reward", "return", "action"):
+                    assert shown[key] == pytest.approx(rows[shown_frame][key], nan_ok=True), (name, frame, key)
+            if frame == 5:
+                page.locator(".gymview-episode").screenshot(path=str(artifacts / "compare-player.png"))
+        errors = [error for error in page.errors if "gymview" in error or "episode" in error]
+        assert errors == []
