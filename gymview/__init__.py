@@ -31,6 +31,7 @@ _EXPORTS = {
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",
     "WorkerError": "gymview.errors",
+    "export_episode": "gymview.video.export",
     "live_views": "gymview.live.kernels.registry",
     "log": "gymview.episodes.current",
     "load_ipython_extension": "gymview.magic",
@@ -62,6 +63,7 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.playback import Run, play
     from gymview.video.batch import BatchResult, record_batch
     from gymview.video.compare import compare
+    from gymview.video.export import export_episode
     from gymview.video.player import show_video
     from gymview.video.record_video import RecordVideo
     from gymview.video.recorder import VideoRecorder

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from PIL import Image, ImageDraw
 
-__all__ = ["COLOURS", "ROW_HEIGHT", "chart_image", "format_value", "readout"]
+__all__ = ["COLOURS", "ROW_HEIGHT", "chart_image", "draw_cursor", "format_value", "readout", "readout_lines"]
 
 ROW_HEIGHT = 56  # pixels per chart row, as in js/charts.js
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
@@ -59,6 +59,21 @@ def readout(columns: Columns, names: Sequence[str], index: int) -> str:
     return " · ".join(parts)
 
 
+def readout_lines(labels: Sequence[str], episodes: Sequence[Columns], names: Sequence[str], frame: int) -> list[str]:
+    """The readout of each episode at ``frame`` (an episode that ended: its last row), each prefixed
+    by its label when there are several.
+
+    >>> readout_lines(["a", "b"], [{"step": [0, 1]}, {"step": [0]}], [], 1)
+    ['a: step 1', 'b: step 0']
+    """
+    lines = []
+    for label, columns in zip(labels, episodes):
+        rows = len(next(iter(columns.values()), ()))
+        text = readout(columns, names, min(frame, rows - 1))
+        lines.append(f"{label}: {text}" if len(episodes) > 1 else text)
+    return lines
+
+
 def _range(lists: Sequence[Sequence[float | None]], count: int) -> tuple[float, float]:
     found = [v for values in lists for v in values[:count] if v is not None and not math.isnan(v)]
     if not found:
@@ -71,14 +86,17 @@ def _x(index: int, count: int, width: int) -> float:
     return width / 2 if count <= 1 else (index + 0.5) / count * width
 
 
-def chart_image(episodes: Sequence[Columns], names: Sequence[str], count: int, cursor: int, width: int) -> Image.Image:
+def chart_image(
+    episodes: Sequence[Columns], names: Sequence[str], count: int, cursor: int | None, width: int
+) -> Image.Image:
     """The charts of ``names``: each episode's values (its columns) as a line in its colour over
-    ``count`` frames, the cursor at frame ``cursor``; ``width`` x ``len(names) * ROW_HEIGHT`` pixels."""
+    ``count`` frames, the cursor at frame ``cursor`` (None: no cursor, see ``draw_cursor``);
+    ``width`` x ``len(names) * ROW_HEIGHT`` pixels."""
     from PIL import Image, ImageDraw, ImageFont
 
     image = Image.new("RGB", (width, max(1, len(names) * ROW_HEIGHT)), "white")
     draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default()
+    font = ImageFont.load_default(11)
     for row, name in enumerate(names):
         top = row * ROW_HEIGHT
         lists = [episode.get(name, ()) for episode in episodes]
@@ -97,9 +115,15 @@ def chart_image(episodes: Sequence[Columns], names: Sequence[str], count: int, c
         draw.text((4, top + 1), name, fill=_LABEL, font=font)
         span = f"{format_value(low)} … {format_value(high)}"
         draw.text((width - 4 - draw.textlength(span, font=font), top + 1), span, fill=_LABEL, font=font)
-    x = round(_x(cursor, count, width))
-    draw.line((x, 0, x, image.height), fill=_CURSOR, width=1)
+    if cursor is not None:
+        draw_cursor(draw, cursor, count, width, (0, image.height))
     return image
+
+
+def draw_cursor(draw: ImageDraw.ImageDraw, cursor: int, count: int, width: int, span: tuple[int, int]) -> None:
+    """The cursor's line at frame ``cursor`` of ``count``, from y ``span[0]`` to ``span[1]``."""
+    x = round(_x(cursor, count, width))
+    draw.line((x, span[0], x, span[1]), fill=_CURSOR, width=1)
 
 
 def _polyline(draw: ImageDraw.ImageDraw, points: list[tuple[float, float]], colour: str) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from gymview.episodes.table import read_steps
 
-__all__ = ["Clip", "clips_in", "read_frames", "video_fps"]
+__all__ = ["Clip", "clips_in", "episode_clips", "read_frames", "video_fps"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +86,27 @@ def clips_in(video: str | os.PathLike[str], label: str | None = None) -> list[Cl
         Clip(path, start, rows[start:end], name if len(starts) == 1 else f"{name} · episode {rows[start]['episode']}")
         for start, end in zip(starts, [*starts[1:], len(rows)])
     ]
+
+
+def episode_clips(video: str | os.PathLike[str], episode: int | None = None) -> list[Clip]:
+    """What ``show_episode`` shows of ``video``: the episode numbered ``episode``, or (None) the whole
+    video as one clip.
+
+    Raises:
+        FileNotFoundError: When the video or its step table is missing.
+        ValueError: When ``episode`` is not in the video.
+    """
+    path = Path(os.fspath(video))
+    if not path.is_file():
+        raise FileNotFoundError(f"no video at {str(path)!r}")
+    clips = clips_in(path)
+    if episode is None:
+        return [Clip(path, 0, [row for clip in clips for row in clip.rows], path.stem)] if len(clips) > 1 else clips
+    chosen = [clip for clip in clips if clip.episode == episode]
+    if not chosen:
+        found = sorted({clip.episode for clip in clips})
+        raise ValueError(f"no episode {episode} in {path.name}; it holds episodes {found}")
+    return chosen
 
 
 def video_fps(video: str | os.PathLike[str]) -> Fraction:

@@ -27,8 +27,8 @@ import anywidget
 import traitlets
 
 from gymview._internal import frontend
-from gymview.episodes.charts import readout
-from gymview.episodes.clips import Clip, clips_in, read_frames, video_fps
+from gymview.episodes.charts import readout_lines
+from gymview.episodes.clips import Clip, episode_clips, read_frames, video_fps
 from gymview.episodes.picture import composed
 
 __all__ = ["EpisodePlayer", "default_values", "show_episode"]
@@ -114,6 +114,9 @@ class EpisodePlayer(anywidget.AnyWidget):
         """Frames the slider spans: the longest episode's."""
         return max(clip.count for clip in self.clips)
 
+    def _columns(self) -> list[dict[str, list[Any]]]:
+        return [episode["columns"] for episode in self._episodes]
+
     def readout(self, frame: int | None = None) -> str:
         """The text under the charts at a frame, one line per episode.
 
@@ -124,12 +127,7 @@ class EpisodePlayer(anywidget.AnyWidget):
             ``"step 120 · reward 1 · value 60"`` (each line prefixed by its episode's label when several).
         """
         frame = self.frame if frame is None else frame
-        lines = [self._line(clip, frame) for clip in self.clips]
-        return "\n".join(lines)
-
-    def _line(self, clip: Clip, frame: int) -> str:
-        text = readout(clip.columns(), self.values, min(frame, clip.count - 1))
-        return f"{clip.label}: {text}" if len(self.clips) > 1 else text
+        return "\n".join(readout_lines([clip.label for clip in self.clips], self._columns(), self.values, frame))
 
     def picture(self, frame: int | None = None) -> Any:
         """The videos' frame with the charts and the readout under it: what a saved notebook shows.
@@ -142,9 +140,9 @@ class EpisodePlayer(anywidget.AnyWidget):
         """
         frame = self.frame if frame is None else frame
         pictures = [next(read_frames(clip.video, clip.start + min(frame, clip.count - 1), 1)) for clip in self.clips]
-        columns = [clip.columns() for clip in self.clips]
-        lines = [self._line(clip, frame) for clip in self.clips]
-        return composed(pictures, columns, self.values, self.count, frame, lines)
+        columns, labels = self._columns(), [clip.label for clip in self.clips]
+        lines = readout_lines(labels, columns, self.values, frame)
+        return composed(pictures, columns, self.values, self.count, frame, lines, labels)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)  # anywidget's (data, metadata)
@@ -202,15 +200,5 @@ def show_episode(
         'step 2 · reward 1 · value 60'
     """
     path = Path(os.fspath(video))
-    if not path.is_file():
-        raise FileNotFoundError(f"no video at {str(path)!r}")
-    clips = clips_in(path)
-    if episode is None:
-        if len(clips) > 1:  # the whole video: one clip of every row
-            clips = [Clip(path, 0, [row for clip in clips for row in clip.rows], path.stem)]
-    else:
-        clips = [clip for clip in clips if clip.episode == episode]
-        if not clips:
-            found = sorted({clip.episode for clip in clips_in(path)})
-            raise ValueError(f"no episode {episode} in {path.name}; it holds episodes {found}")
+    clips = episode_clips(path, episode)
     return EpisodePlayer(clips, values, path.name if title is None else title)
