@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from gymview.episodes.recent import RecentSteps
 from gymview.episodes.rows import StepTracker
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
@@ -320,14 +321,17 @@ class WatchedEnv(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.view = view
-        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self.steps = StepTracker()  # the latest step, for env.log()
+        self.recent = RecentSteps(self.steps)  # the latest steps, charted under the view's replay
+        self.feed = ViewFeed(
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self.recent
+        )
         self._controls = self.feed.controls
         self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
         self.total_steps = 0
         self.episode = 0
         self.episode_return = 0.0
         self._snapshot = snapshot
-        self.steps = StepTracker()  # the latest step, for env.log()
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the env and start a new episode in the view's status line.
@@ -367,7 +371,7 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
-        self.steps.step(action, *result[1:])
+        self.steps.step(action, result[1], result[2], result[3], result[4])
         self.total_steps += 1
         self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
         if perf_counter() >= self._next_check:
@@ -410,7 +414,8 @@ class WatchedEnv(gym.Wrapper):
         return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
-        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
+        row = self.recent.last if self.recent.last >= 0 else None
+        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return, "row": row}
 
     def show_final_frame(self) -> None:
         """Show the env's state now and keep it in the notebook's output as a still image."""

@@ -27,6 +27,32 @@ export function readout(columns, names, index) {
   return parts.join(" · ");
 }
 
+// Columns that say where a row is, not what happened there: never charted.
+const PLACE = new Set(["frame", "episode", "step"]);
+/** Charts shown when nobody chose: at most this many. */
+export const DEFAULT_CHARTS = 6;
+
+/** The names a chart could show: every column of the episodes but where a row is, in order of appearance. */
+export function chartable(episodes) {
+  const names = [];
+  for (const episode of episodes) {
+    for (const name of Object.keys(episode.columns)) {
+      if (!PLACE.has(name) && !names.includes(name)) names.push(name);
+    }
+  }
+  return names;
+}
+
+/** What is charted when nobody chose: reward, return, the action's and the other values, not the ends. */
+export function defaultNames(columns) {
+  return chartable([{ columns }]).filter((name) => name !== "terminated" && name !== "truncated").slice(0, DEFAULT_CHARTS);
+}
+
+/** The readout of one row (a dict of values). */
+export function rowReadout(row, names) {
+  return readout(Object.fromEntries(Object.entries(row).map(([name, value]) => [name, [value]])), names, 0);
+}
+
 /** The smallest and largest value of `lists` (arrays of numbers or null) over `count` entries; a flat line
  * gets a range around it. */
 export function valueRange(lists, count = Infinity) {

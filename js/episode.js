@@ -3,10 +3,7 @@
 // arrow keys to step a frame. Its model: "_videos" (one MP4 each, as bytes), "_episodes" ({label,
 // start, count, columns} each: the episode's first frame in its video, its frames, its step table as
 // columns), "fps", "frame", "values", "title".
-import { COLOURS, ROW_HEIGHT, drawCharts, frameAt, readout } from "./charts.js";
-
-// Columns that are not charted: they say where a row is, not what happened there.
-const NOT_CHARTED = new Set(["frame", "episode", "step"]);
+import { COLOURS, ROW_HEIGHT, chartable, drawCharts, frameAt, readout } from "./charts.js";
 
 /** The seconds into an episode's video at which its frame `index` shows (the middle of the frame). */
 export function timeOf(episode, index, fps) {
@@ -16,17 +13,6 @@ export function timeOf(episode, index, fps) {
 /** The episode's frame a video shows at `seconds` (its presentation time). */
 export function frameOf(episode, seconds, fps) {
   return Math.max(0, Math.min(episode.count - 1, Math.floor(seconds * fps + 1e-3) - episode.start));
-}
-
-/** The names a chart could show, in the order of the first episode's columns. */
-export function chartable(episodes) {
-  const names = [];
-  for (const episode of episodes) {
-    for (const name of Object.keys(episode.columns)) {
-      if (!NOT_CHARTED.has(name) && !names.includes(name)) names.push(name);
-    }
-  }
-  return names;
 }
 
 function element(tag, className, parent) {

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Iterator
 from fractions import Fraction
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from gymview.episodes.rows import jsonable
 from gymview.episodes.table import read_steps
 
 __all__ = ["Clip", "clips_in", "episode_clips", "read_frames", "video_fps"]
@@ -60,11 +60,7 @@ class Clip:
     def columns(self) -> dict[str, list[float | int | None]]:
         """The rows as columns, for the page (JSON has no NaN: a missing value is None)."""
         names = dict.fromkeys(name for row in self.rows for name in row)
-        return {name: [None if _missing(row.get(name, math.nan)) else row[name] for row in self.rows] for name in names}
-
-
-def _missing(value: float | int) -> bool:
-    return isinstance(value, float) and math.isnan(value)
+        return {name: [jsonable(row.get(name)) for row in self.rows] for name in names}
 
 
 def clips_in(video: str | os.PathLike[str], label: str | None = None) -> list[Clip]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +34,7 @@ from gymview._internal import frontend
 from gymview._internal.natural import natural_key
 from gymview.episodes.clips import clips_in
 from gymview.episodes.player import EpisodePlayer, show_episode
+from gymview.episodes.rows import jsonable
 from gymview.episodes.table import steps_path
 
 __all__ = ["EpisodeBrowser", "EpisodeEntry", "EpisodeTable"]
@@ -193,11 +193,4 @@ def _text(value: object) -> str:
 
 def _jsonable(cells: dict[str, Any]) -> dict[str, Any]:
     """Cells the page can read: paths as names, NaN as None."""
-    return {
-        name: value.name
-        if isinstance(value, Path)
-        else None
-        if isinstance(value, float) and math.isnan(value)
-        else value
-        for name, value in cells.items()
-    }
+    return {name: value.name if isinstance(value, Path) else jsonable(value) for name, value in cells.items()}

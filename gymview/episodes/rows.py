@@ -15,8 +15,9 @@ and made a row only when the row is read or written out.
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "StepTracker",
     "check_logged",
     "columns_of",
+    "jsonable",
     "row_of",
 ]
 
@@ -58,28 +60,37 @@ class StepTracker:
     """
 
     def __init__(self, first_episode: int = 0) -> None:
-        self.episode = first_episode - 1  # the number the next reset() gives, less one
+        self.episode = first_episode  # steps before any reset count in the first episode
+        self._next_episode = first_episode
         self.steps = 0
         self.episode_return = 0.0
         self.latest: RawStep | None = None
+        self.count = 0  # steps recorded (resets included)
+        #: called with each step recorded (``RecentSteps`` keeps them); None: nobody keeps them
+        self.keep: Callable[[RawStep], None] | None = None
 
     def reset(self) -> None:
         """A new episode: its row 0 (the first picture) becomes the latest step."""
-        self.episode += 1
+        self.episode, self._next_episode = self._next_episode, self._next_episode + 1
         self.steps = 0
         self.episode_return = 0.0
-        self.latest = [self.episode, 0, 0.0, 0.0, False, False, None, None, None]
+        self.latest = latest = [self.episode, 0, 0.0, 0.0, False, False, None, None, None]
+        self.count += 1
+        if self.keep is not None:
+            self.keep(latest)
 
     def step(self, action: Any, reward: Any, terminated: Any, truncated: Any, info: Any) -> None:
-        """Record one step's results (kept as given: made numbers when a row is read)."""
-        if self.latest is None:  # stepped before any reset seen (a wrapper added mid-episode)
-            self.episode = max(self.episode, 0)
+        """Record one step's results, kept as given: made numbers when a row is read (a watched
+        loop's every step passes here: a few operations)."""
         self.steps += 1
-        reward = float(reward)
         self.episode_return += reward
         if isinstance(action, np.ndarray):  # a caller may fill the same array again for the next step
             action = action.copy()
-        self.latest = [self.episode, self.steps, reward, self.episode_return, terminated, truncated, action, info, None]
+        self.latest = latest = [self.episode, self.steps, reward, self.episode_return, terminated, truncated, action,
+                                info, None]  # fmt: skip
+        self.count += 1
+        if self.keep is not None:
+            self.keep(latest)
 
     def mark_truncated(self) -> None:
         """The caller ended the episode at the latest step (a step limit of its own): its row says so."""
@@ -186,8 +197,8 @@ def row_of(raw: RawStep) -> dict[str, float | int]:
     row: dict[str, float | int] = {
         "episode": int(raw[0]),
         "step": int(raw[1]),
-        "reward": raw[2],
-        "return": raw[3],
+        "reward": float(raw[2]),
+        "return": float(raw[3]),
         "terminated": int(bool(raw[4])),
         "truncated": int(bool(raw[5])),
     }
@@ -214,3 +225,12 @@ def columns_of(rows: Iterable[Mapping[str, Any]], known: Iterable[str] = ()) -> 
             if name not in columns:
                 columns[name] = None
     return list(columns)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as the page can read it: JSON has no NaN, a missing number is None.
+
+    >>> jsonable(float("nan")), jsonable(2.5)
+    (None, 2.5)
+    """
+    return None if isinstance(value, float) and math.isnan(value) else value

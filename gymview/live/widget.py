@@ -165,7 +165,9 @@ class LiveView(anywidget.AnyWidget):
             else lambda active: None,
         )
         self._controls = RunControls(on_change=self._post_state)
-        self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
+        self._messages = BrowserMessages(
+            self._controls, self._streamer, self._post_state, self._page_seen, steps=lambda: self._link.steps
+        )
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()

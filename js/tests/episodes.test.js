@@ -2,8 +2,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { formatValue, frameAt, readout, valueRange, xOf } from "../charts.js";
-import { chartable, frameOf, timeOf } from "../episode.js";
+import { chartable, defaultNames, formatValue, frameAt, readout, rowReadout, valueRange, xOf } from "../charts.js";
+import { frameOf, timeOf } from "../episode.js";
+import { cursorOf } from "../replay_charts.js";
 import { sortedRows } from "../episode_list.js";
 
 test("values at the cursor read as the step table's row", () => {
@@ -37,6 +38,9 @@ test("a chart's range skips missing values; a flat line gets room", () => {
 test("every column but where a row is can be charted", () => {
   const episodes = [{ columns: { frame: [], episode: [], step: [], reward: [], value: [] } }, { columns: { entropy: [] } }];
   assert.deepEqual(chartable(episodes), ["reward", "value", "entropy"]);
+  const columns = { step: [], reward: [], return: [], terminated: [], truncated: [], action: [], a: [], b: [], c: [], d: [] };
+  assert.deepEqual(defaultNames(columns), ["reward", "return", "action", "a", "b", "c"]);
+  assert.equal(rowReadout({ episode: 2, step: 7, reward: 1, value: 0.5 }, ["reward", "value"]), "step 7 · reward 1 · value 0.5");
 });
 
 test("the table sorts by a column, missing cells last, ties in their order", () => {
@@ -49,4 +53,13 @@ test("the table sorts by a column, missing cells last, ties in their order", () 
   assert.deepEqual(sortedRows(rows, "return", true).map((row) => row.index), [2, 0, 3, 1]);
   assert.deepEqual(sortedRows(rows, "return", false).map((row) => row.index), [0, 3, 2, 1]);
   assert.deepEqual(sortedRows(rows, "file", false).map((row) => row.index), [1, 3, 0, 2]);
+});
+
+test("a kept frame's cursor sits at its step among the rows sent, between them when some were left out", () => {
+  const steps = { first: 100, stride: 4, frames: [100, 110, null] };
+  assert.equal(cursorOf(steps, 0), 0);
+  assert.equal(cursorOf(steps, 1), 2.5);
+  assert.equal(cursorOf(steps, 2), null);
+  assert.equal(cursorOf(steps, 1, { replay: 1, row: 110 }), 2.5); // the replayed frame's own header
+  assert.equal(cursorOf(steps, 0, { replay: 1, row: 110 }), 0); // a header of another frame: not used
 });
