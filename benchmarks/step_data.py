@@ -12,8 +12,8 @@ Memory (each variant in a fresh process, traced by tracemalloc): the Python memo
 a long watched run (the steps kept for the replay), and after a long recording (the table's rows
 waiting for their fragment), with and without step data.
 
-    python benchmarks/step_data.py                 # 5 repeats, 200,000 steps for memory
-    python benchmarks/step_data.py --repeats 3 --steps 50000
+    python benchmarks/step_data.py                     # 7 repeats, 200,000 steps for memory
+    python benchmarks/step_data.py --repeats 3 --steps 0  # loop speed only
 """
 
 from __future__ import annotations
@@ -70,6 +70,30 @@ def watch_steps_per_second(keep_steps: bool, steps: int) -> float:
     return steps / elapsed
 
 
+def bookkeeping_microseconds(repeats: int) -> tuple[float, float]:
+    """(microseconds a step's bookkeeping takes: StepTracker.step with RecentSteps keeping it, one
+    CartPole env.step), medians of ``repeats`` timeit runs: the cost itself, without the loop's noise."""
+    import timeit
+
+    import gymnasium as gym
+    import numpy as np
+
+    from gymview.episodes.recent import RecentSteps
+    from gymview.episodes.rows import StepTracker
+
+    tracker = StepTracker()
+    RecentSteps(tracker)
+    tracker.reset()
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    info: dict[str, Any] = {}
+    reward = np.float64(1.0)
+    kept = timeit.repeat(lambda: tracker.step(1, reward, False, False, info), number=100_000, repeat=repeats)
+    stepped = timeit.repeat(lambda: env.step(1) if env.unwrapped.steps_beyond_terminated is None else env.reset(),
+                            number=100_000, repeat=repeats)  # fmt: skip
+    return statistics.median(kept) * 10, statistics.median(stepped) * 10
+
+
 def record_steps_per_second(keep_steps: bool, steps: int, folder: str) -> float:
     import gymnasium as gym
 
@@ -122,17 +146,20 @@ def memory_held(kind: str, keep: bool, steps: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=200_000, help="steps of the long runs measured for memory")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=200_000, help="steps of the long runs for memory (0: none)")
     options = parser.parse_args()
     rates: dict[str, list[float]] = {name: [] for name in ("watch", "watch-bare", "record", "record-bare")}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(options.repeats):  # interleaved: a busy moment slows every variant alike
             rates["watch"].append(watch_steps_per_second(True, 100_000))
             rates["watch-bare"].append(watch_steps_per_second(False, 100_000))
-            rates["record"].append(record_steps_per_second(True, 20_000, folder))
-            rates["record-bare"].append(record_steps_per_second(False, 20_000, folder))
+            rates["record"].append(record_steps_per_second(True, 10_000, folder))
+            rates["record-bare"].append(record_steps_per_second(False, 10_000, folder))
     median = {name: statistics.median(values) for name, values in rates.items()}
+    kept, stepped = bookkeeping_microseconds(options.repeats)
+    print(f"a step's bookkeeping: {kept:.2f} us (StepTracker.step + RecentSteps), a CartPole env.step: "
+          f"{stepped:.2f} us ({kept / stepped:.1%} of it)")
     print(f"loop speed, medians of {options.repeats} interleaved runs (steps/s):")
     print(f"  watch(CartPole), steps kept:        {median['watch']:>10,.0f}")
     print(f"  watch(CartPole), no step data:      {median['watch-bare']:>10,.0f}   "
@@ -140,6 +167,8 @@ def main() -> None:
     print(f"  RecordVideo(MountainCar), table:    {median['record']:>10,.0f}")
     print(f"  RecordVideo(MountainCar), no table: {median['record-bare']:>9,.0f}   "
           f"ratio {median['record'] / median['record-bare']:.3f}")
+    if not options.steps:
+        return
     print(f"memory held after {options.steps:,} steps (tracemalloc, Python objects):")
     for kind, what in (("watch", "watch(CartPole)"), ("record", "RecordVideo(MountainCar)")):
         kept, bare = memory_held(kind, True, options.steps), memory_held(kind, False, options.steps)

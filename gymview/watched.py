@@ -321,10 +321,10 @@ class WatchedEnv(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.view = view
-        self.steps = StepTracker()  # the latest step, for env.log()
-        self.recent = RecentSteps(self.steps)  # the latest steps, charted under the view's replay
+        self._tracker = StepTracker()  # the latest step, for env.log()
+        self._recent = RecentSteps(self._tracker)  # the latest steps, charted under the view's replay
         self.feed = ViewFeed(
-            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self.recent
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._recent
         )
         self._controls = self.feed.controls
         self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
@@ -347,7 +347,7 @@ class WatchedEnv(gym.Wrapper):
         """
         self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
-        self.steps.reset()
+        self._tracker.reset()
         self.episode += 1
         self.episode_return = 0.0
         # Gated like step(): short episodes reset thousands of times a second.
@@ -371,7 +371,7 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
-        self.steps.step(action, result[1], result[2], result[3], result[4])
+        self._tracker.step(action, result[1], result[2], result[3], result[4])
         self.total_steps += 1
         self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
         if perf_counter() >= self._next_check:
@@ -397,7 +397,7 @@ class WatchedEnv(gym.Wrapper):
             >>> env.log(value=0.5)
             >>> env.close()
         """
-        self.steps.log(values)
+        self._tracker.log(values)
         if isinstance(self.env, RecordVideo):
             self.env.log(**values)
 
@@ -414,7 +414,7 @@ class WatchedEnv(gym.Wrapper):
         return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
-        row = self.recent.last if self.recent.last >= 0 else None
+        row = self._recent.last if self._recent.last >= 0 else None
         return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return, "row": row}
 
     def show_final_frame(self) -> None:

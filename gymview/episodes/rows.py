@@ -41,7 +41,7 @@ MAX_ACTION_COLUMNS = 16
 # A raw step: [episode, step, reward, return, terminated, truncated, action, info, logged]; logged is
 # a dict once env.log() added to it, else None. A list, not a tuple: log() fills the last slot later.
 RawStep = list
-_ACTION, _INFO, _LOGGED = 6, 7, 8
+_TRUNCATED, _ACTION, _INFO, _LOGGED = 5, 6, 7, 8
 
 
 class StepTracker:
@@ -95,7 +95,7 @@ class StepTracker:
     def mark_truncated(self) -> None:
         """The caller ended the episode at the latest step (a step limit of its own): its row says so."""
         if self.latest is not None:
-            self.latest[5] = True
+            self.latest[_TRUNCATED] = True
 
     def log(self, values: Mapping[str, Any]) -> None:
         """Add ``values`` to the latest step's row (checked by :func:`check_logged`).

@@ -181,7 +181,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._last_frame: np.ndarray | None = None
         self._last_state: np.ndarray | None = None  # with a renderer: the state captured last
         self._preview: Any = None  # a second renderer for last_frame: the first repaints only what moved
-        self.steps = StepTracker()  # the episode's steps, for the rows of the frames recorded
+        self._tracker = StepTracker()  # the episode's latest step, for the rows of the frames recorded
         self._write_steps = steps
         self._table: StepTable | None = None
 
@@ -234,7 +234,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _add_row(self) -> None:
         """The latest step's row, for the frame about to be written (before it goes to the encoder)."""
         if self._table is not None:
-            self._table.add(self.steps.latest)  # type: ignore[arg-type]  # set by reset() or step()
+            self._table.add(self._tracker.latest)  # type: ignore[arg-type]  # set by reset() or step()
 
     def log(self, **values: Any) -> None:
         """Add values to the step table: to the row of the latest step, whose frame is on screen.
@@ -257,7 +257,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             >>> env.log(value=12.5)
             >>> env.close()
         """
-        self.steps.log(values)
+        self._tracker.log(values)
 
     def _capture_while_recording(self) -> None:
         """Record the current frame if a recording runs; end it past ``video_length`` frames."""
@@ -279,7 +279,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             The env's ``(observation, info)``.
         """
         obs, info = super().reset(seed=seed, options=options)
-        self.steps.reset()
+        self._tracker.reset()
         self.episode_id += 1
         if self.recording and self.video_length == float("inf"):
             self.stop_recording()
@@ -301,7 +301,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             The env's ``(observation, reward, terminated, truncated, info)``.
         """
         obs, reward, terminated, truncated, info = self.env.step(action)
-        self.steps.step(action, reward, terminated, truncated, info)
+        self._tracker.step(action, reward, terminated, truncated, info)
         self.step_id += 1
         if self.step_trigger and self.step_trigger(self.step_id):
             self.start_recording(f"{self._names.prefix}-step-{self.step_id}")
@@ -366,13 +366,15 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         # One statement with no call inside, so a Ctrl-C cannot land between them.
         recorder, table = self._recorder, self._table
         self._recorder, self._table, self.recording, self._video_name = None, None, False, None
-        if table is not None:
-            table.close()  # before the video is finished: a row for every frame, whatever happens there
-        self._last_frame = self._last_state = None
-        self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
-        if recorder.frames_written == 0:
-            logger.warn("Ignored saving a video as there were zero frames to save.")
-        self._finishing.add(recorder)
+        try:
+            if table is not None:
+                table.close()  # before the video is finished: a row for every frame, whatever happens there
+        finally:  # a table that could not be written still lets its video finish
+            self._last_frame = self._last_state = None
+            self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
+            if recorder.frames_written == 0:
+                logger.warn("Ignored saving a video as there were zero frames to save.")
+            self._finishing.add(recorder)
         if self.gc_trigger and self.gc_trigger(self.episode_id):
             gc.collect()
 

@@ -201,9 +201,11 @@ import gymnasium as gym, gymview
 env = gymview.RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array", max_episode_steps=None), {folder!r},
                           fast_render={fast_render})
 observation, _ = env.reset(seed=0)
+step = 0
 while True:
     observation, *_ = env.step(2 if observation[1] >= 0 else 0)
-    env.log(value=0.5 * env.steps.steps)
+    step += 1
+    env.log(value=0.5 * step)
 """
 
 
