@@ -2,23 +2,16 @@
 
 import base64
 import io
-import os
-import pathlib
 
 import gymnasium as gym
-import nbformat
 import numpy as np
 import pytest
-from nbclient import NotebookClient
-from nbconvert import HTMLExporter
 from PIL import Image
 from video_checks import psnr
 
 import gymview
 from gymview.episodes.charts import ROW_HEIGHT
 from gymview.episodes.clips import clips_in, read_frames
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def recorded(folder, seeds=(0,), **options):
@@ -90,20 +83,3 @@ def test_the_picture_is_the_first_frame_with_the_charts_under_it(tmp_path):
     assert psnr(picture[: first.shape[0]], first) > 40
     charts = picture[first.shape[0] : first.shape[0] + 3 * ROW_HEIGHT]
     assert (np.abs(charts.astype(int) - [31, 119, 180]).sum(axis=2) < 60).sum() > 100  # the lines are drawn
-
-
-@pytest.mark.kernel
-@pytest.mark.slow
-def test_a_saved_notebook_shows_the_player_s_picture(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    recorded(tmp_path / "videos")
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import gymview\ngymview.show_episode('videos/rl-video-episode-0.mp4')")])
-    NotebookClient(notebook, timeout=300, kernel_name="python3", store_widget_state=False,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
-    data = notebook.cells[0].outputs[0]["data"]
-    assert "application/vnd.jupyter.widget-view+json" in data and "image/png" in data
-    path = tmp_path / "saved.ipynb"
-    nbformat.write(notebook, path)
-    html, _ = HTMLExporter().from_filename(str(path))
-    assert f'src="data:image/png;base64,{data["image/png"]}' in html.replace("\n", "")

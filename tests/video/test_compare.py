@@ -31,9 +31,9 @@ def played_alone(policy, seed, max_steps=None):
 
 @pytest.fixture(scope="module")
 def model():
-    from stable_baselines3 import PPO
+    sb3 = pytest.importorskip("stable_baselines3", reason="the sb3 extra (not in the lowest versions' run)")
 
-    return PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=32, seed=0, device="cpu")
+    return sb3.PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=32, seed=0, device="cpu")
 
 
 def test_compare_s_returns_equal_each_policy_run_alone_from_the_same_seed(model, tmp_path):
