@@ -179,6 +179,16 @@ def test_tables_of_episodes_sort_by_a_column_and_open_an_episode_in_the_player(t
             arg=f"rl-video-episode-{worst}.mp4", timeout=30_000)
         player = page.evaluate(STATE)[0]
         assert player["sliderMax"] == returns[worst]  # one frame per step, and the reset's
+        # Play runs the video to the episode's end, the cursor following it, and stops there.
+        page.wait_for_function("() => document.querySelector('.gymview-episode video').readyState >= 2",
+                               timeout=30_000)
+        page.locator(".gymview-episode").get_by_role("button", name="Play").click()
+        page.wait_for_function(
+            "(last) => { const el = document.querySelector('.gymview-episode');"
+            " return Number(el.dataset.frame) === last && el.querySelector('video').paused; }",
+            arg=int(returns[worst]), timeout=60_000)
+        ended = page.evaluate(STATE)[0]
+        assert ended["slider"] == returns[worst] and ended["readout"][0].endswith("terminated")
 
         batch = page.evaluate(TABLE, 1)
         assert batch["columns"][:6] == ["episode", "seed", "steps", "return", "terminated", "truncated"]
