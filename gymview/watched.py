@@ -25,6 +25,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from gymview.episodes.recent import RecentSteps
+from gymview.episodes.rows import StepTracker
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
@@ -346,7 +348,11 @@ class WatchedEnv(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.view = view
-        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self._tracker = StepTracker()  # the latest step, for env.log()
+        self._recent = RecentSteps(self._tracker)  # the latest steps, charted under the view's replay
+        self.feed = ViewFeed(
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._recent
+        )
         self._controls = self.feed.controls
         self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
         self.total_steps = 0
@@ -368,6 +374,7 @@ class WatchedEnv(gym.Wrapper):
         """
         self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
+        self._tracker.reset()
         self.episode += 1
         self.episode_return = 0.0
         # Gated like step(): short episodes reset thousands of times a second.
@@ -391,11 +398,35 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
+        self._tracker.step(action, result[1], result[2], result[3], result[4])
         self.total_steps += 1
         self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
         if perf_counter() >= self._next_check:
             self._next_check = self.feed.show()
         return result
+
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row (the step whose frame is on screen): for a value
+        estimate, an entropy. They go to the step table of the video ``watch(record=...)`` records.
+
+        Args:
+            **values: Names and numbers: a float, an int, a one-element array or tensor each.
+
+        Raises:
+            TypeError: When a value is not one number.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...).
+            RuntimeError: Before the first ``reset()``.
+
+        Examples:
+            >>> import gymnasium as gym, gymview
+            >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
+            >>> _ = env.reset(seed=0); _ = env.step(0)
+            >>> env.log(value=0.5)
+            >>> env.close()
+        """
+        self._tracker.log(values)
+        if isinstance(self.env, RecordVideo):
+            self.env.log(**values)
 
     def _frame(self) -> Any:
         if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
@@ -410,7 +441,8 @@ class WatchedEnv(gym.Wrapper):
         return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
-        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
+        row = self._recent.last if self._recent.last >= 0 else None
+        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return, "row": row}
 
     def show_final_frame(self) -> None:
         """Show the env's state now and keep it in the notebook's output as a still image."""

@@ -1,5 +1,6 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
+import { showReplayCharts } from "./replay_charts.js";
 import { drawScene, missingModule } from "./scene.js";
 import { KERNEL_GONE, RateMeter, buttonsOff, speedLabel, statusText } from "./status.js";
 
@@ -47,6 +48,7 @@ export function drawLoop(dom, stream) {
     slider.hidden = now === "running" || history < 2;
     slider.max = String(Math.max(0, history - 1));
     if (now === "running") slider.value = slider.max;
+    showReplayCharts(dom, stream, stream.replayIndex ?? Number(slider.value), !slider.hidden);
     notice.textContent = stream.controls.notice;
     notice.hidden = stream.controls.notice === "";
     el.dataset.notice = stream.controls.notice;

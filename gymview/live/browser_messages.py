@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from gymview.episodes.recent import RecentSteps
 from gymview.live import protocol
 from gymview.live.controls import RunControls
 
@@ -33,7 +34,8 @@ class BrowserMessages:
     ``streamer`` takes acks and replays (a :class:`~gymview.live.streamer.FrameStreamer`);
     ``post_state()`` sends the state message after a click that changes nothing the controls post
     themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not;
-    ``send_module(name)`` sends a page the module it asked for.
+    ``send_module(name)`` sends a page the module it asked for; ``steps()`` gives the feeding loop's
+    latest steps (None: it keeps none), charted under the replay.
     """
 
     def __init__(
@@ -43,6 +45,7 @@ class BrowserMessages:
         post_state: Callable[[], None],
         page_seen: Callable[[str, bool, bool], None],
         send_module: Callable[[str], None] = lambda name: None,
+        steps: Callable[[], RecentSteps | None] = lambda: None,
     ) -> None:
         self.controls = controls
         self.streamer = streamer
@@ -52,6 +55,7 @@ class BrowserMessages:
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
         self._applied: dict[str, str] = {}  # click id -> action, for a cancel
+        self._steps = steps
 
     @property
     def heard(self) -> list[str]:
@@ -92,6 +96,9 @@ class BrowserMessages:
         if message.type == protocol.REPLAY:
             self._replay(message.index)
             return
+        if message.type == protocol.STEPS:
+            self._send_steps()
+            return
         action = message.action
         if action == protocol.CANCEL:
             self._cancel(str(message.of))
@@ -126,6 +133,15 @@ class BrowserMessages:
             self.controls.undo_stop()
         elif action in ("pause", "step"):
             self.controls.resume()
+
+    def _send_steps(self) -> None:
+        """The steps the kept frames span, for the charts under the replay (none kept: no answer)."""
+        steps = self._steps()
+        numbers = [header.get("row") for header, _, _ in self.streamer.history.snapshot()]
+        known = [number for number in numbers if isinstance(number, int)]
+        if steps is None or not known:
+            return
+        self.streamer.post(protocol.steps_message(steps.window(min(known)), numbers, steps.rows(numbers)))
 
     def _replay(self, index: int | None) -> None:
         history = self.streamer.history

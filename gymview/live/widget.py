@@ -26,11 +26,12 @@ import anywidget
 import traitlets
 from comm import DummyComm
 
+from gymview._internal import frontend
 from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
-from gymview.live import frontend, protocol
+from gymview.live import protocol
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
@@ -169,7 +170,12 @@ class LiveView(anywidget.AnyWidget):
         )
         self._controls = RunControls(on_change=self._post_state)
         self._messages = BrowserMessages(
-            self._controls, self._streamer, self._post_state, self._page_seen, send_module=self._send_module
+            self._controls,
+            self._streamer,
+            self._post_state,
+            self._page_seen,
+            send_module=self._send_module,
+            steps=lambda: self._link.steps,
         )
         self._modules_sent = 0
         self._displayed = False

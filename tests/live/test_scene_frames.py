@@ -13,7 +13,7 @@ from waiting import wait_until
 
 import gymview
 from gymview.image.frames import downsample
-from gymview.live import frontend
+from gymview._internal import frontend
 from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE_BATCH_SECONDS
 from gymview.live.streamer import FrameStreamer
