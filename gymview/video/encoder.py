@@ -175,7 +175,13 @@ class VideoEncoder:
             stream = container.add_stream_from_template(self._template)
         except Exception as error:
             container.close()
-            raise FFmpegError(f"could not open the {self.codec!r} encoder for {self.path!r}: {error}") from error
+            hint = ""
+            if "nvenc" in self.codec:  # FFmpeg has the encoder; the GPU or its driver may not
+                hint = (
+                    f"; {self.codec} needs an NVIDIA GPU with an NVENC engine and its driver (data-centre GPUs"
+                    " such as the A100, H100 and H200 have none): use codec='libx264' there"
+                )
+            raise FFmpegError(f"could not open the {self.codec!r} encoder for {self.path!r}: {error}{hint}") from error
         self._container, self._stream, self._count, self._first_pts, self._held = container, stream, 0, self._pts, 0
 
     def _open_codec(self) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from video_checks import pattern, psnr
 
+from gymview.errors import FFmpegError
 from gymview.image.yuv import I420Converter
 from gymview.video.encoder import VideoEncoder
 
@@ -73,3 +74,15 @@ def test_a_picture_filled_in_place_is_what_encode_sends(tmp_path: Path) -> None:
     encoder.finish()
     frames = decoded(tmp_path / "v.mp4")
     assert [psnr(frame.to_ndarray(format="rgb24"), pattern(n)) > 30 for n, frame in enumerate(frames)] == [True] * 3
+
+
+def test_nvenc_where_it_cannot_open_says_what_it_needs(tmp_path: Path) -> None:
+    # FFmpeg carries h264_nvenc everywhere; it opens only on an NVIDIA GPU with an NVENC engine
+    encoder = VideoEncoder(64, 64, fps=30, codec="h264_nvenc", threads=None)
+    try:
+        encoder.start(tmp_path / "nvenc.mp4", fragmented=False)
+    except FFmpegError as error:
+        assert "NVENC engine" in str(error) and "codec='libx264'" in str(error)
+    else:  # a machine with NVENC: the file plays
+        encoder.encode(np.zeros(64 * 96, np.uint8))
+        assert encoder.finish() == 1 and len(decoded(tmp_path / "nvenc.mp4")) == 1
