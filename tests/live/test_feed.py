@@ -1,5 +1,7 @@
 """ViewFeed: a loop's frames into its view, the final frame, and one close with its hooks."""
 
+import time
+
 import numpy as np
 import pytest
 from live_helpers import ShownView
@@ -64,28 +66,41 @@ class FakeClock:
         return self.now
 
 
-def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, **settings):
-    """A synthetic env of known cost watched for ``seconds`` of the fake clock: each step takes
-    ``step_seconds``, each frame ``frame_seconds``. Returns (frames made, share of the time they took)."""
-    clock, made = FakeClock(), []
-    view = shown(clock=clock, **settings)
+def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, views=1, **settings):
+    """A synthetic env of known cost watched by ``views`` views for ``seconds`` of the fake clock: each
+    step takes ``step_seconds``, each frame ``frame_seconds``. Returns (frames made, share of the time
+    they took) of the first view."""
+    clock = FakeClock()
+    made: list[list[float]] = [[] for _ in range(views)]
+    feeds = []
+    for index in range(views):
+        view = shown(clock=clock, **settings)
 
-    def make_frame():
-        clock.now += frame_seconds
-        made.append(clock.now)
-        return np.full((16, 24, 3), len(made) % 256, np.uint8)
+        def make_frame(made=made[index]):
+            clock.now += frame_seconds
+            made.append(clock.now)
+            return np.full((16, 24, 3), len(made) % 256, np.uint8)
 
-    # A machine where the helper has cores to spare: only the fake clock's time counts, whatever this
-    # machine's load (the helper's share is tested in test_loop_link.py and test_cpus.py).
-    view._link.helper_cost = HelperCost(quota=None, cpus=16.0, wait=lambda: 0.0)
-    view.push(np.zeros((16, 24, 3), np.uint8), force=True)
-    view.flush()  # the helper is up and has timed a frame: this fake clock outruns its start
-    feed = ViewFeed(view, make_frame, dict, helper_competes=lambda: False)
+        # A machine where the helper has cores to spare: only the fake clock's time counts, whatever this
+        # machine's load (the helper's share is tested in test_loop_link.py and test_cpus.py).
+        view._link.helper_cost = HelperCost(quota=None, cpus=16.0, wait=lambda: 0.0)
+        # The helper is up and has timed a frame (this fake clock outruns its start), which it does once
+        # the process's message budget, spent by the loops before, lets a frame through
+        for _ in range(100):
+            time.sleep(0.05)  # the budget refills in real time
+            view.push(np.zeros((16, 24, 3), np.uint8), force=True)
+            view.flush(timeout=60)
+            if view.stats["last_encode_ms"] > 0:
+                break
+        assert view.stats["last_encode_ms"] > 0
+        feeds.append(ViewFeed(view, make_frame, dict, helper_competes=lambda: False))
     while clock.now < seconds:
         clock.now += step_seconds  # env.step()
-        if clock.now >= feed.next_check:
-            feed.show()
-    return len(made), len(made) * frame_seconds / clock.now
+        for feed in feeds:
+            if clock.now >= feed.next_check:
+                feed.view.flush(timeout=60)  # the helper's real time is none of the fake clock's
+                feed.show()
+    return len(made[0]), len(made[0]) * frame_seconds / clock.now
 
 
 @pytest.mark.parametrize("frame_seconds", [0.005, 0.05])
@@ -98,3 +113,12 @@ def test_frames_take_at_most_max_overhead_of_the_loop_and_use_it(shown, frame_se
 def test_cheap_frames_come_at_the_fps_limit(shown):
     frames, share = run_loop(shown, step_seconds=0.0001, frame_seconds=0.0002, fps=10, max_overhead=0.1)
     assert 590 <= frames <= 601 and share < 0.01  # 10 a second for 60 s of the fake clock
+
+
+def test_each_view_pays_for_its_own_frames_only(shown):
+    # two views of one loop (two envs watched side by side): each makes the frames it would make alone,
+    # so together they take twice one view's share; neither is charged for the other's frames
+    alone, alone_share = run_loop(shown, step_seconds=0.0001, frame_seconds=0.005, fps=60, max_overhead=0.1)
+    beside, beside_share = run_loop(shown, step_seconds=0.0001, frame_seconds=0.005, fps=60, max_overhead=0.1, views=2)
+    assert alone_share >= 0.09
+    assert beside == pytest.approx(alone, rel=0.15) and beside_share >= 0.08
