@@ -317,9 +317,7 @@ class WatchedEnv(gym.Wrapper):
 
     Attributes:
         view: The ``LiveView`` the frames go to.
-        total_steps: Steps taken since the wrapper was made.
         episode: Episodes started (resets).
-        episode_return: The running return of the current episode.
 
     Args:
         env: The env, rendering ``rgb_array`` frames.
@@ -355,10 +353,19 @@ class WatchedEnv(gym.Wrapper):
         )
         self._controls = self.feed.controls
         self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
-        self.total_steps = 0
+        self._track = self._tracker.step
         self.episode = 0
-        self.episode_return = 0.0
         self._snapshot = snapshot
+
+    @property
+    def total_steps(self) -> int:
+        """Steps taken since the wrapper was made."""
+        return self._tracker.count - self._tracker.resets
+
+    @property
+    def episode_return(self) -> float:
+        """The running return of the current episode."""
+        return float(self._tracker.episode_return)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the env and start a new episode in the view's status line.
@@ -376,7 +383,6 @@ class WatchedEnv(gym.Wrapper):
         observation, info = self.env.reset(**kwargs)
         self._tracker.reset()
         self.episode += 1
-        self.episode_return = 0.0
         # Gated like step(): short episodes reset thousands of times a second.
         if perf_counter() >= self._next_check:
             self._next_check = self.feed.show()
@@ -398,9 +404,7 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
-        self._tracker.step(action, result[1], result[2], result[3], result[4])
-        self.total_steps += 1
-        self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
+        self._track(action, result[1], result[2], result[3], result[4])  # the step count and return too
         if perf_counter() >= self._next_check:
             self._next_check = self.feed.show()
         return result

@@ -59,6 +59,9 @@ class StepTracker:
         (0, 2, 2.0)
     """
 
+    # a watched loop's every step updates these: slots make each update cheaper
+    __slots__ = ("_next_episode", "count", "episode", "episode_return", "keep", "latest", "resets", "steps")
+
     def __init__(self, first_episode: int = 0) -> None:
         self.episode = first_episode  # steps before any reset count in the first episode
         self._next_episode = first_episode
@@ -66,6 +69,7 @@ class StepTracker:
         self.episode_return = 0.0
         self.latest: RawStep | None = None
         self.count = 0  # steps recorded (resets included)
+        self.resets = 0
         #: called with each step recorded (``RecentSteps`` keeps them); None: nobody keeps them
         self.keep: Callable[[RawStep], None] | None = None
 
@@ -76,6 +80,7 @@ class StepTracker:
         self.episode_return = 0.0
         self.latest = latest = [self.episode, 0, 0.0, 0.0, False, False, None, None, None]
         self.count += 1
+        self.resets += 1
         if self.keep is not None:
             self.keep(latest)
 
