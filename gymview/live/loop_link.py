@@ -159,12 +159,13 @@ class LoopLink:
         the frame that the loop pays (:attr:`helper_cost`; all of it with ``count_helper``: torch training
         on every core). Nothing is counted before the helper has timed a frame."""
         streamer = self.streamer
-        if streamer.encodes_elsewhere and streamer.last_encode_ms == 0.0:
+        in_helper = streamer.encodes_elsewhere and not streamer.last_drawn_by_page  # the page draws states
+        if in_helper and streamer.last_encode_ms == 0.0:
             # The helper has not answered yet: a sample without its time would start the estimate
             # low, and the throttle lets it rise only fourfold a frame.
             return
         seconds += self._sending_seconds
         self._sending_seconds = 0.0
-        if streamer.encodes_elsewhere:
+        if in_helper:
             seconds += self.helper_cost.paid(streamer.last_encode_ms / 1000.0, all_of_it=count_helper)
         self.throttle.record_cost(seconds)

@@ -139,6 +139,7 @@ class FrameStreamer:
         self.replaced = 0  # replaced by a newer frame before they were submitted
         self.bytes_sent = 0
         self.last_encode_ms = 0.0
+        self.last_drawn_by_page = False  # the last frame taken went as a state for the page to draw
 
     @property
     def encodes_elsewhere(self) -> bool:
@@ -397,6 +398,7 @@ class FrameStreamer:
         if not scene and not self._budget.try_acquire():  # scene frames take one per message (_send_scenes)
             self.skipped += 1
             return
+        self.last_drawn_by_page = scene
         if scene:
             self._encoded_here = (*self._scenes.pack(frame, self.max_size), False)
             self._in_encoder = (frame, info, time.perf_counter(), SCENE)

@@ -2,12 +2,14 @@
 
 import time
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from live_helpers import ShownView
 
 from gymview.live.feed import ViewFeed
 from gymview.live.pacing.cpus import HelperCost
+from gymview.renderers import Drawing, renderer_for
 
 
 def frame():
@@ -66,33 +68,42 @@ class FakeClock:
         return self.now
 
 
-def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, views=1, **settings):
+def cartpole_drawing(number):
+    """A CartPole state for the page to draw (draw="page"), the cart ``number`` steps along."""
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    env.reset(seed=0)
+    env.unwrapped.state = np.array([number % 100 / 50 - 1, 0.0, 0.1, 0.0])
+    renderer = renderer_for(env)
+    return Drawing(renderer, renderer.state_of(env))
+
+
+def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, views=1, page=False, **settings):
     """A synthetic env of known cost watched by ``views`` views for ``seconds`` of the fake clock: each
-    step takes ``step_seconds``, each frame ``frame_seconds``. Returns (frames made, share of the time
-    they took) of the first view."""
+    step takes ``step_seconds``, each frame ``frame_seconds`` (``page``: a state the page draws, else a
+    picture). Returns (frames made, share of the time they took) of the first view."""
     clock = FakeClock()
     made: list[list[float]] = [[] for _ in range(views)]
     feeds = []
     for index in range(views):
-        view = shown(clock=clock, **settings)
+        view = shown(clock=clock, draw="page" if page else "kernel", **settings)
 
         def make_frame(made=made[index]):
             clock.now += frame_seconds
             made.append(clock.now)
-            return np.full((16, 24, 3), len(made) % 256, np.uint8)
+            return cartpole_drawing(len(made)) if page else np.full((16, 24, 3), len(made) % 256, np.uint8)
 
         # A machine where the helper has cores to spare: only the fake clock's time counts, whatever this
         # machine's load (the helper's share is tested in test_loop_link.py and test_cpus.py).
         view._link.helper_cost = HelperCost(quota=None, cpus=16.0, wait=lambda: 0.0)
-        # The helper is up and has timed a frame (this fake clock outruns its start), which it does once
+        # The helper is up and has timed a picture (this fake clock outruns its start), which it does once
         # the process's message budget, spent by the loops before, lets a frame through
-        for _ in range(100):
+        for _ in range(1 if page else 100):
             time.sleep(0.05)  # the budget refills in real time
-            view.push(np.zeros((16, 24, 3), np.uint8), force=True)
+            view.push(cartpole_drawing(0) if page else np.zeros((16, 24, 3), np.uint8), force=True)
             view.flush(timeout=60)
             if view.stats["last_encode_ms"] > 0:
                 break
-        assert view.stats["last_encode_ms"] > 0
+        assert page or view.stats["last_encode_ms"] > 0
         feeds.append(ViewFeed(view, make_frame, dict, helper_competes=lambda: False))
     while clock.now < seconds:
         clock.now += step_seconds  # env.step()
@@ -108,6 +119,11 @@ def test_frames_take_at_most_max_overhead_of_the_loop_and_use_it(shown, frame_se
     frames, share = run_loop(shown, step_seconds=0.0001, frame_seconds=frame_seconds, fps=60, max_overhead=0.1)
     assert share <= 0.1 + frame_seconds / 60  # the promise (and one frame in flight)
     assert share >= 0.09  # what the budget leaves room for is used
+
+
+def test_states_the_page_draws_count_against_max_overhead_too(shown):
+    frames, share = run_loop(shown, step_seconds=0.0001, frame_seconds=0.005, fps=60, max_overhead=0.1, page=True)
+    assert 0.09 <= share <= 0.1 + 0.005 / 60
 
 
 def test_cheap_frames_come_at_the_fps_limit(shown):

@@ -13,7 +13,7 @@ from gymview.live.pacing.throttle import FrameThrottle
 def link_with(throttle, encode_ms, streamer=None, quota=None, cpus=16.0, waits=None):
     """A link whose machine the test describes: a cgroup quota, the CPUs, the loop thread's total waits for a
     core (None: a system that does not say)."""
-    streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, sent=0)
+    streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, last_drawn_by_page=False, sent=0)
     readings = iter(waits) if waits is not None else None
     cost = HelperCost(quota, cpus, wait=(lambda: next(readings)) if readings else lambda: None)
     return LoopLink(streamer, throttle, controls=None, poller=None, is_active=lambda: True, handlers=dict,
@@ -51,7 +51,7 @@ def test_frames_count_only_once_the_helper_has_timed_one():
     """A frame recorded before the helper's first answer lacks the helper's time: counted, it would
     start the estimate far too low (a watched SB3 VecEnv kept 120 fps after three frames)."""
     throttle = FrameThrottle(fps=120, max_overhead=0.1)
-    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=0.0, sent=0)
+    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=0.0, last_drawn_by_page=False, sent=0)
     link = link_with(throttle, encode_ms=None, streamer=streamer)
     link.record_cost(0.0001, count_helper=True)  # the first frame: sent to the helper, no answer yet
     link.record_cost(0.0001, count_helper=True)  # the second, before the first came back
@@ -69,7 +69,7 @@ def test_sending_a_frame_costs_the_loop_and_counts_with_the_next_frame():
         sent.append(1)
         return True
 
-    streamer = SimpleNamespace(encodes_elsewhere=False, last_encode_ms=0.0, busy=False, pump=pump)
+    streamer = SimpleNamespace(encodes_elsewhere=False, last_encode_ms=0.0, last_drawn_by_page=False, busy=False, pump=pump)
     throttle = FrameThrottle(fps=120, max_overhead=0.01, clock=lambda: clock.now)
     link = link_with(throttle, encode_ms=0.0, streamer=streamer)
     link.record_cost(0.0)  # the throttle's ignored first sample
