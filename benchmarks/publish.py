@@ -41,6 +41,9 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 HELPERS = REPO / "tests" / "helpers"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HELPERS))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from watched_loops import steps_in  # noqa: E402 - benchmarks/ is on the path from here
 
 VIEWER = """
 import sys, gymview
@@ -63,19 +66,9 @@ def steps_per_second(env, seconds: float) -> tuple[float, float]:
     """Steps per second of wall time, and per second of this process's CPU time (all its threads: the
     publisher's too; not the helper process's), over ``seconds`` after 0.2 s of warm-up."""
 
-    def steps_for(duration: float) -> int:
-        count, end = 0, time.perf_counter() + duration
-        while time.perf_counter() < end:
-            for _ in range(100):
-                _, _, terminated, truncated, _ = env.step(0)
-                if terminated or truncated:
-                    env.reset()
-            count += 100
-        return count
-
-    steps_for(0.2)
+    steps_in(env, 0.2)
     wall, cpu = time.perf_counter(), time.process_time()
-    steps = steps_for(seconds)
+    steps = steps_in(env, seconds)
     return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
 
 

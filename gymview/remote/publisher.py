@@ -29,11 +29,12 @@ from typing import Any
 from gymview._internal.worker import Worker
 from gymview.remote import wire
 from gymview.remote.address import Address, parse_address
+from gymview.remote.forks import let_go_of_listeners
 from gymview.remote.hub import Hub
 from gymview.remote.tokens import TOKEN_VARIABLE, publisher_token
 from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
-from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, inbox_pair, zmq
+from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, end_worker, inbox_pair, zmq
 
 __all__ = ["HEARTBEAT_SECONDS", "PUBLISH_VARIABLE", "PublishedRun", "Publisher", "publication"]
 
@@ -44,6 +45,7 @@ INBOX_MESSAGES = 256  # messages that may wait for the thread; more are dropped 
 GOODBYE_SECONDS = 0.2  # at the end, how long the last messages (runs ended) may take to go out
 
 _publishers: dict[str, Publisher] = {}
+_inherited: list[Publisher] = []  # in a forked child: the parent's, never used
 _lock = threading.Lock()
 
 
@@ -142,7 +144,6 @@ class Publisher:
         self._host = socket.gethostname()
         self._context = zmq().Context()
         self._inbox, self._outbox = inbox_pair(self._context, "publisher", INBOX_MESSAGES)
-        self._outbox_lock = threading.Lock()
         self.dropped = 0  # messages for notebooks dropped: the thread fell behind, or one broke a limit
         self._warned_limit = False
         self._hub_socket = bind_hub(self._context, address)  # may raise: before the thread starts
@@ -205,13 +206,8 @@ class Publisher:
             gymview.WorkerError: When the publisher's thread failed.
         """
         self._worker.check()
-        with self._outbox_lock:
-            if self._outbox is None:
-                return
-            try:
-                self._outbox.send_multipart([kind.encode(), run_id.encode(), *parts], flags=zmq().NOBLOCK)
-            except zmq().Again:
-                self.dropped += 1
+        if not self._outbox.send([kind.encode(), run_id.encode(), *parts]):
+            self.dropped += 1
 
     def close(self, timeout: float = 5.0) -> None:
         """End the thread (its runs end for their notebooks) and close every socket; safe to call twice."""
@@ -221,16 +217,8 @@ class Publisher:
             self.closed = True
             if _publishers.get(self.address.text) is self:
                 del _publishers[self.address.text]
-        try:
-            self._worker.stop(timeout)
-        except TimeoutError:  # its sockets are still open: ending the context would wait for them forever
+        if not end_worker(self._worker, self._outbox, self._context, timeout):
             warnings.warn(f"gymview: the publisher at {self.address.text} did not stop in {timeout} s", stacklevel=2)
-            return
-        finally:
-            with self._outbox_lock:
-                close_quietly(self._outbox)
-                self._outbox = None
-        self._context.term()
 
     # -- the thread --------------------------------------------------------------------------------
     def _serve(self, stop: threading.Event) -> None:
@@ -342,9 +330,17 @@ def _close_all() -> None:
 
 
 def _forget_after_fork() -> None:
-    """A forked child publishes anew: its parent's publishers, sockets and threads are not its own."""
+    """A forked child publishes anew: its parent's publishers, sockets and threads are not its own.
+
+    They are kept (never collected, so nothing here ends the parent's zmq context) and never used: their
+    runs are inert (``LiveView``'s registry tells them). The child's copies of their listening sockets are
+    closed: the address is free again when the parent lets it go, even while the child lives on."""
     global _lock
     _lock = threading.Lock()
+    for publisher in _publishers.values():
+        publisher.closed = True
+        _inherited.append(publisher)
+    let_go_of_listeners({publisher.address.port for publisher in _inherited})
     _publishers.clear()
 
 
