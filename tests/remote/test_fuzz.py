@@ -92,9 +92,17 @@ class HostilePeer:
         self.socket.connect(f"tcp://{address}")
         self.session = PeerSession(token or "none", address)
         self.heard = 0  # messages the run's process sent it
+        self._next_try = 0.0
         if token is not None:
+            wait_until(self._handshaken, "the hub's handshake")
+
+    def _handshaken(self):
+        """Asks again at each heartbeat until the hub answers, as notebooks do (after a flood it may not at once)."""
+        if time.monotonic() >= self._next_try:
             self.socket.send_multipart(wire.encode("watch", self.session.stamp()))
-            wait_until(lambda: self._hear() and self.session.hub is not None, "the hub's handshake")
+            self._next_try = time.monotonic() + 0.5
+        self._hear()
+        return self.session.hub is not None
 
     def _hear(self):
         while self.socket.poll(0):
@@ -211,7 +219,9 @@ def test_a_flood_of_strangers_neither_stops_the_run_nor_grows_its_memory(address
         assert answered < sent // 5, f"{answered} answers to {sent} messages of peers without the token"
         grown = (run.memory_info().rss - memory) / 2**20
         assert grown < 64, f"the run's memory grew {grown:.0f} MiB under the flood"
-        assert gymview.attach(address, timeout=60, display=False).run.name == "CartPole-v1"  # newcomers again
+        newcomer = gymview.attach(address, timeout=60, display=False)  # heard again once the flood is over
+        assert newcomer.run.name == "CartPole-v1"
+        newcomer.close()
     finally:
         context.destroy(linger=0)
     stop = page.click("stop")
