@@ -223,3 +223,21 @@ def test_javascript_never_comes_from_the_run(address, token, pages):
     assert all(b"from the run" not in b"".join(buffers) for _, buffers in page.messages)
     view.close()
     env.close()
+
+
+def test_frames_travel_as_h264_to_a_page_that_decodes_it(address, token, scripts, pages):
+    scripts("--publish", address)
+    view = gymview.attach(address, timeout=60, display=False)
+    page = pages(view, codecs=("h264",))  # as Chromium's page says: it decodes H.264
+    wait_until(lambda: len([f for f in page.frames() if f["format"] == "h264"]) > 3, "H.264 frames at the page")
+    content, buffers = next((c, b) for c, b in page.messages if c.get("format") == "h264")
+    assert content["key"] and content["codec"].startswith("avc1.") and bytes(buffers[0][:4]) == b"\x00\x00\x00\x01"
+    view.close()
+
+
+def test_an_address_other_machines_may_reach_is_taken_only_written_out_and_said(capsys):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="192.0.2.1:5599")  # not here
+    assert "publishing on 192.0.2.1:5599, which other machines may reach" in capsys.readouterr().err
+    env.close()
+    gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="5598").close()
+    assert "other machines" not in capsys.readouterr().err  # a port alone: this machine only
