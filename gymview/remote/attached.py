@@ -116,6 +116,7 @@ class AttachedView(LiveView):
         self._current: RunInfo | None = None
         self._last: RunInfo | None = None
         self._problem: str | None = None
+        self._ended: str | None = None  # what the page says since the run shown last ended (None: none did)
         self._numbers = Renumbering()
         self._pages: dict[str, list[dict[str, Any]]] = {}  # page -> its ready and latest visibility
         self._heard: collections.deque[str] = collections.deque(maxlen=16)
@@ -209,10 +210,11 @@ class AttachedView(LiveView):
             run, self._current = self._current, None
             self._runs_link.watch(None)
             why = "ended" if message.kind == "ended" else f"stopped answering ({SILENT_SECONDS:.0f} s)"
-            self._tell_page(
+            self._ended = (
                 f"the run {run} {why}; the view shows it again when a run named {run.name!r} publishes "
                 f"at {self.address.text}"
             )
+            self._tell_page(self._ended)
             self._leave_last_frame(keep_widget=True)  # a notebook saved from now on shows the last frame
 
     def _follow(self, runs: list[RunInfo], watching: str | None) -> None:
@@ -242,6 +244,7 @@ class AttachedView(LiveView):
     def _show_run(self, run: RunInfo) -> None:
         with self._state_lock:
             self._current = self._last = run
+            self._ended = None
             self._run_name = run.name
             self._numbers.new_run()
             pages = [message for messages in self._pages.values() for message in messages]
@@ -290,8 +293,20 @@ class AttachedView(LiveView):
                 self._heard.append(content["id"])
         if to_run is not None:
             self._runs_link.to_run(to_run)
-        elif self._current is None and kind in (protocol.READY, protocol.CONTROL):
+        elif self._current is None and kind == protocol.READY:  # a page opened (or shown again) after the end
+            self._show_last_picture()
+            self._tell_page(self._ended or f"no run is shown: waiting for one at {self.address.text}")
+        elif self._current is None and kind == protocol.CONTROL:
             self._tell_page(f"no run is shown: waiting for one at {self.address.text}")
+
+    def _show_last_picture(self) -> None:
+        """The run's last frame, for a page that opened after the run ended (it has none)."""
+        picture = self._last_frame.picture()
+        if picture is not None:
+            header, data = picture
+            with self._state_lock:
+                seq = max(self._numbers.top, 0)
+            self.send({**header, "seq": seq}, [data])
 
     def _still_picture(self) -> tuple[dict[str, Any], bytes] | None:
         return self._last_frame.picture()

@@ -241,3 +241,21 @@ def test_an_address_other_machines_may_reach_is_taken_only_written_out_and_said(
     env.close()
     gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="5598").close()
     assert "other machines" not in capsys.readouterr().err  # a port alone: this machine only
+
+
+def test_a_page_that_opens_after_the_run_ended_gets_its_last_frame_and_why(address, token, pages):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, draw="kernel")
+    view = gymview.attach(address, display=False)
+    page = pages(view)
+    env.reset(seed=0)
+    while len(page.frames()) < 3:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+    wait_until(lambda: page.state() == "ended", "the page to hear the run ended")
+    reopened = pages(view, client="reopened")  # the notebook's output rendered again (a still image beside it)
+    wait_until(lambda: reopened.frames() and reopened.states(), "the reopened page to get a frame and the state")
+    assert reopened.frames()[-1]["format"] == "jpeg" and reopened.states()[-1]["state"] == "ended"
+    assert "ended; the view shows it again" in reopened.states()[-1]["message"]
+    view.close()
