@@ -16,6 +16,16 @@ from gymview.remote import runs_at
 pytestmark = pytest.mark.slow
 
 
+def step(env, steps=None, until=None):
+    """Step ``env`` (random actions, reset at episode ends) ``steps`` times, or until ``until()``."""
+    count = 0
+    while (until is None and count < steps) or (until is not None and not until()):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        count += 1
+        if terminated or truncated:
+            env.reset()
+
+
 def steering(page, script, action, **fields):
     """Click and wait until the run says it applied the click."""
     click = page.click(action, **fields)
@@ -25,26 +35,17 @@ def steering(page, script, action, **fields):
 def test_a_watched_script_makes_no_frame_until_a_notebook_attaches_and_none_after(address, token, pages):
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, draw="kernel")
     env.reset(seed=0)
-    for _ in range(2000):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, 2000)
     assert env.view.stats["frames_rendered"] == 0 and not env.view.stats["active"]
     view = gymview.attach(address, display=False)
     page = pages(view)
-    while len(page.frames()) < 5:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, until=lambda: len(page.frames()) >= 5)
     assert page.frames()[0]["format"] == "jpeg" and view.stats["relayed"] >= 5
     view.close()
     run = env.view._far_pages
     wait_until(lambda: not run.attached(), "the hub to hear the notebook leave")
     made = env.view.stats["frames_rendered"]
-    for _ in range(2000):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, 2000)
     assert env.view.stats["frames_rendered"] == made
     env.close()
     assert not [t for t in threading.enumerate() if t.name in ("gymview-publish", "gymview-attach")]
@@ -171,10 +172,7 @@ def test_a_page_drawn_scene_is_published_with_its_frames(address, token, pages):
     view = gymview.attach(address, display=False)
     page = pages(view)
     env.reset(seed=0)
-    while len(page.frames()) < 3:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, until=lambda: len(page.frames()) >= 3)
     assert view._scene["kind"] == env.view._scene["kind"] and page.frames()[-1]["format"] == "scene"
     content, buffers = next(m for m in page.messages if m[0].get("type") == "frame")
     states = len(content.get("frames", [content]))  # a few frames may go in one message
@@ -248,10 +246,7 @@ def test_a_page_that_opens_after_the_run_ended_gets_its_last_frame_and_why(addre
     view = gymview.attach(address, display=False)
     page = pages(view)
     env.reset(seed=0)
-    while len(page.frames()) < 3:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, until=lambda: len(page.frames()) >= 3)
     env.close()
     wait_until(lambda: page.state() == "ended", "the page to hear the run ended")
     reopened = pages(view, client="reopened")  # the notebook's output rendered again (a still image beside it)
