@@ -3,11 +3,14 @@ ends of either side. The notebook here is this process (an AttachedView outside 
 stand-in); tests/kernel and tests/browser do the same from a real kernel and from JupyterLab."""
 
 import os
+import subprocess
+import sys
 import threading
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from published_runs import REPO
 from waiting import wait_until
 
 import gymview
@@ -254,3 +257,35 @@ def test_a_page_that_opens_after_the_run_ended_gets_its_last_frame_and_why(addre
     assert reopened.frames()[-1]["format"] == "jpeg" and reopened.states()[-1]["state"] == "ended"
     assert "ended; the view shows it again" in reopened.states()[-1]["message"]
     view.close()
+
+
+NOTEBOOK = """
+import sys, gymview
+from published_runs import FakePage
+view = gymview.attach(sys.argv[1], timeout=60, display=False)
+page = FakePage(view)
+print("ATTACHED", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_notebook_that_goes_away_without_a_word_is_counted_gone_and_gets_no_more_frames(address, token):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, draw="kernel")
+    env.reset(seed=0)
+    notebook = subprocess.Popen([sys.executable, "-c", NOTEBOOK, address], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": f"{REPO}:{REPO / 'tests' / 'helpers'}"})
+    try:
+        assert notebook.stdout.readline().startswith("ATTACHED")
+        wait_until(lambda: step(env, 100) or env.view.stats["frames_sent"] > 3, "frames to the notebook")
+        notebook.kill()  # no goodbye: its kernel died, or the laptop slept, or the tunnel closed
+        notebook.wait(30)
+        run = env.view._far_pages
+        wait_until(lambda: step(env, 100) or not run.attached(), "the run to count the silent notebook gone")
+        made = env.view.stats["frames_rendered"]
+        step(env, 2000)
+        assert env.view.stats["frames_rendered"] == made, "no frame is made for nobody"
+    finally:
+        notebook.kill()
+        notebook.wait(30)
+    env.close()
