@@ -17,11 +17,13 @@ import json
 import pathlib
 import statistics
 import sys
-import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from watched_loops import steps_in, without_bookkeeping  # noqa: E402 - benchmarks/ is on the path from here
 
 
 def paired_overhead(rounds: int, slice_s: float = 0.25) -> tuple[float, float]:
@@ -29,39 +31,18 @@ def paired_overhead(rounds: int, slice_s: float = 0.25) -> tuple[float, float]:
     import gymnasium as gym
 
     import gymview
-    from gymview.watched import WatchedEnv
 
-    class Unchecked(WatchedEnv):  # WatchedEnv.step as it was before the controls existed
-        def step(self, action):
-            result = self.env.step(action)
-            self.total_steps += 1
-            self.episode_return += result[1]
-            if time.perf_counter() >= self._next_check:
-                self._next_check = self.feed.show()
-            return result
-
-    def make(kind):
+    def make(checked):  # without the check: WatchedEnv.step as it was before the controls existed
         env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
-        if kind is Unchecked:
-            env.__class__ = Unchecked
+        if not checked:
+            without_bookkeeping(env, controls=False)
         env.reset(seed=0)
         return env
 
-    checked, plain, plain_again = make(WatchedEnv), make(Unchecked), make(Unchecked)
-
-    def steps_in(env):
-        count, end = 0, time.perf_counter() + slice_s
-        while time.perf_counter() < end:
-            for _ in range(100):
-                _, _, terminated, truncated, _ = env.step(0)
-                if terminated or truncated:
-                    env.reset()
-            count += 100
-        return count
-
+    checked, plain, plain_again = make(True), make(False), make(False)
     ratios, floors = [], []
     for _ in range(rounds):
-        a, b, c = steps_in(plain), steps_in(checked), steps_in(plain_again)
+        a, b, c = (steps_in(env, slice_s) for env in (plain, checked, plain_again))
         ratios.append(b / a)
         floors.append(c / a)
     return statistics.median(ratios), statistics.median(floors)

@@ -1,7 +1,7 @@
 """What publishing costs a script: with nobody attached, and with a notebook attached; and how long a view
 takes to show a run that started again.
 
-    python benchmarks/publish.py [--pairs 40] [--slice 1.0] [--draw auto|kernel] [--reattach 5]
+    python benchmarks/publish.py [--pairs 40] [--slice 1.0] [--draw auto|kernel] [--reattach 5] [--flood 20]
 
 One process steps CartPole-v1 (``env.step(0)``, resetting at episode ends) in alternating slices of
 ``--slice`` seconds, each slice after 0.2 s of warm-up; each pair's ratio is its first slice's steps/s over
@@ -18,6 +18,12 @@ attached         a published env with a notebook attached throughout (another pr
                  printed: the frames/s the run sent while it stepped, and their bytes (the data, without
                  the JSON heads).
 noise floor      two plain ``gymview.watch(env)`` envs against each other.
+
+flood     ``--flood`` pairs: a published env (a notebook attached throughout) while another process floods its
+          address with handshakes without the token (a fresh nonce each, as fast as zmq takes them, its answers
+          read), against the same env while that process is connected and silent: what a flood costs the run;
+          and the same env against itself, both silent (the noise floor).
+          The run's CPU time is the measure (the flooding process takes a core of its own).
 
 reattach  A run attached to is killed (SIGKILL) and started again, ``--reattach`` times: the seconds from the
           new process's start, and from its "publishing" line, to the first frame of the new run at the page.
@@ -41,6 +47,9 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 HELPERS = REPO / "tests" / "helpers"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HELPERS))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from watched_loops import steps_in  # noqa: E402 - benchmarks/ is on the path from here
 
 VIEWER = """
 import sys, gymview
@@ -63,19 +72,9 @@ def steps_per_second(env, seconds: float) -> tuple[float, float]:
     """Steps per second of wall time, and per second of this process's CPU time (all its threads: the
     publisher's too; not the helper process's), over ``seconds`` after 0.2 s of warm-up."""
 
-    def steps_for(duration: float) -> int:
-        count, end = 0, time.perf_counter() + duration
-        while time.perf_counter() < end:
-            for _ in range(100):
-                _, _, terminated, truncated, _ = env.step(0)
-                if terminated or truncated:
-                    env.reset()
-            count += 100
-        return count
-
-    steps_for(0.2)
+    steps_in(env, 0.2)
     wall, cpu = time.perf_counter(), time.process_time()
-    steps = steps_for(seconds)
+    steps = steps_in(env, seconds)
     return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
 
 
@@ -147,6 +146,81 @@ def speed(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> No
           f"{page['bytes_per_frame']:,.0f} bytes/frame of data, as {page['format']}")
 
 
+FLOODER = """
+import sys, threading, zmq
+from gymview.remote import wire
+context = zmq.Context()
+sock = context.socket(zmq.DEALER)
+sock.setsockopt(zmq.LINGER, 0)
+sock.connect("tcp://" + sys.argv[1])
+flooding, sent = threading.Event(), [0]
+def commands():
+    for line in sys.stdin:
+        if line.strip() == "on":
+            flooding.set()
+        elif line.strip() == "off":
+            flooding.clear()
+            print("SENT", sent[0], flush=True)
+        else:
+            break
+    flooding.set(); sent.append(None)
+threading.Thread(target=commands, daemon=True).start()
+print("READY", flush=True)
+while sent[-1] is not None:
+    if not flooding.wait(0.1):
+        continue
+    try:
+        sock.send_multipart(wire.encode("watch", {"run": None, "nonce": f"f{sent[0]}", "hub": None, "auth": None}),
+                            flags=zmq.NOBLOCK)
+        sent[0] += 1
+    except zmq.Again:
+        pass
+    while sock.poll(0):
+        sock.recv_multipart()
+"""
+
+
+def flood(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    published = watched(address, draw)
+    viewer = subprocess.Popen([sys.executable, "-c", VIEWER, address], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, env={**env_vars, "PYTHONPATH": f"{REPO}:{HELPERS}"})
+    flooder = subprocess.Popen([sys.executable, "-c", FLOODER, address], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, env={**env_vars, "PYTHONPATH": str(REPO)})
+    sent = 0
+
+    def flooded():
+        flooder.stdin.write("on\n")
+        flooder.stdin.flush()
+
+        def done(env):
+            nonlocal sent
+            flooder.stdin.write("off\n")
+            flooder.stdin.flush()
+            sent += int(flooder.stdout.readline().split()[1]) - sent
+
+        return published, done
+
+    try:
+        assert viewer.stdout.readline().startswith("ATTACHED") and flooder.stdout.readline().startswith("READY")
+        steps_per_second(published, 0.8)
+        def quiet():
+            return published, lambda env: None
+
+        ratios = pairs_of(flooded, quiet, pairs, seconds)
+        floor = pairs_of(quiet, lambda: quiet(), pairs, seconds)  # two callables: pairs_of tells them apart
+    finally:
+        for process in (viewer, flooder):
+            process.stdin.write("\n")
+            process.stdin.flush()
+            process.wait(60)
+    published.close()
+    print(f"CartPole-v1, draw={draw!r}, {pairs} pairs of {seconds:g} s slices, a notebook attached throughout:")
+    print("  " + summary("flooded by a peer without the token / not flooded", ratios))
+    print("  " + summary("noise floor (not flooded / not flooded)", floor))
+    print(f"  the flooding peer sent {sent:,} handshakes ({sent / (pairs * (seconds + 0.2)):,.0f} a second)")
+
+
 def reattach(trials: int, env_vars: dict[str, str]) -> None:
     from published_runs import SCRIPT, FakePage
 
@@ -198,6 +272,7 @@ def main() -> None:
     parser.add_argument("--slice", type=float, default=1.0)
     parser.add_argument("--draw", default="auto", choices=("auto", "kernel"))
     parser.add_argument("--reattach", type=int, default=5, help="restarts to time (0: none)")
+    parser.add_argument("--flood", type=int, default=0, help="pairs of slices flooded and not (0: none)")
     args = parser.parse_args()
     token = os.environ.setdefault("GYMVIEW_TOKEN", secrets.token_urlsafe(12))
     env_vars = {**os.environ, "PYTHONPATH": str(REPO), "GYMVIEW_TOKEN": token}
@@ -205,7 +280,10 @@ def main() -> None:
     import io
 
     with contextlib.redirect_stderr(io.StringIO()):  # each published env says how to attach: not here
-        speed(args.pairs, args.slice, args.draw, env_vars)
+        if args.pairs:
+            speed(args.pairs, args.slice, args.draw, env_vars)
+        if args.flood:
+            flood(args.flood, args.slice, args.draw, env_vars)
     if args.reattach:
         reattach(args.reattach, env_vars)
 

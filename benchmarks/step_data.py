@@ -30,6 +30,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from watched_loops import without_bookkeeping  # noqa: E402 - benchmarks/ is on the path from here
 
 
 def watched(keep_steps: bool) -> Any:
@@ -38,23 +41,9 @@ def watched(keep_steps: bool) -> Any:
     import gymnasium as gym
 
     import gymview
-    from gymview.watched import WatchedEnv
-
-    class WithoutStepData(WatchedEnv):
-        def step(self, action):
-            if self._controls.engaged:
-                self.feed.obey_controls()
-            result = self.env.step(action)
-            self.total_steps += 1
-            self.episode_return += result[1]
-            if time.perf_counter() >= self._next_check:
-                self._next_check = self.feed.show()
-            return result
 
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
-    if not keep_steps:
-        env.__class__ = WithoutStepData
-    return env
+    return env if keep_steps else without_bookkeeping(env, controls=True)
 
 
 def watch_steps_per_second(keep_steps: bool, steps: int) -> float:

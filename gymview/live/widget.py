@@ -35,7 +35,9 @@ from gymview.live import protocol
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
+from gymview.live.encoding.h264 import H264
 from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, FrameHistory
+from gymview.live.encoding.scene_frames import SCENE
 from gymview.live.encoding.video_stream import check_codec
 from gymview.live.far_pages import FarPages
 from gymview.live.kernels import registry
@@ -496,8 +498,15 @@ class LiveView(anywidget.AnyWidget):
 
     # -- the wire -----------------------------------------------------------------------------
     def _leave_last_frame(self, keep_widget: bool = False) -> None:
-        latest = self._streamer.latest
-        if self._display_handle is None or latest is None or not self._in_kernel:
+        far = self._far_pages
+        if far is not None and far.attached() and self._streamer.sent_as in (H264, SCENE):
+            latest = self._streamer.latest  # pages elsewhere keep it as the still image: they cannot make it
+            if latest is not None:
+                far.send(latest[0], [latest[1]])
+        if self._display_handle is None or not self._in_kernel:
+            return
+        latest = self._still_picture()
+        if latest is None:
             return
         header, data = latest
         mime = f"image/{header['format']}"
@@ -512,6 +521,10 @@ class LiveView(anywidget.AnyWidget):
             metadata={mime: {"width": header["width"], "height": header["height"]}},
             raw=True,
         )
+
+    def _still_picture(self) -> tuple[dict[str, Any], bytes] | None:
+        """The last frame as a picture, for the still image (None before the first)."""
+        return self._streamer.latest
 
     def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:
         if self._far_pages is not None:

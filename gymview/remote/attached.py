@@ -2,8 +2,9 @@
 
 The view is a ``LiveView`` whose loop is the run's: its page's messages (ready, acks, clicks) go to the
 run, and the run's messages (frames, states) come back to the page as they are, renumbered where a run
-started again (:mod:`.relay`). When the run ends the view says so and keeps its last frame; when a run of
-the same name publishes there again, the view shows it.
+started again (:mod:`.relay`). When the run ends the view says so and keeps its last frame, also as a still
+image in the notebook (:mod:`.still`: a saved notebook shows it); when a run of the same name publishes
+there again, the view shows it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gymview.live.widget import LiveView
 from gymview.remote.address import Address, parse_address
 from gymview.remote.hub import SILENT_SECONDS
 from gymview.remote.relay import Renumbering, for_page
+from gymview.remote.still import LastFrame
 from gymview.remote.tokens import viewer_token
 from gymview.remote.viewer import LOST, ViewerLink
 from gymview.remote.wire import Message, RunInfo
@@ -29,6 +31,7 @@ __all__ = ["ENDED", "AttachedView", "attach"]
 
 ENDED = "ended"  # the state the page shows while no run is attached (its buttons are off)
 MAX_PAGES = 16  # pages whose ready and visibility are kept, to tell a run attached later
+STILL_WAIT_SECONDS = 1.0  # closing a view of a scene the page draws: how long the run may take to send a picture
 
 
 def attach(
@@ -113,6 +116,7 @@ class AttachedView(LiveView):
         self._current: RunInfo | None = None
         self._last: RunInfo | None = None
         self._problem: str | None = None
+        self._ended: str | None = None  # what the page says since the run shown last ended (None: none did)
         self._numbers = Renumbering()
         self._pages: dict[str, list[dict[str, Any]]] = {}  # page -> its ready and latest visibility
         self._heard: collections.deque[str] = collections.deque(maxlen=16)
@@ -120,6 +124,7 @@ class AttachedView(LiveView):
         self._pid = os.getpid()
         self.relayed = 0  # messages passed to the page
         self.skipped = 0  # messages not passed: malformed, or over the notebook's message budget
+        self._last_frame = LastFrame()  # for the still image the view leaves in the notebook
         self._runs_link = ViewerLink(address, token, self._hear)
 
     # -- what users read ---------------------------------------------------------------------------
@@ -165,10 +170,24 @@ class AttachedView(LiveView):
         return self._current
 
     def close(self) -> None:
-        """Leave the run (it goes on, and makes no frame for this notebook) and close the view."""
+        """Leave the run (it goes on, and makes no frame for this notebook) and close the view; shown in a
+        notebook, the view leaves its last frame there as a still image (saved with the notebook)."""
         if os.getpid() == self._pid:
+            if not self._closed and self._current is not None and self._last_frame.drawn_by_page:
+                self._ask_for_picture()
             self._runs_link.close()
         super().close()
+
+    def _ask_for_picture(self) -> None:
+        """The page drew the last frame from a scene's state: the run sends it as a picture to a page that has
+        just opened, so its pages say so again; waits ``STILL_WAIT_SECONDS`` at most."""
+        with self._state_lock:
+            readies = [kept[0] for kept in self._pages.values() if kept and kept[0].get("type") == protocol.READY]
+        if readies and self._display_handle is not None:
+            self._last_frame.pictured.clear()
+            for ready in readies:
+                self._runs_link.to_run(ready)
+            self._last_frame.pictured.wait(STILL_WAIT_SECONDS)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self._display_handle is not None:  # attach() showed it: a cell's result would show it twice
@@ -191,10 +210,12 @@ class AttachedView(LiveView):
             run, self._current = self._current, None
             self._runs_link.watch(None)
             why = "ended" if message.kind == "ended" else f"stopped answering ({SILENT_SECONDS:.0f} s)"
-            self._tell_page(
+            self._ended = (
                 f"the run {run} {why}; the view shows it again when a run named {run.name!r} publishes "
                 f"at {self.address.text}"
             )
+            self._tell_page(self._ended)
+            self._leave_last_frame(keep_widget=True)  # a notebook saved from now on shows the last frame
 
     def _follow(self, runs: list[RunInfo], watching: str | None) -> None:
         """Take the hub's list: attached to the run chosen, or choose one (and ask the hub for it)."""
@@ -223,6 +244,7 @@ class AttachedView(LiveView):
     def _show_run(self, run: RunInfo) -> None:
         with self._state_lock:
             self._current = self._last = run
+            self._ended = None
             self._run_name = run.name
             self._numbers.new_run()
             pages = [message for messages in self._pages.values() for message in messages]
@@ -234,6 +256,8 @@ class AttachedView(LiveView):
         if self._current is None or not for_page(content, buffers):
             self.skipped += 1
             return
+        if self._last_frame.keep(content, buffers):  # its H.264 packets since a key frame were too many
+            self._runs_link.to_run(protocol.key_frame_wanted("attach"))
         if not PROCESS_BUDGET.try_acquire():  # the notebook's own limit on messages, whatever the run sends
             self.skipped += 1
             if content.get("format") == "h264":
@@ -269,8 +293,23 @@ class AttachedView(LiveView):
                 self._heard.append(content["id"])
         if to_run is not None:
             self._runs_link.to_run(to_run)
-        elif self._current is None and kind in (protocol.READY, protocol.CONTROL):
+        elif self._current is None and kind == protocol.READY:  # a page opened (or shown again) after the end
+            self._show_last_picture()
+            self._tell_page(self._ended or f"no run is shown: waiting for one at {self.address.text}")
+        elif self._current is None and kind == protocol.CONTROL:
             self._tell_page(f"no run is shown: waiting for one at {self.address.text}")
+
+    def _show_last_picture(self) -> None:
+        """The run's last frame, for a page that opened after the run ended (it has none)."""
+        picture = self._last_frame.picture()
+        if picture is not None:
+            header, data = picture
+            with self._state_lock:
+                seq = max(self._numbers.top, 0)
+            self.send({**header, "seq": seq}, [data])
+
+    def _still_picture(self) -> tuple[dict[str, Any], bytes] | None:
+        return self._last_frame.picture()
 
     def _why_not(self, timeout: float) -> str:
         where = self.address.text

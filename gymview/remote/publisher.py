@@ -29,11 +29,12 @@ from typing import Any
 from gymview._internal.worker import Worker
 from gymview.remote import wire
 from gymview.remote.address import Address, parse_address
+from gymview.remote.forks import let_go_of_listeners
 from gymview.remote.hub import Hub
 from gymview.remote.tokens import TOKEN_VARIABLE, publisher_token
 from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
-from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, inbox_pair, zmq
+from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, end_worker, inbox_pair, zmq
 
 __all__ = ["HEARTBEAT_SECONDS", "PUBLISH_VARIABLE", "PublishedRun", "Publisher", "publication"]
 
@@ -42,8 +43,13 @@ HEARTBEAT_SECONDS = 0.5  # how often peers say they are there (notebooks: which 
 POLL_SECONDS = 0.25  # the thread's longest sleep: how late a heartbeat or an expiry may come
 INBOX_MESSAGES = 256  # messages that may wait for the thread; more are dropped (the loop never waits)
 GOODBYE_SECONDS = 0.2  # at the end, how long the last messages (runs ended) may take to go out
+# What the listening process reads from peers: at most READS_PER_WINDOW messages each READ_WINDOW_SECONDS
+# (4000 a second: 20 runs' frames at 200 a second); more wait in their queues (and then in their sender's).
+# zmq takes turns among peers, so a peer flooding the address gets its share, not the thread's time.
+READ_WINDOW_SECONDS, READS_PER_WINDOW = 0.05, 200
 
 _publishers: dict[str, Publisher] = {}
+_inherited: list[Publisher] = []  # in a forked child: the parent's, never used
 _lock = threading.Lock()
 
 
@@ -142,7 +148,6 @@ class Publisher:
         self._host = socket.gethostname()
         self._context = zmq().Context()
         self._inbox, self._outbox = inbox_pair(self._context, "publisher", INBOX_MESSAGES)
-        self._outbox_lock = threading.Lock()
         self.dropped = 0  # messages for notebooks dropped: the thread fell behind, or one broke a limit
         self._warned_limit = False
         self._hub_socket = bind_hub(self._context, address)  # may raise: before the thread starts
@@ -205,13 +210,8 @@ class Publisher:
             gymview.WorkerError: When the publisher's thread failed.
         """
         self._worker.check()
-        with self._outbox_lock:
-            if self._outbox is None:
-                return
-            try:
-                self._outbox.send_multipart([kind.encode(), run_id.encode(), *parts], flags=zmq().NOBLOCK)
-            except zmq().Again:
-                self.dropped += 1
+        if not self._outbox.send([kind.encode(), run_id.encode(), *parts]):
+            self.dropped += 1
 
     def close(self, timeout: float = 5.0) -> None:
         """End the thread (its runs end for their notebooks) and close every socket; safe to call twice."""
@@ -221,16 +221,8 @@ class Publisher:
             self.closed = True
             if _publishers.get(self.address.text) is self:
                 del _publishers[self.address.text]
-        try:
-            self._worker.stop(timeout)
-        except TimeoutError:  # its sockets are still open: ending the context would wait for them forever
+        if not end_worker(self._worker, self._outbox, self._context, timeout):
             warnings.warn(f"gymview: the publisher at {self.address.text} did not stop in {timeout} s", stacklevel=2)
-            return
-        finally:
-            with self._outbox_lock:
-                close_quietly(self._outbox)
-                self._outbox = None
-        self._context.term()
 
     # -- the thread --------------------------------------------------------------------------------
     def _serve(self, stop: threading.Event) -> None:
@@ -252,15 +244,22 @@ class Publisher:
         poller = zmq().Poller()
         poller.register(self._inbox, zmq().POLLIN)
         poller.register(sock, zmq().POLLIN)
+        window_ends, reads = 0.0, 0  # this window's end, and the messages read in it
         try:
             while not stop.is_set():
-                ready = dict(poller.poll(POLL_SECONDS * 1000))
+                full = reads >= READS_PER_WINDOW
+                poller.modify(sock, 0 if full else zmq().POLLIN)
+                wait = window_ends - time.monotonic() if full else POLL_SECONDS
+                ready = dict(poller.poll(max(wait, 0.0) * 1000))
                 now = time.monotonic()
+                if now >= window_ends:
+                    window_ends, reads = now + READ_WINDOW_SECONDS, 0
                 if self._inbox in ready and not self._take_inbox(hub.from_local, hub.run_added):
                     return
                 if sock in ready:
-                    for _ in range(64):  # a burst at most, then the inbox again
+                    for _ in range(min(64, READS_PER_WINDOW - reads)):  # a burst at most, then the inbox again
                         parts = wire.receive(sock, most=4)
+                        reads += 1
                         if parts is not None and len(parts) > 1:
                             hub.receive(parts[0], parts[1:], now)
                         if not sock.getsockopt(zmq().EVENTS) & zmq().POLLIN:
@@ -342,9 +341,17 @@ def _close_all() -> None:
 
 
 def _forget_after_fork() -> None:
-    """A forked child publishes anew: its parent's publishers, sockets and threads are not its own."""
+    """A forked child publishes anew: its parent's publishers, sockets and threads are not its own.
+
+    They are kept (never collected, so nothing here ends the parent's zmq context) and never used: their
+    runs are inert (``LiveView``'s registry tells them). The child's copies of their listening sockets are
+    closed: the address is free again when the parent lets it go, even while the child lives on."""
     global _lock
     _lock = threading.Lock()
+    for publisher in _publishers.values():
+        publisher.closed = True
+        _inherited.append(publisher)
+    let_go_of_listeners({publisher.address.port for publisher in _inherited})
     _publishers.clear()
 
 

@@ -28,7 +28,7 @@ from gymview.remote.hub import SILENT_SECONDS
 from gymview.remote.publisher import HEARTBEAT_SECONDS, POLL_SECONDS
 from gymview.remote.session import PeerSession
 from gymview.remote.wire import Message, RunInfo
-from gymview.remote.zmq_sockets import close_quietly, connect_peer, inbox_pair, zmq
+from gymview.remote.zmq_sockets import close_quietly, connect_peer, end_worker, inbox_pair, zmq
 
 __all__ = ["LOST", "ViewerLink"]
 
@@ -56,7 +56,6 @@ class ViewerLink:
         self._on_message = on_message
         self._context = zmq().Context()
         self._inbox, self._outbox = inbox_pair(self._context, "attach", 256)
-        self._outbox_lock = threading.Lock()
         self._socket = connect_peer(self._context, address)  # may raise: before the thread starts
         self._lost = False
         self._closed = False
@@ -86,23 +85,10 @@ class ViewerLink:
         if self._closed:
             return
         self._closed = True
-        try:
-            self._worker.stop(timeout)
-        except TimeoutError:  # its sockets are still open: ending the context would wait for them forever
-            return
-        finally:
-            with self._outbox_lock:
-                close_quietly(self._outbox)
-                self._outbox = None
-        self._context.term()
+        end_worker(self._worker, self._outbox, self._context, timeout)
 
     def _post(self, kind: bytes, body: bytes) -> None:
-        with self._outbox_lock:
-            if self._outbox is not None:
-                try:
-                    self._outbox.send_multipart([kind, body], flags=zmq().NOBLOCK)
-                except zmq().Again:
-                    pass
+        self._outbox.send([kind, body])  # full (the thread far behind): dropped; the next heartbeat says it again
 
     # -- the thread --------------------------------------------------------------------------------
     def _serve(self, stop: threading.Event) -> None:

@@ -51,6 +51,8 @@ __all__ = [
     "Message",
     "RunInfo",
     "decode",
+    "decode_body",
+    "decode_head",
     "encode",
     "receive",
 ]
@@ -190,22 +192,40 @@ def decode(parts: list[bytes]) -> Message | None:
     >>> decode(encode("page", {"run": "r"})) is None  # a page message without its page's message
     True
     """
+    head = decode_head(parts)
+    return None if head is None else decode_body(head, parts)
+
+
+def decode_head(parts: list[bytes]) -> Message | None:
+    """Only the head of the message in ``parts`` (its body not read yet: None), or None when the head is not
+    well-formed or the parts do not fit its kind: what a message costs before its sender is known to be
+    allowed (the body, up to ``MAX_SCENE_BYTES``, is parsed by :func:`decode_body` only then).
+
+    >>> decode_head([encode("page", {"run": "r"}, {"type": "ack"})[0], b"not even JSON"]).kind
+    'page'
+    """
     if not 2 <= len(parts) <= 3 or len(parts[0]) > MAX_HEAD_BYTES:
         return None
     head = _json(parts[0])
     kind = head.get("kind") if isinstance(head, dict) else None
     if not isinstance(kind, str) or kind not in KINDS or head.get("v") != VERSION:
         return None
-    body_type, buffers = BODIES[kind]
     limit = MAX_SCENE_BYTES if kind == "scene" else MAX_BODY_BYTES
-    if len(parts) - 2 > buffers or len(parts[1]) > limit:
-        return None
-    body = _json(parts[1]) if parts[1] else None
-    if (body is None) != (body_type is None) or (body_type is not None and not isinstance(body, body_type)):
+    if len(parts) - 2 > BODIES[kind][1] or len(parts[1]) > limit:
         return None
     if any(name in head and head[name] is not None and not isinstance(head[name], str) for name in _TEXT_FIELDS):
         return None
-    return Message(kind, head, body, list(parts[2:]))
+    return Message(kind, head)
+
+
+def decode_body(head: Message, parts: list[bytes]) -> Message | None:
+    """The whole message whose head :func:`decode_head` read from ``parts``, or None when its body is not
+    well-formed."""
+    body_type = BODIES[head.kind][0]
+    body = _json(parts[1]) if parts[1] else None
+    if (body is None) != (body_type is None) or (body_type is not None and not isinstance(body, body_type)):
+        return None
+    return Message(head.kind, head.head, body, list(parts[2:]))
 
 
 _TEXT_FIELDS = ("run", "nonce", "hub", "auth", "proof", "why", "watching")

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import errno
 import itertools
+import threading
 import time
 from types import ModuleType
 from typing import Any
 
+from gymview._internal.worker import Worker
 from gymview.remote.address import Address
 from gymview.remote.wire import MAX_PART_BYTES
 
-__all__ = ["QUEUED_MESSAGES", "bind_hub", "close_quietly", "connect_peer", "inbox_pair", "zmq"]
+__all__ = ["QUEUED_MESSAGES", "Outbox", "bind_hub", "close_quietly", "connect_peer", "end_worker", "inbox_pair", "zmq"]
 
 QUEUED_MESSAGES = 64  # a link slower than the frames fills this, then frames are dropped (flow control catches up)
 RECONNECT_SECONDS = 0.1  # a peer tries to reach the address again this often (a run that restarts)
@@ -84,8 +86,33 @@ def connect_peer(context: Any, address: Address) -> Any:
     return sock
 
 
-def inbox_pair(context: Any, name: str, queued: int) -> tuple[Any, Any]:
-    """Two ends of an in-process pipe: (the thread's end, the end other threads send on under a lock).
+class Outbox:
+    """The end of an in-process pipe (:func:`inbox_pair`) that any thread sends on, under a lock."""
+
+    def __init__(self, sock: Any) -> None:
+        self._sock = sock
+        self._lock = threading.Lock()
+
+    def send(self, parts: list[Any]) -> bool:
+        """Send ``parts`` without waiting; False when the pipe is full (they are dropped). Once closed: nothing."""
+        with self._lock:
+            if self._sock is None:
+                return True
+            try:
+                self._sock.send_multipart(parts, flags=zmq().NOBLOCK)
+            except zmq().Again:
+                return False
+            return True
+
+    def close(self) -> None:
+        """Close the socket; later sends do nothing. Safe to call twice."""
+        with self._lock:
+            close_quietly(self._sock)
+            self._sock = None
+
+
+def inbox_pair(context: Any, name: str, queued: int) -> tuple[Any, Outbox]:
+    """Two ends of an in-process pipe: (the thread's end, the end other threads send on).
     The sending end holds at most ``queued`` messages."""
     z = zmq()
     endpoint = f"inproc://gymview-{name}-{next(_names)}"
@@ -97,7 +124,7 @@ def inbox_pair(context: Any, name: str, queued: int) -> tuple[Any, Any]:
     outbox.setsockopt(z.LINGER, 0)
     outbox.setsockopt(z.SNDHWM, queued)
     outbox.connect(endpoint)
-    return inbox, outbox
+    return inbox, Outbox(outbox)
 
 
 def close_quietly(sock: Any, linger_seconds: float = 0.0) -> None:
@@ -113,3 +140,24 @@ def close_quietly(sock: Any, linger_seconds: float = 0.0) -> None:
         if sock.poll(left * 1000, z.POLLIN):
             sock.recv_multipart()
     sock.close(linger=0)
+
+
+def end_worker(worker: Worker, outbox: Outbox, context: Any, timeout: float) -> bool:
+    """Stop ``worker`` (the thread that owns the sockets of ``context``, and closes them as it ends), close
+    ``outbox``, and end ``context``.
+
+    Returns:
+        False when the thread did not stop within ``timeout`` seconds: its sockets are still open, and
+        ending the context would wait for them forever, so it is left.
+
+    Raises:
+        gymview.WorkerError: When the thread failed.
+    """
+    try:
+        worker.stop(timeout)
+    except TimeoutError:
+        return False
+    finally:
+        outbox.close()
+    context.term()
+    return True

@@ -2,10 +2,13 @@
 go out on IOPub as a LiveView's do, and the page's messages (sent here on the shell channel, as a front-end
 sends them) steer the script: Pause holds its step counter, Play resumes it, Stop ends it."""
 
+import base64
+import io
 import queue
 import secrets
 
 import pytest
+from PIL import Image
 from published_runs import Script, free_port
 from waiting import wait_until
 
@@ -18,6 +21,7 @@ class PageOverKernel:
     def __init__(self, kernel, comm_id):
         self.kernel, self.comm_id = kernel, comm_id
         self.frames, self.states, self.modules = [], [], []
+        self.updates = []  # update_display_data: what a saved notebook shows in the view's place
         self.clicks = 0
 
     def send(self, content):
@@ -32,6 +36,8 @@ class PageOverKernel:
                 message = self.kernel.client.get_iopub_msg(timeout=0.05)
             except queue.Empty:
                 break
+            if message["header"]["msg_type"] == "update_display_data":
+                self.updates.append(message["content"])
             if message["header"]["msg_type"] != "comm_msg" or message["content"]["comm_id"] != self.comm_id:
                 continue
             data = message["content"]["data"]
@@ -89,5 +95,62 @@ print("COMM", view.comm.comm_id, view.run.pid)
         threads = kernel.run("view.close()\nimport threading\n"
                              "print(sorted(t.name for t in threading.enumerate() if t.name.startswith('gymview')))")
         assert threads.stdout.strip() == "[]"
+    finally:
+        script.kill()
+
+
+def still(update):
+    """The still image of an update_display_data: (its size, whether the live widget is still beside it)."""
+    image = Image.open(io.BytesIO(base64.b64decode(update["data"]["image/jpeg"])))
+    assert image.getextrema() != ((0, 0), (0, 0), (0, 0)), "a picture, not a black frame"
+    return image.size, "application/vnd.jupyter.widget-view+json" in update["data"]
+
+
+@pytest.mark.parametrize("draw, codecs", [("kernel", []), ("page", ["webgl"])])
+def test_an_attached_view_leaves_the_runs_last_frame_as_a_still_image(kernel, tmp_path, draw, codecs):
+    address, token = f"127.0.0.1:{free_port()}", secrets.token_urlsafe(12)
+    folder = tmp_path / "script"
+    folder.mkdir()
+    script = Script(folder, "--publish", address, "--draw", draw, env={"GYMVIEW_TOKEN": token})
+    try:
+        shown = kernel.run(f"import gymview\nview = gymview.attach({address!r}, token={token!r}, timeout=90)\n"
+                           "print(view.comm.comm_id)")
+        display_id = shown.of_type("display_data")[0]["content"]["transient"]["display_id"]
+        page = PageOverKernel(kernel, shown.stdout.strip())
+        page.send({"type": "ready", "v": 2, "client": "kernel-test", "codecs": codecs})
+        wait_until(lambda: page.read() and len(page.frames) > 5, "frames on IOPub")
+        header = page.frames[-1][0]
+        assert header["format"] == ("jpeg" if draw == "kernel" else "scene")
+        assert not page.updates, "while the run is shown, the view is live"
+        page.click("stop")
+        assert script.wait(60) == 0
+        # The run ended: the view stays, and beside it the last frame as a picture, for a saved notebook
+        wait_until(lambda: page.read() and page.updates, "the view's output to get the last frame")
+        update = page.updates[-1]
+        assert update["transient"]["display_id"] == display_id
+        assert still(update) == ((header["width"], header["height"]), True)
+        (closed,) = kernel.run("view.close()").of_type("update_display_data")  # the cell's own output
+        assert still(closed["content"]) == ((header["width"], header["height"]), False)
+    finally:
+        script.kill()
+
+
+def test_a_view_closed_while_its_run_goes_on_leaves_its_last_frame(kernel, tmp_path):
+    address, token = f"127.0.0.1:{free_port()}", secrets.token_urlsafe(12)
+    folder = tmp_path / "script"
+    folder.mkdir()
+    script = Script(folder, "--publish", address, "--draw", "page", env={"GYMVIEW_TOKEN": token})
+    try:
+        shown = kernel.run(f"import gymview\nview = gymview.attach({address!r}, token={token!r}, timeout=90)\n"
+                           "print(view.comm.comm_id)")
+        page = PageOverKernel(kernel, shown.stdout.strip())
+        page.send({"type": "ready", "v": 2, "client": "kernel-test", "codecs": ["webgl"]})
+        wait_until(lambda: page.read() and len(page.frames) > 5, "scene frames on IOPub")
+        assert page.frames[-1][0]["format"] == "scene"
+        (closed,) = kernel.run("view.close()").of_type("update_display_data")
+        header = page.frames[-1][0]
+        assert still(closed["content"]) == ((header["width"], header["height"]), False)
+        steps = script.steps
+        wait_until(lambda: script.steps > steps + 100, "the run to go on")
     finally:
         script.kill()

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 
+import psutil
 import pytest
 import zmq
 from waiting import wait_until
@@ -90,13 +91,23 @@ class HostilePeer:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.connect(f"tcp://{address}")
         self.session = PeerSession(token or "none", address)
+        self.heard = 0  # messages the run's process sent it
+        self._next_try = 0.0
         if token is not None:
+            wait_until(self._handshaken, "the hub's handshake")
+
+    def _handshaken(self):
+        """Asks again at each heartbeat until the hub answers, as notebooks do (after a flood it may not at once)."""
+        if time.monotonic() >= self._next_try:
             self.socket.send_multipart(wire.encode("watch", self.session.stamp()))
-            wait_until(lambda: self._hear() and self.session.hub is not None, "the hub's handshake")
+            self._next_try = time.monotonic() + 0.5
+        self._hear()
+        return self.session.hub is not None
 
     def _hear(self):
         while self.socket.poll(0):
             parts = self.socket.recv_multipart()
+            self.heard += 1
             message = wire.decode(parts)
             if message is not None:
                 self.session.hear(message, time.monotonic())
@@ -107,6 +118,13 @@ class HostilePeer:
             self.socket.send_multipart(parts, flags=zmq.NOBLOCK)
         except zmq.Again:
             pass
+        self._hear()
+
+    def deliver(self, parts):
+        """Send, waiting while the run's process reads slower than this peer sends (every message arrives)."""
+        while not self.socket.poll(100, zmq.POLLOUT):
+            self._hear()
+        self.socket.send_multipart(parts)
         self._hear()
 
     def authenticated(self, kind, body=None, buffers=(), **head):
@@ -170,6 +188,45 @@ def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, 
     assert script.wait(90) == 0
     output = script.output()
     assert "STOPPED" in output and "THREADS []" in output and "Traceback" not in output, output
+    view.close()
+
+
+def test_a_flood_of_strangers_neither_stops_the_run_nor_grows_its_memory(address, token, scripts, pages):
+    script = scripts("--publish", address)
+    view = gymview.attach(address, timeout=60, display=False)
+    page = pages(view)
+    wait_until(lambda: len(page.frames()) > 3, "frames before the flood")
+    run = psutil.Process(script.process.pid)
+    memory = run.memory_info().rss
+    context = zmq.Context()
+    try:
+        flooders = [HostilePeer(context, address) for _ in range(4)]
+        scene = raw_head("scene", run=view.run.id, nonce="n", hub="stale", auth=None)
+        big = json.dumps({"kind": "mujoco", "pad": "x" * 2**18}).encode()  # parsed only once a proof holds: never
+        sent = 20_000
+        for n in range(sent):  # handshakes, each asking for an answer, and now and then a scene's body
+            flooder = flooders[n % len(flooders)]
+            if n % 20 == 0:
+                flooder.deliver([scene, big])
+            else:
+                flooder.deliver(wire.encode("watch", {"run": None, "nonce": f"f{n}", "hub": None, "auth": None}))
+        steps, frames = script.steps, len(page.frames())
+        wait_until(lambda: script.steps > steps + 1000 and len(page.frames()) > frames + 3,
+                   "the run to step and its frames to reach the notebook after the flood")
+        for flooder in flooders:
+            flooder.deliver([b"x"])  # what is still on its way back is read
+        answered = sum(flooder.heard for flooder in flooders)
+        assert answered < sent // 5, f"{answered} answers to {sent} messages of peers without the token"
+        grown = (run.memory_info().rss - memory) / 2**20
+        assert grown < 64, f"the run's memory grew {grown:.0f} MiB under the flood"
+        newcomer = gymview.attach(address, timeout=60, display=False)  # heard again once the flood is over
+        assert newcomer.run.name == "CartPole-v1"
+        newcomer.close()
+    finally:
+        context.destroy(linger=0)
+    stop = page.click("stop")
+    wait_until(lambda: page.heard(stop), "the run to hear Stop after the flood")
+    assert script.wait(90) == 0 and "Traceback" not in script.output(), script.output()
     view.close()
 
 

@@ -4,7 +4,7 @@ messages out, time as a number."""
 from dataclasses import dataclass, field
 
 from gymview.remote import wire
-from gymview.remote.hub import SILENT_SECONDS, Hub
+from gymview.remote.hub import SILENT_SECONDS, STRANGER_MESSAGES, Hub
 from gymview.remote.session import PeerSession
 from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
@@ -217,3 +217,29 @@ def test_an_uplink_announces_its_runs_and_follows_what_the_hub_says():
     assert local.delivered[-1]["action"] == "step"
     assert not uplink.hub_lost(1.0) and uplink.hub_lost(1.0 + SILENT_SECONDS + 0.1)
     assert local.viewers == 0  # no hub, no notebook: no frames
+
+
+def test_a_flood_of_strangers_is_answered_a_bounded_number_of_times_and_known_peers_are_never_held_back():
+    local = Run(run_info(1))
+    line = Wire(local)
+    notebook = Peer(line, b"nb")
+    notebook.send("watch", run=local.info.id)  # known before the flood
+    line.sent.clear()
+    for n in range(10_000):  # handshakes from 500 strangers, all at one moment
+        handshake = wire.encode("watch", {"run": None, "nonce": f"n{n}", "hub": None, "auth": None})
+        line.hub.receive(b"stranger-%d" % (n % 500), handshake, now=0.0)
+    assert len(line.sent) <= STRANGER_MESSAGES and line.hub.flooded >= 10_000 - STRANGER_MESSAGES
+    assert [m.kind for m in notebook.send("watch", run=local.info.id)] == ["runs"]  # heard during the flood
+    notebook.send("page", {"type": "control", "action": "pause", "id": "k:1"}, run=local.info.id)
+    assert local.delivered[-1]["action"] == "pause" and local.viewers == 1
+    late = Peer(line, b"late")
+    assert [m.kind for m in late.send("watch", run=None, now=1.0)] == ["runs"]  # a second on, newcomers are heard
+
+
+def test_the_body_of_a_message_without_a_valid_proof_is_never_parsed():
+    line = Wire(Run(run_info(1)))
+    head = wire.encode("scene", {"run": "vm/1/1", "nonce": "n", "hub": line.hub.nonce, "auth": "0" * 64})[0]
+    body = b"[" * (wire.MAX_SCENE_BYTES // 2)  # parsed, it would raise RecursionError or take long: never read
+    line.hub.receive(b"x", [head, body], now=0.0)
+    assert [m.kind for m in line.to(b"x")] == ["refused"]
+    assert wire.decode_head([head, body]).body is None and wire.decode([head, body]) is None

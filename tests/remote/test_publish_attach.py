@@ -3,17 +3,30 @@ ends of either side. The notebook here is this process (an AttachedView outside 
 stand-in); tests/kernel and tests/browser do the same from a real kernel and from JupyterLab."""
 
 import os
+import subprocess
+import sys
 import threading
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from published_runs import REPO
 from waiting import wait_until
 
 import gymview
 from gymview.remote import runs_at
 
 pytestmark = pytest.mark.slow
+
+
+def step(env, steps=None, until=None):
+    """Step ``env`` (random actions, reset at episode ends) ``steps`` times, or until ``until()``."""
+    count = 0
+    while (until is None and count < steps) or (until is not None and not until()):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        count += 1
+        if terminated or truncated:
+            env.reset()
 
 
 def steering(page, script, action, **fields):
@@ -25,26 +38,17 @@ def steering(page, script, action, **fields):
 def test_a_watched_script_makes_no_frame_until_a_notebook_attaches_and_none_after(address, token, pages):
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, draw="kernel")
     env.reset(seed=0)
-    for _ in range(2000):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, 2000)
     assert env.view.stats["frames_rendered"] == 0 and not env.view.stats["active"]
     view = gymview.attach(address, display=False)
     page = pages(view)
-    while len(page.frames()) < 5:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, until=lambda: len(page.frames()) >= 5)
     assert page.frames()[0]["format"] == "jpeg" and view.stats["relayed"] >= 5
     view.close()
     run = env.view._far_pages
     wait_until(lambda: not run.attached(), "the hub to hear the notebook leave")
     made = env.view.stats["frames_rendered"]
-    for _ in range(2000):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, 2000)
     assert env.view.stats["frames_rendered"] == made
     env.close()
     assert not [t for t in threading.enumerate() if t.name in ("gymview-publish", "gymview-attach")]
@@ -171,10 +175,7 @@ def test_a_page_drawn_scene_is_published_with_its_frames(address, token, pages):
     view = gymview.attach(address, display=False)
     page = pages(view)
     env.reset(seed=0)
-    while len(page.frames()) < 3:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
+    step(env, until=lambda: len(page.frames()) >= 3)
     assert view._scene["kind"] == env.view._scene["kind"] and page.frames()[-1]["format"] == "scene"
     content, buffers = next(m for m in page.messages if m[0].get("type") == "frame")
     states = len(content.get("frames", [content]))  # a few frames may go in one message
@@ -222,4 +223,69 @@ def test_javascript_never_comes_from_the_run(address, token, pages):
     wait_until(lambda: view.stats["skipped"] >= 1, "the run's module message to be dropped")
     assert all(b"from the run" not in b"".join(buffers) for _, buffers in page.messages)
     view.close()
+    env.close()
+
+
+def test_frames_travel_as_h264_to_a_page_that_decodes_it(address, token, scripts, pages):
+    scripts("--publish", address)
+    view = gymview.attach(address, timeout=60, display=False)
+    page = pages(view, codecs=("h264",))  # as Chromium's page says: it decodes H.264
+    wait_until(lambda: len([f for f in page.frames() if f["format"] == "h264"]) > 3, "H.264 frames at the page")
+    content, buffers = next((c, b) for c, b in page.messages if c.get("format") == "h264")
+    assert content["key"] and content["codec"].startswith("avc1.") and bytes(buffers[0][:4]) == b"\x00\x00\x00\x01"
+    view.close()
+
+
+def test_an_address_other_machines_may_reach_is_taken_only_written_out_and_said(capsys):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="192.0.2.1:5599")  # not here
+    assert "publishing on 192.0.2.1:5599, which other machines may reach" in capsys.readouterr().err
+    env.close()
+    gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="5598").close()
+    assert "other machines" not in capsys.readouterr().err  # a port alone: this machine only
+
+
+def test_a_page_that_opens_after_the_run_ended_gets_its_last_frame_and_why(address, token, pages):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, draw="kernel")
+    view = gymview.attach(address, display=False)
+    page = pages(view)
+    env.reset(seed=0)
+    step(env, until=lambda: len(page.frames()) >= 3)
+    env.close()
+    wait_until(lambda: page.state() == "ended", "the page to hear the run ended")
+    reopened = pages(view, client="reopened")  # the notebook's output rendered again (a still image beside it)
+    wait_until(lambda: reopened.frames() and reopened.states(), "the reopened page to get a frame and the state")
+    assert reopened.frames()[-1]["format"] == "jpeg" and reopened.states()[-1]["state"] == "ended"
+    assert "ended; the view shows it again" in reopened.states()[-1]["message"]
+    view.close()
+
+
+NOTEBOOK = """
+import sys, gymview
+from published_runs import FakePage
+view = gymview.attach(sys.argv[1], timeout=60, display=False)
+page = FakePage(view)
+print("ATTACHED", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_notebook_that_goes_away_without_a_word_is_counted_gone_and_gets_no_more_frames(address, token):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, draw="kernel")
+    env.reset(seed=0)
+    notebook = subprocess.Popen([sys.executable, "-c", NOTEBOOK, address], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": f"{REPO}:{REPO / 'tests' / 'helpers'}"})
+    try:
+        assert notebook.stdout.readline().startswith("ATTACHED")
+        wait_until(lambda: step(env, 100) or env.view.stats["frames_sent"] > 3, "frames to the notebook")
+        notebook.kill()  # no goodbye: its kernel died, or the laptop slept, or the tunnel closed
+        notebook.wait(30)
+        run = env.view._far_pages
+        wait_until(lambda: step(env, 100) or not run.attached(), "the run to count the silent notebook gone")
+        made = env.view.stats["frames_rendered"]
+        step(env, 2000)
+        assert env.view.stats["frames_rendered"] == made, "no frame is made for nobody"
+    finally:
+        notebook.kill()
+        notebook.wait(30)
     env.close()

@@ -76,6 +76,35 @@ ray.shutdown()
 '''
 
 
+ASYNC_WORKERS = '''
+import argparse, gymnasium as gym, gymview
+
+def worker_env(address, rank):  # made in each worker process (forked: the parent publishes already)
+    def make():
+        return gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, run=f"async-{rank}",
+                             draw="kernel")
+    return make
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--publish"); parser.add_argument("--counter")
+args = parser.parse_args()
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=args.publish, run="parent", draw="kernel")
+envs = gym.vector.AsyncVectorEnv([worker_env(args.publish, rank) for rank in range(2)], context="fork")
+env.reset(seed=0)
+envs.reset(seed=0)
+try:
+    while True:
+        envs.step(envs.action_space.sample())
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
+except gymview.Stopped:
+    print("STOPPED", flush=True)
+envs.close()
+env.close()
+'''
+
+
 def picture(buffers):
     return np.asarray(Image.open(io.BytesIO(bytes(buffers[0]))).convert("L"), dtype=float)
 
@@ -110,6 +139,35 @@ def test_ppo_with_four_subprocess_workers_is_shown_as_the_grid_and_each_worker_p
     assert script.wait(120) == 0 and "STOPPED" in script.output()
     view.close()
     worker.close()
+
+
+def test_async_vector_env_workers_forked_from_a_publishing_parent_publish_each_under_its_name(address, token,
+                                                                                               scripts, pages):
+    script = scripts("--publish", address, code=ASYNC_WORKERS)
+
+    def listed():
+        try:
+            return {run.name: run.pid for run in runs_at(address)}
+        except TimeoutError:
+            return {}
+
+    wait_until(lambda: {"async-0", "async-1"} <= set(listed()), "both workers' runs", timeout=120)
+    runs = listed()
+    assert runs["parent"] == script.process.pid
+    assert len({runs["parent"], runs["async-0"], runs["async-1"]}) == 3, "each worker is a process of its own"
+    worker = gymview.attach(address, run="async-1", display=False)
+    worker_page = pages(worker)
+    wait_until(lambda: len(worker_page.frames()) > 3, "frames of one worker's env")
+    parent = gymview.attach(address, run="parent", display=False)
+    parent_page = pages(parent)
+    wait_until(lambda: len(parent_page.frames()) > 3, "frames of the parent's env")
+    stop = parent_page.click("stop")
+    wait_until(lambda: parent_page.heard(stop), "the parent to hear Stop")
+    assert script.wait(120) == 0, script.output()
+    assert "STOPPED" in script.output() and "Traceback" not in script.output(), script.output()
+    wait_until(lambda: worker_page.state() == "ended", "the worker's run to end with the vector env")
+    worker.close()
+    parent.close()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install gymview[ray])")
