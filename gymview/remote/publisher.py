@@ -43,10 +43,6 @@ HEARTBEAT_SECONDS = 0.5  # how often peers say they are there (notebooks: which 
 POLL_SECONDS = 0.25  # the thread's longest sleep: how late a heartbeat or an expiry may come
 INBOX_MESSAGES = 256  # messages that may wait for the thread; more are dropped (the loop never waits)
 GOODBYE_SECONDS = 0.2  # at the end, how long the last messages (runs ended) may take to go out
-# What the listening process reads from peers: at most READS_PER_WINDOW messages each READ_WINDOW_SECONDS
-# (4000 a second: 20 runs' frames at 200 a second); more wait in their queues (and then in their sender's).
-# zmq takes turns among peers, so a peer flooding the address gets its share, not the thread's time.
-READ_WINDOW_SECONDS, READS_PER_WINDOW = 0.05, 200
 
 _publishers: dict[str, Publisher] = {}
 _inherited: list[Publisher] = []  # in a forked child: the parent's, never used
@@ -244,22 +240,15 @@ class Publisher:
         poller = zmq().Poller()
         poller.register(self._inbox, zmq().POLLIN)
         poller.register(sock, zmq().POLLIN)
-        window_ends, reads = 0.0, 0  # this window's end, and the messages read in it
         try:
             while not stop.is_set():
-                full = reads >= READS_PER_WINDOW
-                poller.modify(sock, 0 if full else zmq().POLLIN)
-                wait = window_ends - time.monotonic() if full else POLL_SECONDS
-                ready = dict(poller.poll(max(wait, 0.0) * 1000))
+                ready = dict(poller.poll(POLL_SECONDS * 1000))
                 now = time.monotonic()
-                if now >= window_ends:
-                    window_ends, reads = now + READ_WINDOW_SECONDS, 0
                 if self._inbox in ready and not self._take_inbox(hub.from_local, hub.run_added):
                     return
                 if sock in ready:
-                    for _ in range(min(64, READS_PER_WINDOW - reads)):  # a burst at most, then the inbox again
+                    for _ in range(64):  # a burst at most, then the inbox again
                         parts = wire.receive(sock, most=4)
-                        reads += 1
                         if parts is not None and len(parts) > 1:
                             hub.receive(parts[0], parts[1:], now)
                         if not sock.getsockopt(zmq().EVENTS) & zmq().POLLIN:
