@@ -372,7 +372,8 @@ class WatchedAECEnv(_Watch, BaseWrapper):
         mover = env.agent_selection
         env.step(action)
         self._add_rewards(env.rewards)
-        self._after_step(env.rewards, env.terminations, env.truncations, {mover: action}, env.infos)
+        kept = action.copy() if isinstance(action, np.ndarray) else action  # a loop may refill its array
+        self._after_step(env.rewards, env.terminations, env.truncations, {mover: kept}, env.infos)
 
     def _finished(self, agent: Any) -> bool:
         return bool(self.env.terminations.get(agent) or self.env.truncations.get(agent))
@@ -458,5 +459,6 @@ class WatchedParallelEnv(_Watch, BaseParallelWrapper):
             self.feed.obey_controls()
         result = self.env.step(actions)
         self._add_rewards(result[1])
-        self._after_step(result[1], result[2], result[3], dict(actions), result[4])
+        kept = {agent: action.copy() if isinstance(action, np.ndarray) else action for agent, action in actions.items()}
+        self._after_step(result[1], result[2], result[3], kept, result[4])  # arrays copied: a loop may refill its own
         return result
