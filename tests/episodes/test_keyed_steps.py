@@ -10,7 +10,7 @@ from live_helpers import browser_says
 from pettingzoo.butterfly import pistonball_v6
 from pettingzoo.classic import tictactoe_v3
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-from video_checks import decode
+from video_checks import decode, frames_decodable, kill_once_on_disk
 from waiting import wait_until
 
 import gymview
@@ -196,3 +196,57 @@ def test_kept_steps_of_several_sub_envs_stay_bounded():
                         {}, None])
     assert recent.rows([899])[0] is None and recent.rows([999])[0]["return[3]"] == 999.0
     assert recent.window(first=0)["columns"]["step"] == list(range(900, 1000))
+
+
+ENDLESS_GAME = """
+import numpy as np, gymnasium as gym, gymview
+from pettingzoo import ParallelEnv
+
+class Endless(ParallelEnv):
+    metadata = {{"name": "endless_v0", "render_modes": ["rgb_array"], "render_fps": 30}}
+
+    def __init__(self):
+        self.render_mode = "rgb_array"
+        self.possible_agents = ["left", "right"]
+
+    def observation_space(self, agent):
+        return gym.spaces.Discrete(2)
+
+    def action_space(self, agent):
+        return gym.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        self.agents, self.t = list(self.possible_agents), 0
+        return {{agent: 0 for agent in self.agents}}, {{agent: {{}} for agent in self.agents}}
+
+    def step(self, actions):
+        self.t += 1
+        rewards = {{"left": 1.0, "right": -1.0}}
+        nothing = {{agent: False for agent in self.agents}}
+        return ({{agent: 0 for agent in self.agents}}, rewards, nothing, dict(nothing),
+                {{agent: {{"t": self.t}} for agent in self.agents}})
+
+    def render(self):
+        frame = np.zeros((48, 64, 3), np.uint8)
+        frame[:, : self.t % 64] = 200
+        return frame
+
+env = gymview.watch(Endless(), record={folder!r}, display=False)
+env.reset(seed=0)
+while True:
+    env.step({{"left": 1, "right": 0}})
+    env.log(value={{"left": 0.5 * env.total_steps}})
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_multi_agent_recording_leaves_the_rows_of_every_frame_that_plays(tmp_path):
+    video = tmp_path / "endless_v0-episode-0.mp4"
+    kill_once_on_disk(ENDLESS_GAME.format(folder=str(tmp_path)), video, 90)
+    playing = frames_decodable(video)
+    rows = gymview.read_steps(video)
+    assert len(rows) == playing >= 90  # the rows of frames whose fragment never came out are left out
+    assert [row["step"] for row in rows] == list(range(playing))
+    assert [row["return[left]"] for row in rows] == [float(step) for step in range(playing)]
+    assert [row["t[right]"] for row in rows[1:]] == [float(step) for step in range(1, playing)]
+    assert [row["value[left]"] for row in rows[1:]] == [0.5 * step for step in range(1, playing)]
