@@ -79,8 +79,8 @@ def _per_key(name: str, value: Any, keys: Sequence[Any]) -> dict[str, float]:
         items = list(value)
         if len(items) != len(keys):
             raise ValueError(
-                f"env.log({name}=...) got {len(items)} numbers for {len(keys)} sub-envs: log one number "
-                "(for all of them) or one per sub-env"
+                f"env.log({name}=...) got {len(items)} numbers for {len(keys)} sub-envs or agents: log one "
+                "number (for all of them) or one for each"
             )
         return {f"{name}[{key}]": _one(name, item) for key, item in zip(keys, items)}
     return check_logged({name: value})

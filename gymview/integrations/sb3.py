@@ -80,17 +80,18 @@ class _Returns:
         self.episodes_done = 0
         self.last_return: float | None = None
 
-    def add(self, rewards: np.ndarray, dones: np.ndarray, ended: Callable[[np.ndarray], None] = lambda _: None) -> None:
-        """Add a step's rewards; ``ended(returns)`` is called with the returns before finished episodes'
-        are set back to 0."""
+    def add(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
+        """Add a step's rewards; returns the running returns after them, before finished episodes'
+        are set back to 0 (a copy)."""
         self.total_steps += 1
         self.running += np.asarray(rewards, dtype=float)
-        ended(self.running)
+        returns = self.running.copy()
         dones = np.asarray(dones, dtype=bool)
         if dones.any():
             self.episodes_done += int(dones.sum())
             self.last_return = float(self.running[dones][-1])
             self.running[dones] = 0.0
+        return returns
 
     def info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
@@ -191,15 +192,13 @@ class WatchedVecEnv(VecEnvWrapper):
             The ``VecEnv``'s ``(observations, rewards, dones, infos)``.
         """
         observations, rewards, dones, infos = self.venv.step_wait()
-
-        def keep_row(returns: np.ndarray) -> None:
-            # SB3 says done for both ends of an episode; a time limit's says so in its info
-            truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
-            terminated = np.logical_and(dones, ~truncated)
-            self._tracker.record([self.returns.episodes_done, self.returns.total_steps, rewards, returns.copy(),
-                                  terminated, truncated, self._actions, list(infos), None])  # fmt: skip
-
-        self.returns.add(rewards, dones, keep_row)
+        episodes_done = self.returns.episodes_done  # before this step's: the row's episode count
+        returns = self.returns.add(rewards, dones)
+        # SB3 says done for both ends of an episode; a time limit's says so in its info
+        truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
+        terminated = np.logical_and(dones, ~truncated)
+        self._tracker.record([episodes_done, self.returns.total_steps, rewards, returns, terminated, truncated,
+                              self._actions, list(infos), None])  # fmt: skip
         if perf_counter() >= self.feed.next_check:
             self.feed.show()
         return observations, rewards, dones, infos
