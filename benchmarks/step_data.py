@@ -5,6 +5,8 @@ Loop speed (steps/s, medians of interleaved repeats, the variants in turn in one
 * CartPole-v1 under ``gymview.watch`` (outside a notebook the view is inactive: only the wrapper's
   own work counts), as it is (each step kept for the replay's charts: ``StepTracker`` and
   ``RecentSteps``) against the same wrapper with that bookkeeping taken out;
+* 8 CartPole-v1 sub-envs (``gym.make_vec``) under ``gymview.watch``, each vector step kept
+  (``KeyedStepTracker``) against the same wrapper without that bookkeeping;
 * MountainCar-v0 recorded by ``gymview.RecordVideo`` with its step table (the default) and with
   ``steps=False``; frames drawn by gymview's renderer and encoded by x264 in this process.
 
@@ -44,6 +46,47 @@ def watched(keep_steps: bool) -> Any:
 
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
     return env if keep_steps else without_bookkeeping(env, controls=True)
+
+
+def watched_vector(keep_steps: bool) -> Any:
+    """8 CartPole sub-envs under watch(); without ``keep_steps`` its step() leaves the step out."""
+    import gymnasium as gym
+    import numpy as np
+
+    import gymview
+    from gymview.watched import WatchedVectorEnv
+
+    class WithoutStepData(WatchedVectorEnv):
+        def step(self, actions):
+            if self.feed.controls.engaged:
+                self.feed.obey_controls()
+            observations, rewards, terminations, truncations, infos = self.env.step(actions)
+            self.total_steps += 1
+            self.returns += np.asarray(rewards, dtype=float)
+            done = np.logical_or(terminations, truncations)
+            if done.any():
+                self.episodes_done += int(done.sum())
+                self.last_return = float(self.returns[done][-1])
+                self.returns[done] = 0.0
+            if time.perf_counter() >= self.feed.next_check:
+                self.feed.show()
+            return observations, rewards, terminations, truncations, infos
+
+    envs = gymview.watch(gym.make_vec("CartPole-v1", 8, render_mode="rgb_array"), display=False)
+    if not keep_steps:
+        envs.__class__ = WithoutStepData
+    return envs
+
+
+def vector_steps_per_second(keep_steps: bool, steps: int) -> float:
+    envs = watched_vector(keep_steps)
+    observations, _ = envs.reset(seed=0)
+    started = time.perf_counter()
+    for _ in range(steps):
+        observations, *_ = envs.step((observations[:, 2] > 0).astype(int))
+    elapsed = time.perf_counter() - started
+    envs.close()
+    return steps / elapsed
 
 
 def watch_steps_per_second(keep_steps: bool, steps: int) -> float:
@@ -114,6 +157,13 @@ if kind == "watch":
             observation, _ = env.reset()
     held = tracemalloc.get_traced_memory()[0]
     env.close()
+elif kind == "vector":
+    envs = step_data.watched_vector(keep)
+    observations, _ = envs.reset(seed=0)
+    for _ in range(steps):
+        observations, *_ = envs.step((observations[:, 2] > 0).astype(int))
+    held = tracemalloc.get_traced_memory()[0]
+    envs.close()
 else:
     import gymnasium as gym, gymview
     env = gymview.RecordVideo(gym.make("MountainCar-v0", render_mode="rgb_array", max_episode_steps=None),
@@ -138,11 +188,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=200_000, help="steps of the long runs for memory (0: none)")
     options = parser.parse_args()
-    rates: dict[str, list[float]] = {name: [] for name in ("watch", "watch-bare", "record", "record-bare")}
+    names = ("watch", "watch-bare", "vector", "vector-bare", "record", "record-bare")
+    rates: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(options.repeats):  # interleaved: a busy moment slows every variant alike
             rates["watch"].append(watch_steps_per_second(True, 100_000))
             rates["watch-bare"].append(watch_steps_per_second(False, 100_000))
+            rates["vector"].append(vector_steps_per_second(True, 20_000))
+            rates["vector-bare"].append(vector_steps_per_second(False, 20_000))
             rates["record"].append(record_steps_per_second(True, 10_000, folder))
             rates["record-bare"].append(record_steps_per_second(False, 10_000, folder))
     median = {name: statistics.median(values) for name, values in rates.items()}
@@ -153,13 +206,17 @@ def main() -> None:
     print(f"  watch(CartPole), steps kept:        {median['watch']:>10,.0f}")
     print(f"  watch(CartPole), no step data:      {median['watch-bare']:>10,.0f}   "
           f"ratio {median['watch'] / median['watch-bare']:.3f}")
+    print(f"  watch(8 CartPoles), steps kept:     {median['vector']:>10,.0f}   (vector steps/s)")
+    print(f"  watch(8 CartPoles), no step data:   {median['vector-bare']:>10,.0f}   "
+          f"ratio {median['vector'] / median['vector-bare']:.3f}")
     print(f"  RecordVideo(MountainCar), table:    {median['record']:>10,.0f}")
     print(f"  RecordVideo(MountainCar), no table: {median['record-bare']:>9,.0f}   "
           f"ratio {median['record'] / median['record-bare']:.3f}")
     if not options.steps:
         return
     print(f"memory held after {options.steps:,} steps (tracemalloc, Python objects):")
-    for kind, what in (("watch", "watch(CartPole)"), ("record", "RecordVideo(MountainCar)")):
+    for kind, what in (("watch", "watch(CartPole)"), ("vector", "watch(8 CartPoles)"),
+                       ("record", "RecordVideo(MountainCar)")):  # fmt: skip
         kept, bare = memory_held(kind, True, options.steps), memory_held(kind, False, options.steps)
         print(f"  {what}: {kept / 2**20:.2f} MiB with step data, {bare / 2**20:.2f} MiB without "
               f"({(kept - bare) / 2**20:+.2f} MiB)")

@@ -173,6 +173,19 @@ class InlineHuman(gymnasium.Wrapper):
         """Nothing to return: in human mode the frames are shown, here in the live view."""
         return None
 
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row, charted under the view's replay (see ``WatchedEnv.log``).
+
+        Args:
+            **values: Names and numbers: a float, an int, a one-element array or tensor each.
+
+        Raises:
+            TypeError: When a value is not one number.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...).
+            RuntimeError: Before the first ``reset()``.
+        """
+        self.env.get_wrapper_attr("log")(**values)
+
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         self._next_step_at = time.perf_counter() + self._step_period
         return self.env.reset(**kwargs)

@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.recent import RecentSteps
 from gymview.episodes.rows import StepTracker
 from gymview.headless.opengl import check_mujoco_rendering
@@ -492,7 +493,11 @@ class WatchedVectorEnv(VectorWrapper):
     def __init__(self, env: VectorEnv, view: LiveView, fast_render: bool = True, owns_view: bool = False) -> None:
         super().__init__(env)
         self.view = view
-        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self._tracker = KeyedStepTracker()  # the latest step, for envs.log()
+        self._recent = RecentSteps(self._tracker, row_of=keyed_row_of)  # charted under the view's replay
+        self.feed = ViewFeed(
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._recent
+        )
         self.total_steps = 0
         self.episodes_done = 0
         self.returns = np.zeros(self.num_envs)
@@ -526,6 +531,9 @@ class WatchedVectorEnv(VectorWrapper):
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
         self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
+        nothing = np.zeros(self.num_envs, dtype=bool)
+        self._tracker.record([self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns.copy(),
+                              nothing, nothing, None, infos, None])  # fmt: skip
         self._started = True
         self.feed.show()
         return observations, infos
@@ -548,6 +556,10 @@ class WatchedVectorEnv(VectorWrapper):
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self.total_steps += 1
         self.returns += np.asarray(rewards, dtype=float)
+        if isinstance(actions, np.ndarray):  # a caller may fill the same array again for the next step
+            actions = actions.copy()
+        self._tracker.record([self.episodes_done, self.total_steps, rewards, self.returns.copy(), terminations,
+                              truncations, actions, infos, None])  # fmt: skip
         done = np.logical_or(terminations, truncations)
         if done.any():
             self.episodes_done += int(done.sum())
@@ -556,6 +568,29 @@ class WatchedVectorEnv(VectorWrapper):
         if perf_counter() >= feed.next_check:
             feed.show()
         return observations, rewards, terminations, truncations, infos
+
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row (the step whose frames are on screen), charted under the
+        view's replay: one number (column ``name``) or one per sub-env (``name[0]``, ``name[1]``...).
+
+        Args:
+            **values: Names and, for each, one number (a float, an int, a one-element tensor) or a
+                sequence of ``num_envs`` numbers (a list, an array, a tensor of shape ``(num_envs,)``).
+
+        Raises:
+            TypeError: When a value is not one number nor numbers.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...), or a
+                sequence does not hold ``num_envs`` numbers.
+            RuntimeError: Before the first ``reset()``.
+
+        Examples:
+            >>> import gymnasium as gym, gymview
+            >>> envs = gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), display=False)
+            >>> _ = envs.reset(seed=0); _ = envs.step(envs.action_space.sample())
+            >>> envs.log(value=[0.5, 0.25], lr=3e-4)
+            >>> envs.close()
+        """
+        self._tracker.log(values, range(self.num_envs))
 
     def _frame(self) -> Any:
         if self._painter is not None and self._sub_envs is not None:  # a painter is made for sub-envs only
@@ -576,7 +611,9 @@ class WatchedVectorEnv(VectorWrapper):
         return tiled(first_tiled(rendered), self.returns, extra)  # type: ignore[arg-type]
 
     def _info(self) -> dict[str, Any]:
-        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
+        row = self._recent.last if self._recent.last >= 0 else None
+        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return,
+                "row": row}  # fmt: skip
 
     def show_final_frame(self) -> None:
         """Show the envs' state now and keep it in the notebook's output as a still image."""

@@ -43,9 +43,17 @@ export function chartable(episodes) {
   return names;
 }
 
-/** What is charted when nobody chose: reward, return, the action's and the other values, not the ends. */
+/** A column's name without the sub-env or agent it is of: "terminated[2]" -> "terminated". */
+function baseName(name) {
+  const bracket = name.indexOf("[");
+  return bracket > 0 ? name.slice(0, bracket) : name;
+}
+
+/** What is charted when nobody chose: reward, return, the action's and the other values, not the ends
+ * (nor a sub-env's or an agent's: "terminated[0]"). */
 export function defaultNames(columns) {
-  return chartable([{ columns }]).filter((name) => name !== "terminated" && name !== "truncated").slice(0, DEFAULT_CHARTS);
+  const ends = new Set(["terminated", "truncated"]);
+  return chartable([{ columns }]).filter((name) => !ends.has(baseName(name))).slice(0, DEFAULT_CHARTS);
 }
 
 /** The readout of one row (a dict of values). */

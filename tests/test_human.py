@@ -10,7 +10,10 @@ import gymnasium as gym
 import numpy as np
 import pygame
 import pytest
+from live_helpers import browser_says
+from waiting import wait_until
 
+import gymview
 from gymview import human
 from gymview.live.widget import LiveView
 from gymview.watched import WatchedEnv
@@ -141,6 +144,30 @@ def test_the_real_watch_is_the_default():
         assert env.render_mode == "human"
         env.reset(seed=0)
         env.step(0)
+        env.close()
+    finally:
+        human.disable_inline_human()
+
+
+def test_log_on_an_inline_human_env_goes_to_the_watched_env_s_steps(shown):
+    view = shown()
+    human.enable_inline_human(watch=lambda env: gymview.watch(env, view=view, display=False))
+    try:
+        env = gym.make("CartPole-v1", render_mode="human")
+        with pytest.raises(RuntimeError, match="reset"):
+            env.log(value=1.0)
+        env.reset(seed=0)
+        for step in range(1, 4):
+            env.step(step % 2)
+            env.log(value=step * 1.5)
+        with pytest.raises(TypeError, match="one number"):
+            env.log(value=[1.0, 2.0])
+        env.env.feed.show(force=True)
+        assert view.flush()
+        browser_says(view, {"type": "steps", "id": "page:1"})
+        wait_until(lambda: [header for header, _ in view.sent if header.get("type") == "steps"], "the steps message")
+        (message,) = [header for header, _ in view.sent if header.get("type") == "steps"]
+        assert message["rows"][-1]["step"] == 3 and message["rows"][-1]["value"] == 4.5
         env.close()
     finally:
         human.disable_inline_human()

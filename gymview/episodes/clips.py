@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Iterator
 from fractions import Fraction
@@ -52,15 +53,24 @@ class Clip:
         return int(self.rows[0]["episode"])
 
     def summary(self) -> dict[str, Any]:
-        """What the table of episodes shows of it: its last row's step, return and end."""
+        """What the table of episodes shows of it: its last row's step, return and end. An episode
+        of several agents (``return[player_0]``... columns) has no one return (nan), and ended
+        where any agent's did."""
         last = self.rows[-1]
-        return {"episode": self.episode, "steps": int(last["step"]), "return": last["return"],
-                "terminated": bool(last["terminated"]), "truncated": bool(last["truncated"])}  # fmt: skip
+        return {"episode": self.episode, "steps": int(last["step"]), "return": last.get("return", math.nan),
+                "terminated": _ended(last, "terminated"), "truncated": _ended(last, "truncated")}  # fmt: skip
 
     def columns(self) -> dict[str, list[float | int | None]]:
         """The rows as columns, for the page (JSON has no NaN: a missing value is None)."""
         names = dict.fromkeys(name for row in self.rows for name in row)
         return {name: [jsonable(row.get(name)) for row in self.rows] for name in names}
+
+
+def _ended(row: dict[str, float | int], name: str) -> bool:
+    """``row``'s ``name`` column (``terminated``), or any of its ``name[key]`` columns, is 1."""
+    if name in row:
+        return bool(row[name])
+    return any(value == 1 for column, value in row.items() if column.startswith(f"{name}["))
 
 
 def clips_in(video: str | os.PathLike[str], label: str | None = None) -> list[Clip]:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from gymview.episodes.keyed_rows import KeyedStepTracker
 from gymview.episodes.rows import RawStep, StepTracker, jsonable, row_of
 
 __all__ = ["MAX_CHART_ROWS", "RECENT_STEPS", "RecentSteps"]
@@ -36,11 +37,18 @@ class RecentSteps:
     counted from 0: a frame sent to the view carries its step's number (``row``).
 
     Keeping one is a ``deque.append`` the tracker calls; rows are made only when the page asks (a pause).
+    ``row_of`` makes them: :func:`gymview.episodes.keyed_rows.keyed_row_of` for a ``KeyedStepTracker``.
     """
 
-    def __init__(self, tracker: StepTracker, limit: int = RECENT_STEPS) -> None:
+    def __init__(
+        self,
+        tracker: StepTracker | KeyedStepTracker,
+        limit: int = RECENT_STEPS,
+        row_of: Callable[[RawStep], dict[str, float | int]] = row_of,
+    ) -> None:
         self._raw: collections.deque[RawStep] = collections.deque(maxlen=limit)
         self._tracker = tracker
+        self._row_of = row_of
         tracker.keep = self._raw.append
 
     @property
@@ -57,7 +65,7 @@ class RecentSteps:
         """The rows of the steps ``numbers`` (None for one no longer kept, or no number)."""
         oldest, raws = self._kept()
         return [
-            None if number is None or not 0 <= number - oldest < len(raws) else _json_row(raws[number - oldest])
+            None if number is None or not 0 <= number - oldest < len(raws) else self._json_row(raws[number - oldest])
             for number in numbers
         ]
 
@@ -69,11 +77,10 @@ class RecentSteps:
         start = max(first, oldest)
         chosen = raws[start - oldest :]
         stride = max(1, math.ceil(len(chosen) / max_rows))
-        rows = [_json_row(raw) for raw in chosen[::stride]]
+        rows = [self._json_row(raw) for raw in chosen[::stride]]
         names = dict.fromkeys(name for row in rows for name in row)
         return {"first": start, "stride": stride,
                 "columns": {name: [row.get(name) for row in rows] for name in names}}  # fmt: skip
 
-
-def _json_row(raw: RawStep) -> dict[str, Any]:
-    return {name: jsonable(value) for name, value in row_of(raw).items()}
+    def _json_row(self, raw: RawStep) -> dict[str, Any]:
+        return {name: jsonable(value) for name, value in self._row_of(raw).items()}

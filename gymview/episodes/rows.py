@@ -27,9 +27,14 @@ __all__ = [
     "MAX_ACTION_COLUMNS",
     "RawStep",
     "StepTracker",
+    "action_values",
+    "add_logged",
     "check_logged",
+    "check_name",
     "columns_of",
+    "info_values",
     "jsonable",
+    "number",
     "row_of",
 ]
 
@@ -108,13 +113,18 @@ class StepTracker:
         Raises:
             RuntimeError: Before the first ``reset()``: there is no step to add them to.
         """
-        checked = check_logged(values)
-        if self.latest is None:
-            raise RuntimeError("env.log() adds values to the latest step: call env.reset() first")
-        if self.latest[_LOGGED] is None:
-            self.latest[_LOGGED] = checked
-        else:
-            self.latest[_LOGGED].update(checked)
+        add_logged(self.latest, check_logged(values))
+
+
+def add_logged(latest: RawStep | None, checked: dict[str, float]) -> None:
+    """Add checked logged values to the raw step ``latest``; a RuntimeError when there is none yet
+    (``env.log()`` before the first reset)."""
+    if latest is None:
+        raise RuntimeError("env.log() adds values to the latest step: call env.reset() first")
+    if latest[_LOGGED] is None:
+        latest[_LOGGED] = checked
+    else:
+        latest[_LOGGED].update(checked)
 
 
 def check_logged(values: Mapping[str, Any]) -> dict[str, float]:
@@ -129,23 +139,35 @@ def check_logged(values: Mapping[str, Any]) -> dict[str, float]:
     """
     checked = {}
     for name, value in values.items():
-        if name in FIXED_COLUMNS or name == "frame" or name == "action" or name.startswith("action_"):
-            raise ValueError(
-                f"env.log({name}=...): {name!r} is a column of every step already; log it under another name"
-            )
-        number = _number(value)
-        if number is None:
+        check_name(name)
+        found = number(value)
+        if found is None:
             raise TypeError(
                 f"env.log({name}=...) takes one number (a float, an int, a one-element array or tensor); "
                 f"got {type(value).__name__}"
                 + (f" of shape {tuple(np.shape(value))}" if hasattr(value, "shape") else "")
                 + ": log a scalar, such as value.item() or value.mean()"
             )
-        checked[name] = number
+        checked[name] = found
     return checked
 
 
-def _number(value: Any) -> float | None:
+def check_name(name: str) -> None:
+    """A ValueError for a logged name that is one of the table's own columns (``reward``, ``action_0``,
+    ``return[2]``...).
+
+    >>> check_name("value")
+    >>> check_name("return[2]")
+    Traceback (most recent call last):
+    ...
+    ValueError: env.log(return[2]=...): 'return[2]' is a column of every step already; log it under another name
+    """
+    base = name.partition("[")[0]
+    if base in FIXED_COLUMNS or base == "frame" or base == "action" or base.startswith("action_"):
+        raise ValueError(f"env.log({name}=...): {name!r} is a column of every step already; log it under another name")
+
+
+def number(value: Any) -> float | None:
     """``value`` as a float when it is one number (bools, numpy scalars, one-element arrays and
     tensors included), else None."""
     if isinstance(value, (bool, numbers.Real)):
@@ -159,7 +181,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _action_values(action: Any) -> list[float] | float | None:
+def action_values(action: Any) -> list[float] | float | None:
     """One number for a scalar action (or a vector of one), a list for a small vector, None for anything else."""
     if action is None:
         return None
@@ -176,7 +198,7 @@ def _action_values(action: Any) -> list[float] | float | None:
     return None
 
 
-def _info_values(info: Any) -> Iterable[tuple[str, float]]:
+def info_values(info: Any) -> Iterable[tuple[str, float]]:
     """``info``'s entries that are one number each ("episode" dicts, arrays, texts left out)."""
     if not isinstance(info, Mapping):
         return ()
@@ -184,9 +206,9 @@ def _info_values(info: Any) -> Iterable[tuple[str, float]]:
     for key, value in info.items():
         if not isinstance(key, str) or key.startswith("_"):  # gymnasium's vector masks: "_final_info"
             continue
-        number = _number(value) if not isinstance(value, np.ndarray) or value.ndim == 0 else None
-        if number is not None:
-            found.append((key if key not in FIXED_COLUMNS and key != "frame" else f"info_{key}", number))
+        one = number(value) if not isinstance(value, np.ndarray) or value.ndim == 0 else None
+        if one is not None:
+            found.append((key if key not in FIXED_COLUMNS and key != "frame" else f"info_{key}", one))
     return found
 
 
@@ -207,12 +229,12 @@ def row_of(raw: RawStep) -> dict[str, float | int]:
         "terminated": int(bool(raw[4])),
         "truncated": int(bool(raw[5])),
     }
-    action = _action_values(raw[_ACTION])
+    action = action_values(raw[_ACTION])
     if isinstance(action, list):
         row.update((f"action_{index}", value) for index, value in enumerate(action))
     elif action is not None:
         row["action"] = action
-    row.update(_info_values(raw[_INFO]))
+    row.update(info_values(raw[_INFO]))
     if raw[_LOGGED]:
         row.update(raw[_LOGGED])
     return row

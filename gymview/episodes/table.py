@@ -33,10 +33,11 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gymview.episodes.rows import FIXED_COLUMNS, RawStep, columns_of, row_of
+from gymview.episodes.rows import RawStep, columns_of, row_of
 
 __all__ = ["STEPS_SUFFIX", "StepTable", "join_tables", "read_steps", "steps_path", "video_frame_count"]
 
@@ -64,12 +65,15 @@ class StepTable:
 
     Args:
         video: The video the rows belong to (the table goes beside it).
+        row_of: What makes a row of a step added: ``keyed_row_of`` for an env of several sub-envs or agents.
     """
 
-    def __init__(self, video: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, video: str | os.PathLike[str], row_of: Callable[[RawStep], dict[str, float | int]] = row_of
+    ) -> None:
         self.path = steps_path(video)
         self.frames = 0  # rows added
-        self._state = _TableState(self.path)
+        self._state = _TableState(self.path, row_of)
         self._finalizer = weakref.finalize(self, self._state.write_quietly)  # written even if never closed
 
     def add(self, raw: RawStep) -> None:
@@ -102,8 +106,9 @@ class StepTable:
 class _TableState:
     """What a table's finalizer needs (not the table itself): the rows waiting and the file's header."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, row_of: Callable[[RawStep], dict[str, float | int]]) -> None:
         self.path = path
+        self.row_of = row_of
         self.lock = threading.Lock()
         self.pending: list[RawStep] = []
         self.header: list[str] | None = None
@@ -116,10 +121,10 @@ class _TableState:
             count = len(self.pending) if before is None else min(len(self.pending), before - self.written)
             if count <= 0:
                 return
-            rows = [row_of(raw) for raw in self.pending[:count]]
+            rows: list[dict[str, Any]] = [self.row_of(raw) for raw in self.pending[:count]]
             for index, row in enumerate(rows):
                 row["frame"] = self.written + index
-            columns = columns_of(rows, self.header or ["frame", *FIXED_COLUMNS])
+            columns = columns_of(rows, self.header or ["frame"])  # then the first row's, in its order
             if len(columns) > MAX_COLUMNS:
                 self.dropped += [name for name in columns[MAX_COLUMNS:] if name not in self.dropped]
                 columns = columns[:MAX_COLUMNS]

@@ -37,6 +37,9 @@ except ImportError as error:  # pragma: no cover - the message is the point
         f'gymview.integrations.pettingzoo needs pettingzoo: pip install "gymview[pettingzoo]" ({error})'
     ) from error
 
+from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
+from gymview.episodes.recent import RecentSteps
+from gymview.episodes.table import StepTable
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
 from gymview.video.encoder import check_encoder
@@ -111,7 +114,7 @@ def check_render_mode(env: AECEnv | ParallelEnv) -> None:
 
 class _EpisodeVideos:
     """Every episode of one env to ``{folder}/{prefix}-episode-{n}.mp4``, one frame per step (as
-    PettingZoo's own RecordVideo); the view shows the frame recorded last."""
+    PettingZoo's own RecordVideo), each with its step table; the view shows the frame recorded last."""
 
     def __init__(self, folder: str | os.PathLike[str], prefix: str, fps: float | None) -> None:
         self.folder = os.path.abspath(os.fspath(folder))
@@ -120,6 +123,7 @@ class _EpisodeVideos:
         self._names = NameSlot.claim(self.folder, prefix)
         self._fps = fps or 30
         self._recorder: VideoRecorder | None = None
+        self._table: StepTable | None = None
         self._finishing = FinishingVideos()
         self.episode_id = -1
         self.last_frame: np.ndarray | None = None
@@ -129,31 +133,46 @@ class _EpisodeVideos:
         self.stop()
         self.episode_id += 1
         path = os.path.join(self.folder, f"{self._names.prefix}-episode-{self.episode_id}.mp4")
-        self._recorder = VideoRecorder(path, fps=self._fps)
+        self._table = StepTable(path, row_of=keyed_row_of)
+        self._recorder = VideoRecorder(path, fps=self._fps, before_fragment=self._table.write_before)
         self.paths.append(self._recorder.path)
 
-    def capture(self, env: Any) -> None:
-        if self._recorder is None:
+    def capture(self, env: Any, raw: list[Any]) -> None:
+        """The env's frame now, with ``raw``, the step it shows, as its row."""
+        if self._recorder is None or self._table is None:
             return
         frame = env.render()
         if not isinstance(frame, np.ndarray):
             raise TypeError(
                 f"watch(record=...) needs env.render() to return an image (an array); got {type(frame).__name__}"
             )
+        self._table.add(raw)  # before the frame goes to the encoder (see StepTable)
         self._recorder.write(frame)
         self.last_frame = frame
 
     def stop(self) -> None:
-        recorder, self._recorder, self.last_frame = self._recorder, None, None
+        recorder, table = self._recorder, self._table
+        self._recorder, self._table, self.last_frame = None, None, None
         if recorder is None:
             return
-        self._finishing.add(recorder)  # finished in the background while the next episode runs
+        try:
+            if table is not None:
+                table.close()  # before the video is finished: a row for every frame, whatever happens there
+        finally:
+            self._finishing.add(recorder)  # finished in the background while the next episode runs
 
     def close(self) -> None:
         """Finish every video, waiting for each; the first failure is raised once all are done."""
         self.stop()
         self._names.release()
         self._finishing.close()
+
+
+def _copied(infos: Any) -> dict[Any, Any]:
+    """Each agent's info as it is now: an AEC env may change its dicts in place at the next step."""
+    if not isinstance(infos, dict):
+        return {}
+    return {agent: dict(info) if isinstance(info, dict) else info for agent, info in infos.items()}
 
 
 class _Watch:
@@ -170,8 +189,13 @@ class _Watch:
         self.total_steps = 0
         self.episode = 0
         self.returns: dict[Any, float] = {}
+        self._episode_steps = 0
+        self._tracker = KeyedStepTracker()  # the latest step, for env.log() and the rows of the frames recorded
+        self._recent = RecentSteps(self._tracker, row_of=keyed_row_of)  # charted under the view's replay
         self._videos = _EpisodeVideos(record, env_name(env), render_fps(env.metadata)) if record is not None else None
-        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self.feed = ViewFeed(
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._recent
+        )
         self._controls = self.feed.controls
 
     @property
@@ -179,24 +203,57 @@ class _Watch:
         """The video files ``record=`` has started, one per episode, oldest first."""
         return [] if self._videos is None else list(self._videos.paths)
 
-    def _started_episode(self, agents: list[Any]) -> None:
+    def _started_episode(self, agents: list[Any], infos: Any) -> None:
         self.episode += 1
         self.returns = {agent: 0.0 for agent in agents}
+        self._episode_steps = 0
+        ended = dict.fromkeys(agents, False)
+        self._tracker.record([self.episode - 1, 0, dict(self.returns), dict(self.returns), ended, ended, None,
+                              _copied(infos), None])  # fmt: skip
         if self._videos is not None:
             self._videos.start()
-            self._videos.capture(self.env)
+            self._videos.capture(self.env, self._tracker.latest)  # type: ignore[arg-type]  # recorded above
 
     def _add_rewards(self, rewards: dict[Any, Any]) -> None:
         returns = self.returns
         for agent, reward in rewards.items():
             returns[agent] = returns.get(agent, 0.0) + float(reward)
 
-    def _after_step(self) -> None:
+    def _after_step(self, rewards: Any, terminations: Any, truncations: Any, actions: Any, infos: Any) -> None:
+        """Count the step and keep its row (each per-agent field a dict by agent), then record and show it."""
         self.total_steps += 1
+        self._episode_steps += 1
+        self._tracker.record([self.episode - 1, self._episode_steps, dict(rewards), dict(self.returns),
+                              dict(terminations), dict(truncations), actions, _copied(infos), None])  # fmt: skip
         if self._videos is not None:
-            self._videos.capture(self.env)
+            self._videos.capture(self.env, self._tracker.latest)  # type: ignore[arg-type]  # recorded above
         if perf_counter() >= self.feed.next_check:
             self.feed.show()
+
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row (the step whose frame is on screen): one number
+        (column ``name``) or one per agent (``name[agent]``). They go to the step tables of the
+        videos ``record=`` writes and to the charts under the view's replay.
+
+        Args:
+            **values: Names and, for each, one number (a float, an int, a one-element array or
+                tensor) or a dict of numbers by agent (``{"player_0": 0.8, "player_1": -0.8}``).
+
+        Raises:
+            TypeError: When a value is not one number nor a dict of them.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...), or a
+                dict names an agent the env does not have.
+            RuntimeError: Before the first ``reset()``.
+
+        Examples:
+            >>> import gymview
+            >>> from pettingzoo.classic import connect_four_v3
+            >>> env = gymview.watch(connect_four_v3.env(render_mode="rgb_array"), display=False)
+            >>> env.reset(seed=0); env.step(3)
+            >>> env.log(value={"player_0": 0.1, "player_1": -0.1}, temperature=1.0)
+            >>> env.close()
+        """
+        self._tracker.log(values, list(self.env.possible_agents))
 
     def _frame(self) -> Any:
         if self._videos is not None and self._videos.last_frame is not None:
@@ -212,6 +269,7 @@ class _Watch:
             "step": self.total_steps,
             "episode": self.episode,
             "episode_return": None,
+            "row": self._recent.last if self._recent.last >= 0 else None,
             "agent": None if mover is None else str(mover),
             "returns": {str(agent): value for agent, value in self.returns.items()},
         }
@@ -291,7 +349,7 @@ class WatchedAECEnv(_Watch, BaseWrapper):
         """
         self.feed.before_reset()
         self.env.reset(seed=seed, options=options)
-        self._started_episode(list(self.env.agents))
+        self._started_episode(list(self.env.agents), self.env.infos)
         if perf_counter() >= self.feed.next_check:  # gated like step(): short games reset often
             self.feed.show()
 
@@ -311,9 +369,11 @@ class WatchedAECEnv(_Watch, BaseWrapper):
             return
         if self._controls.engaged:
             self.feed.obey_controls()
+        mover = env.agent_selection
         env.step(action)
         self._add_rewards(env.rewards)
-        self._after_step()
+        kept = action.copy() if isinstance(action, np.ndarray) else action  # a loop may refill its array
+        self._after_step(env.rewards, env.terminations, env.truncations, {mover: kept}, env.infos)
 
     def _finished(self, agent: Any) -> bool:
         return bool(self.env.terminations.get(agent) or self.env.truncations.get(agent))
@@ -378,7 +438,7 @@ class WatchedParallelEnv(_Watch, BaseParallelWrapper):
         """
         self.feed.before_reset()
         observations, infos = self.env.reset(seed=seed, options=options)
-        self._started_episode(list(self.env.agents))
+        self._started_episode(list(self.env.agents), infos)
         if perf_counter() >= self.feed.next_check:
             self.feed.show()
         return observations, infos
@@ -399,5 +459,6 @@ class WatchedParallelEnv(_Watch, BaseParallelWrapper):
             self.feed.obey_controls()
         result = self.env.step(actions)
         self._add_rewards(result[1])
-        self._after_step()
+        kept = {agent: action.copy() if isinstance(action, np.ndarray) else action for agent, action in actions.items()}
+        self._after_step(result[1], result[2], result[3], kept, result[4])  # arrays copied: a loop may refill its own
         return result

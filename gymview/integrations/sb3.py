@@ -35,6 +35,8 @@ except ImportError as error:  # pragma: no cover - the message is the point
     ) from error
 
 from gymview._internal.checks import check_int
+from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
+from gymview.episodes.recent import RecentSteps
 from gymview.errors import Stopped
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.pacing.cpus import torch_fills_cpus
@@ -78,14 +80,18 @@ class _Returns:
         self.episodes_done = 0
         self.last_return: float | None = None
 
-    def add(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+    def add(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
+        """Add a step's rewards; returns the running returns after them, before finished episodes'
+        are set back to 0 (a copy)."""
         self.total_steps += 1
         self.running += np.asarray(rewards, dtype=float)
+        returns = self.running.copy()
         dones = np.asarray(dones, dtype=bool)
         if dones.any():
             self.episodes_done += int(dones.sum())
             self.last_return = float(self.running[dones][-1])
             self.running[dones] = 0.0
+        return returns
 
     def info(self) -> dict[str, Any]:
         return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
@@ -133,13 +139,17 @@ class WatchedVecEnv(VecEnvWrapper):
         self.returns = _Returns(venv.num_envs)
         self._started = False
         self._grid = _grid_source(venv, fast_render)
+        self._tracker = KeyedStepTracker()  # the latest step, for venv.log()
+        self._recent = RecentSteps(self._tracker, row_of=keyed_row_of)  # charted under the view's replay
+        self._actions: Any = None
         self.feed = ViewFeed(
             view,
             lambda: self._grid(self.returns.running),
-            self.returns.info,
+            self._info,
             helper_competes=torch_fills_cpus,
             owns_view=owns_view,  # training fills every core
             render_fps=_render_fps(venv),
+            steps=self._recent,
         )
 
     def reset(self) -> Any:
@@ -154,6 +164,9 @@ class WatchedVecEnv(VecEnvWrapper):
         self.feed.before_reset()
         observations = self.venv.reset()
         self.returns.running[:] = 0.0
+        nothing = np.zeros(self.num_envs, dtype=bool)
+        self._tracker.record([self.returns.episodes_done, self.returns.total_steps, np.zeros(self.num_envs),
+                              self.returns.running.copy(), nothing, nothing, None, None, None])  # fmt: skip
         self._started = True
         self.feed.show()
         return observations
@@ -169,6 +182,7 @@ class WatchedVecEnv(VecEnvWrapper):
         """
         if self.feed.controls.engaged:  # before the sub-envs step: a paused run holds its state
             self.feed.obey_controls()
+        self._actions = actions.copy() if isinstance(actions, np.ndarray) else actions  # for the step's row
         self.venv.step_async(actions)
 
     def step_wait(self) -> Any:
@@ -178,10 +192,38 @@ class WatchedVecEnv(VecEnvWrapper):
             The ``VecEnv``'s ``(observations, rewards, dones, infos)``.
         """
         observations, rewards, dones, infos = self.venv.step_wait()
-        self.returns.add(rewards, dones)
+        episodes_done = self.returns.episodes_done  # before this step's: the row's episode count
+        returns = self.returns.add(rewards, dones)
+        # SB3 says done for both ends of an episode; a time limit's says so in its info
+        truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
+        terminated = np.logical_and(dones, ~truncated)
+        self._tracker.record([episodes_done, self.returns.total_steps, rewards, returns, terminated, truncated,
+                              self._actions, list(infos), None])  # fmt: skip
         if perf_counter() >= self.feed.next_check:
             self.feed.show()
         return observations, rewards, dones, infos
+
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row, charted under the view's replay, as
+        ``gymview.WatchedVectorEnv.log`` does (the same arguments and errors): one number, or one per
+        sub-env (``name[0]``, ``name[1]``...).
+
+        Args:
+            **values: Names and, for each, one number or a sequence of ``num_envs`` numbers.
+
+        Examples:
+            >>> import gymnasium as gym, gymview
+            >>> from stable_baselines3.common.vec_env import DummyVecEnv
+            >>> venv = gymview.watch(DummyVecEnv([lambda: gym.make("CartPole-v1", render_mode="rgb_array")] * 2),
+            ...                      display=False)
+            >>> _ = venv.reset(); _ = venv.step([0, 1])
+            >>> venv.log(value=[0.5, 0.25])
+            >>> venv.close()
+        """
+        self._tracker.log(values, range(self.num_envs))
+
+    def _info(self) -> dict[str, Any]:
+        return {**self.returns.info(), "row": self._recent.last if self._recent.last >= 0 else None}
 
     def show_final_frame(self) -> None:
         """Show the envs' state now and keep it in the notebook's output as a still image."""

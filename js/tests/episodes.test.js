@@ -40,6 +40,9 @@ test("every column but where a row is can be charted", () => {
   assert.deepEqual(chartable(episodes), ["reward", "value", "entropy"]);
   const columns = { step: [], reward: [], return: [], terminated: [], truncated: [], action: [], a: [], b: [], c: [], d: [] };
   assert.deepEqual(defaultNames(columns), ["reward", "return", "action", "a", "b", "c"]);
+  const keyed = { step: [1], "reward[0]": [1], "return[0]": [1], "terminated[0]": [0], "truncated[0]": [0], "action[0]": [1],
+    "reward[1]": [1], "return[1]": [1], "terminated[1]": [1], "truncated[1]": [0], "action[1]": [0] };
+  assert.deepEqual(defaultNames(keyed), ["reward[0]", "return[0]", "action[0]", "reward[1]", "return[1]", "action[1]"]);
   assert.equal(rowReadout({ episode: 2, step: 7, reward: 1, value: 0.5 }, ["reward", "value"]), "step 7 · reward 1 · value 0.5");
 });
 

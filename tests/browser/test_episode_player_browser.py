@@ -126,6 +126,75 @@ def test_the_slider_and_the_arrow_keys_move_the_video_and_the_cursor_to_the_tabl
         assert errors == []
 
 
+CHARTS = """() => {
+    const el = document.querySelector(".gymview-episode");
+    const charts = el.querySelector(".gymview-charts");
+    return {
+        chips: Object.fromEntries(Array.from(el.querySelectorAll(".gymview-chip"))
+            .map((chip) => [chip.textContent, chip.getAttribute("aria-pressed") === "true"])),
+        height: charts.hidden ? 0 : charts.getBoundingClientRect().height,
+        picture: charts.hidden ? "" : charts.toDataURL(),
+        readout: el.querySelector(".gymview-readout-line").textContent,
+    };
+}"""
+CHART_ROW = 56  # ROW_HEIGHT in js/charts.js: one chart a row
+
+
+def charts_showing(page, names):
+    """The charts once the chips say exactly ``names`` are charted."""
+    page.wait_for_function(
+        f"(names) => {{ const chips = ({CHARTS})().chips;"
+        " return Object.keys(chips).filter((name) => chips[name]).sort().join() === names.sort().join(); }",
+        arg=names, timeout=30_000)
+    return page.evaluate(CHARTS)
+
+
+def test_a_click_on_a_chip_charts_that_value_or_takes_it_away_and_the_text_at_the_cursor_follows(tmp_path):
+    root = tmp_path / "root"
+    (root / "videos").mkdir(parents=True)
+    rows = record_episode(root / "videos")
+    (root / "player.ipynb").write_text(json.dumps(notebook_of([PLAYER.replace(repr(VALUES), "['reward', 'return']")])))
+    with running_server(root) as server, chromium_page() as page:
+        open_notebook(page, server, "player.ipynb")
+        run_all_cells(page)
+        page.wait_for_function("() => document.querySelector('.gymview-episode video')?.readyState >= 2",
+                               timeout=60_000)
+        frame = 9
+        page.evaluate("""(frame) => {
+            const slider = document.querySelector(".gymview-episode-slider");
+            slider.value = String(frame);
+            slider.dispatchEvent(new Event("input", {bubbles: true}));
+        }""", frame)
+        settled_state(page, frame)
+        before = charts_showing(page, ["reward", "return"])
+        assert {"reward", "return", "action", "value", "terminated"} <= set(before["chips"])
+        assert before["height"] == pytest.approx(2 * CHART_ROW, abs=1)
+        assert set(parsed(before["readout"])) == {"step", "reward", "return"}
+
+        chips = page.locator(".gymview-episode .gymview-chip")
+        chips.filter(has_text="value").click()  # charted now: a third chart, its value in the text
+        added = charts_showing(page, ["reward", "return", "value"])
+        assert added["height"] == pytest.approx(3 * CHART_ROW, abs=1) and added["picture"] != before["picture"]
+        shown = parsed(added["readout"])
+        assert set(shown) == {"step", "reward", "return", "value"}
+        assert shown["value"] == pytest.approx(rows[frame]["value"], rel=1e-3, abs=1e-3)
+
+        chips.filter(has_text="reward").click()  # taken away: its chart and its text go
+        removed = charts_showing(page, ["return", "value"])
+        assert removed["height"] == pytest.approx(2 * CHART_ROW, abs=1) and removed["picture"] != added["picture"]
+        assert set(parsed(removed["readout"])) == {"step", "return", "value"}
+
+        page.locator(".gymview-episode").focus()
+        page.keyboard.press("ArrowRight")  # the cursor moves on with the charts picked
+        settled_state(page, frame + 1)
+        shown = parsed(page.evaluate(CHARTS)["readout"])
+        assert set(shown) == {"step", "return", "value"}
+        for name in shown:
+            assert shown[name] == pytest.approx(rows[frame + 1][name], rel=1e-3, abs=1e-3), name
+        errors = [error for error in page.errors if "gymview" in error or "episode" in error]
+        assert errors == []
+
+
 LISTS = [
     "import gymview\ngymview.show_video('videos')",
     "result = gymview.record_batch('CartPole-v1', lambda obs: int(obs[2] > 0), episodes=5, out='batch', seed=3,\n"

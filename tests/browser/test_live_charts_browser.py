@@ -83,3 +83,52 @@ def test_paused_the_slider_scrubs_the_kept_frames_and_the_charts_together(tmp_pa
         row = next(row for row in rows if row["step"] == shown["step"])
         for name in ("reward", "return", "action", "speed"):
             assert shown[name] == pytest.approx(row[name], rel=1e-3, abs=1e-3, nan_ok=True), name
+
+
+VECTOR_LOOP = """
+import time, numpy as np, gymnasium as gym, gymview
+envs = gymview.watch(gym.make_vec("CartPole-v1", 2, render_mode="rgb_array"))
+obs, _ = envs.reset(seed=0)
+try:
+    while True:
+        envs.log(tilt=np.round(obs[:, 2] * 1000, 3))  # one per sub-env: tilt[0], tilt[1]
+        obs, rewards, terminated, truncated, _ = envs.step((obs[:, 2] > 0).astype(int))
+        time.sleep(0.002)
+except gymview.Stopped:
+    print("Stopped")
+finally:
+    envs.close()
+"""
+
+
+def test_paused_a_vector_env_s_replay_charts_each_sub_env_s_columns(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "vector.ipynb").write_text(json.dumps(notebook_of([VECTOR_LOOP])))
+    with running_server(root) as server, chromium_page() as page:
+        open_notebook(page, server, "vector.ipynb")
+        start_cell(page, 0)
+        page.wait_for_function(f"() => Number({LIVE}?.dataset.framesDrawn || 0) > 30", timeout=60_000)
+        page.locator(".gymview").get_by_role("button", name="Pause").click()
+        page.wait_for_function(f"() => {LIVE}.dataset.state === 'paused' && {LIVE}.dataset.chartCursor",
+                               timeout=60_000)
+        history = live(page)["history"]
+        slider = page.locator(".gymview").get_by_role("slider", name="Replay")
+        steps = []
+        for index in range(history):
+            slider.fill(str(index))
+            page.wait_for_function(f"(i) => {LIVE}.dataset.replayIndex === String(i)", arg=index, timeout=30_000)
+            state = live(page)
+            assert state["charts"]
+            shown = parsed(state["readout"])
+            # six columns of the sub-envs', never their ends: each one's reward and return first
+            names = set(shown) - {"step"}
+            assert len(names) == 6 and {"reward[0]", "return[0]", "reward[1]", "return[1]"} <= names
+            assert not any(name.startswith(("terminated", "truncated")) for name in names)
+            assert shown["reward[0]"] in (0.0, 1.0) and shown["return[1]"] >= 0
+            steps.append(shown["step"])
+        assert steps == sorted(steps) and len(set(steps)) == history  # one row a vector step, each frame its own
+        page.locator(".gymview").get_by_role("button", name="Stop").click()
+        wait_for_output(page, 0, "Stopped")
+        errors = [error for error in page.errors if "gymview" in error]
+        assert errors == []

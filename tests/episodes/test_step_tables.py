@@ -223,3 +223,27 @@ def test_a_killed_recording_leaves_the_rows_of_every_frame_that_plays(tmp_path, 
     assert column(rows, "frame") == column(rows, "step") == list(range(playing))
     assert column(rows, "value")[1:] == [0.5 * step for step in range(1, playing)]
     assert column(rows, "reward")[1:] == [-1.0] * (playing - 1)
+
+
+def test_pandas_reads_a_step_table_in_one_call_with_the_rows_read_steps_gives(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    env = gymview.RecordVideo(Arm(), tmp_path / "videos", episode_trigger=lambda episode: True)
+    env.reset(seed=0)
+    for step in range(1, 13):
+        env.step(np.float32([0.1, 0.0, -0.1]))
+        if step >= 5:  # a column that starts mid-video: its earlier cells are empty
+            env.log(value=step / 2)
+    env.close()
+    video = tmp_path / "videos" / "rl-video-episode-0.mp4"
+    rows = gymview.read_steps(video)
+    frame = pandas.read_csv(steps_path(video))
+    assert list(frame.columns) == list(rows[0])
+    assert all(pandas.api.types.is_numeric_dtype(frame[name]) for name in frame.columns)
+    assert all(pandas.api.types.is_integer_dtype(frame[name]) for name in ("frame", "episode", "step", "terminated"))
+    read = frame.to_dict("records")
+    assert len(read) == len(rows) == 13
+    for by_pandas, ours in zip(read, rows):
+        assert by_pandas.keys() == ours.keys()
+        for name, value in ours.items():
+            assert (math.isnan(value) and math.isnan(by_pandas[name])) or by_pandas[name] == value, name
+    assert frame["value"].isna().sum() == 5 and frame["value"].iloc[-1] == 6.0

@@ -142,12 +142,14 @@ def test_record_writes_each_episode_to_a_video_that_plays(tmp_path):
                 moves[-1] += 1
             env.step(None if termination or truncation else first_legal(observation))
     env.close()
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["tictactoe_v3-episode-0.mp4", "tictactoe_v3-episode-1.mp4"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "tictactoe_v3-episode-0.mp4", "tictactoe_v3-episode-0.steps.csv",  # each video with its step table
+        "tictactoe_v3-episode-1.mp4", "tictactoe_v3-episode-1.steps.csv"]
     assert env.videos == [tmp_path / "tictactoe_v3-episode-0.mp4", tmp_path / "tictactoe_v3-episode-1.mp4"]
     height, width = env.render().shape[:2]
     for path, count in zip(env.videos, moves):
         frames = decode(path)
-        assert frames.shape[0] == count + 1  # the reset, then one frame a move
+        assert frames.shape[0] == count + 1 == len(gymview.read_steps(path))  # the reset, then one frame a move
         assert abs(frames.shape[1] - height) <= 1 and abs(frames.shape[2] - width) <= 1
         assert frames[-1].std() > 5  # a board, not a blank
 
