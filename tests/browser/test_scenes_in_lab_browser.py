@@ -12,7 +12,8 @@ gymview.setup(quiet=True, human=False)
 env = gymview.watch(gym.make(ENV, render_mode="rgb_array"), fps=30)
 env.reset(seed=0)
 started = time.monotonic()
-while time.monotonic() - started < 5:
+# at least 5 s, and until the page has drawn a dozen frames (it acks them), however loaded the machine
+while time.monotonic() - started < 5 or (env.view.stats["last_acked_seq"] < 12 and time.monotonic() - started < 150):
     _, _, terminated, truncated, _ = env.step(env.action_space.sample())
     if terminated or truncated:
         env.reset()
