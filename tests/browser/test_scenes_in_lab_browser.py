@@ -12,8 +12,8 @@ gymview.setup(quiet=True, human=False)
 env = gymview.watch(gym.make(ENV, render_mode="rgb_array"), fps=30)
 env.reset(seed=0)
 started = time.monotonic()
-# at least 5 s, and until the page has drawn a dozen frames (it acks them), however loaded the machine
-while time.monotonic() - started < 5 or (env.view.stats["last_acked_seq"] < 12 and time.monotonic() - started < 150):
+# at least 5 s, and until the page has drawn up to frame 30 (it acks), however loaded the machine
+while time.monotonic() - started < 5 or (env.view.stats["last_acked_seq"] < 30 and time.monotonic() - started < 150):
     _, _, terminated, truncated, _ = env.step(env.action_space.sample())
     if terminated or truncated:
         env.reset()
@@ -77,7 +77,7 @@ def test_a_page_without_webgl_is_sent_a_mujoco_env_as_pictures(tmp_path):
         start_cell(page, 0)
         words = wait_for_output(page, 0, "SENT", timeout_ms=180_000).split()
         assert words[words.index("AS") + 1] in ("h264", "jpeg")
-        page.wait_for_function(
-            "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) >= 10"
+        page.wait_for_function(  # a loaded page drops some of the frames: the latest wins
+            "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) >= 5"
             " && document.querySelector('.gymview').dataset.format !== 'scene'", timeout=60_000)
         assert canvas_luminance_spread(page) > 10
