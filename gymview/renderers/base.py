@@ -100,6 +100,39 @@ class BatchRenderer:
         return None
 
     @property
+    def background(self) -> np.ndarray:
+        """The frame without its moving parts: a read-only (height, width, 3) uint8 array."""
+        view = self._background.view()
+        view.flags.writeable = False
+        return view
+
+    def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
+        """One key per state of ``states`` (N, state_dim): states with equal keys draw the very
+        same frame. Every shape lands on whole pixels, so a few integers say what a frame is (a
+        video encoder converts such a frame once). None where the shapes include sprites.
+
+        >>> from gymview.renderers import renderer_for
+        >>> renderer = renderer_for("MountainCar-v0")
+        >>> first, faster, further = renderer.frame_keys(np.array([[-0.5, 0.0], [-0.5, 0.07], [-0.4, 0.0]]))
+        >>> first == faster, first == further  # the velocity is not drawn
+        (True, False)
+        """
+        states = self._check_states(states)
+        count = len(states)
+        columns: list[np.ndarray] = []
+        for shape in self._shapes(states):
+            if isinstance(shape, Polygon):
+                columns.append(shape.vertices.reshape(count, -1))
+            elif isinstance(shape, Circle):
+                columns += [shape.centers, np.full((count, 1), shape.radius)]
+            elif isinstance(shape, Box):
+                columns += [shape.low, shape.high]
+            else:
+                return None
+            columns.append(np.broadcast_to(np.asarray(shape.color, np.float64), (count, 3)))
+        return [row.tobytes() for row in np.concatenate(columns, axis=1).astype(np.int64)]
+
+    @property
     def drawn_boxes(self) -> list[tuple[int, ...]]:
         """Where the last :meth:`render` drew: ``(frame, top, bottom, left, right)`` boxes, the
         frame's index in that call. Outside its boxes a frame is the background, so two frames
