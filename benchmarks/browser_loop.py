@@ -69,6 +69,7 @@ def paired(name, watched, rounds, slice_s):
     watched.action_space.seed(0)
     run_slice(watched, 1.0)  # warm-up: the helper process, the first frames, the page's first draws
     sent = watched.view.stats["frames_sent"]
+    print("WARM", sent, flush=True)  # what was sent once (the scene, the page's modules) is behind this line
     rates = {slot: [] for slot in slots}
     spent = {slot: [0.0, 0.0, 0.0] for slot in slots}
     for index in range(rounds):

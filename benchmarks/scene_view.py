@@ -8,10 +8,11 @@ helper process draws, shrinks and encodes a picture: H.264 to this page). Each w
 with its own inner env stepped without gymview's wrapper, in short alternating slices (watched, plain,
 plain again, then the reverse order; benchmarks/browser_loop.py): the median of watched / plain per
 round is the loop ratio, the median of plain again / plain the noise floor. Per run: the ratio and
-floor, frames/s sent and drawn by the page over the watched slices, the bytes of each frame's data
-and of each frame message on the wire (Jupyter's envelope included, measured at the proxy), and what
-the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is 1 Mbit/s each way
-with 40 ms of latency (tests/browser/slow_link.py).
+floor, frames/s sent and drawn by the page after the warm-up (which lasts until the page draws: it
+gets the scene and its modules first), the bytes of each frame's data and the bytes on the wire per
+frame after the warm-up (Jupyter's envelope and the acks' busy/idle messages included, measured at the
+proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is
+1 Mbit/s each way with 40 ms of latency (tests/browser/slow_link.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ MAKE = {
     "HalfCheetah-v5": ('gym.make("HalfCheetah-v5", render_mode="rgb_array")', 0.5),
 }
 
+WARM_UP = """
+def until_drawn(env, frames=10, timeout=120):
+    # the page has the scene and its modules (three.js takes 4.4 s at 1 Mbit/s) and draws: it acks
+    env.reset(seed=0)
+    started = time.perf_counter()
+    while env.view.stats["last_acked_seq"] < frames and time.perf_counter() - started < timeout:
+        run_slice(env, 0.25)
+"""
+
 REPORT = """
 stats = watched[{key!r}].view.stats
 print("SCENE", stats["frames_sent"], stats["bytes_sent"], stats["sent_as"], flush=True)
@@ -48,9 +58,10 @@ def cells(runs: list[tuple[str, str]], rounds: int, fps: float) -> list[str]:
         key = f"{name} {draw} {index}"
         per_run.append(
             f"watched[{key!r}] = gymview.watch({make}, fps={fps}, draw={draw!r}, title={key!r})\n"
+            f"until_drawn(watched[{key!r}])\n"
             f"paired({name!r}, watched[{key!r}], {rounds}, {slice_s})\n" + REPORT.format(key=key)
         )
-    return [SETUP, *per_run, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
+    return [SETUP + WARM_UP, *per_run, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
 
 
 def drawn_in(page, cell: int) -> int:
@@ -76,7 +87,6 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
             wait_for_output(page, 0, "READY", timeout_ms=120_000)
             for index, ((name, draw), rate) in enumerate(((run, rate) for rate in links for run in runs), 1):
                 link.limit(rate * 1e6 if rate else None, 0.040 if rate else 0.0)
-                carried_before = link.down.carried
                 start_cell(page, index)
                 page.wait_for_function(
                     """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node
@@ -84,13 +94,17 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
                                 if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
                     arg=index, timeout=120_000,
                 )
+                warm = wait_for_output(page, index, "WARM", timeout_ms=300_000)
+                carried_warm, drawn_warm = link.down.carried, drawn_in(page, index)
                 text = wait_for_output(page, index, "SCENE", timeout_ms=(rounds * 3 * 2 + 300) * 1000)
+                carried = link.down.carried - carried_warm
                 result = parse(text)
+                sent_warm = int(next(line for line in warm.splitlines() if line.startswith("WARM")).split()[1])
                 _, sent, data_bytes, sent_as = next(line for line in text.splitlines() if line.startswith("SCENE")).split()
                 result.update(
                     env=name, draw=draw, link=rate, sent_as=sent_as, data_bytes=int(data_bytes) / max(int(sent), 1),
-                    wire_bytes=(link.down.carried - carried_before) / max(int(sent), 1),
-                    drawn_fps=drawn_in(page, index) / result["watched_s"],
+                    wire_bytes=carried / max(int(sent) - sent_warm, 1),
+                    drawn_fps=(drawn_in(page, index) - drawn_warm) / result["watched_s"],
                 )
                 results.append(result)
                 print(f"{name} draw={draw} link={rate or 'localhost'}: {result['ratio']:.3f}x, "

@@ -19,9 +19,12 @@ _EXPORTS = {
     "Job": "gymview.jobs",
     "Run": "gymview.playback",
     "Stopped": "gymview.errors",
+    "attach": "gymview.remote.attached",
     "background": "gymview.jobs",
+    "compare": "gymview.video.compare",
     "play": "gymview.playback",
     "should_stop": "gymview.jobs",
+    "show_episode": "gymview.episodes.player",
     "LiveView": "gymview.live.widget",
     "RecordVideo": "gymview.video.record_video",
     "SetupReport": "gymview.headless.provision",
@@ -29,8 +32,11 @@ _EXPORTS = {
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",
     "WorkerError": "gymview.errors",
+    "export_episode": "gymview.video.export",
     "live_views": "gymview.live.kernels.registry",
+    "log": "gymview.episodes.current",
     "load_ipython_extension": "gymview.magic",
+    "read_steps": "gymview.episodes.table",
     "record_batch": "gymview.video.batch",
     "setup": "gymview.notebook",
     "show_video": "gymview.video.player",
@@ -43,6 +49,9 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
+    from gymview.episodes.current import log
+    from gymview.episodes.player import show_episode
+    from gymview.episodes.table import read_steps
     from gymview.errors import FrameError, Stopped, WorkerError
     from gymview.headless.provision import SetupReport
     from gymview.image.frames import to_rgb_uint8
@@ -53,7 +62,10 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.magic import load_ipython_extension, unload_ipython_extension
     from gymview.notebook import setup
     from gymview.playback import Run, play
+    from gymview.remote.attached import attach
     from gymview.video.batch import BatchResult, record_batch
+    from gymview.video.compare import compare
+    from gymview.video.export import export_episode
     from gymview.video.player import show_video
     from gymview.video.record_video import RecordVideo
     from gymview.video.recorder import VideoRecorder

@@ -8,7 +8,7 @@ speed; rendering every step is what makes naive notebook loops slow (see the per
 >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"))
 >>> obs, info = env.reset(seed=0)
 >>> obs, reward, terminated, truncated, info = env.step(0)
->>> env.view.stats["frames_sent"]   # outside a notebook nothing is rendered or sent
+>>> env.view.stats["frames_sent"]   # outside a notebook (unless published) nothing is rendered or sent
 0
 >>> env.close()
 """
@@ -25,10 +25,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
+from gymview.episodes.recent import RecentSteps
+from gymview.episodes.rows import StepTracker
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
+from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
@@ -108,6 +111,8 @@ def watch(
     max_overhead: float | None = None,
     codec: str | None = None,
     draw: str | None = None,
+    publish: str | bool | None = None,
+    run: str | None = None,
 ) -> Any:
     """Wrap ``env`` so its frames stream into an inline ``LiveView`` while it steps.
 
@@ -147,6 +152,11 @@ def watch(
             MuJoCo envs (three.js) itself from their states, a few hundred bytes a frame at most; other envs
             go as pictures. ``"page"`` insists (an error for an env
             the page cannot draw), ``"kernel"`` sends pictures always (``LiveView``).
+        publish: ``"HOST:PORT"``: also publish the view there, for notebooks elsewhere to attach to
+            (``gymview.attach``); frames are made only while one is attached. None: the address in
+            ``GYMVIEW_PUBLISH``, if set; False: never. Loopback (``"127.0.0.1:5555"``, or a port alone)
+            unless another host is written out. The token is ``GYMVIEW_TOKEN``, or one made and printed now.
+        run: The name notebooks find this run by (``gymview.attach(..., run=...)``); the title by default.
 
     Returns:
         The wrapped env, with the view as ``.view``: a ``WatchedEnv``, a ``WatchedVectorEnv``,
@@ -156,7 +166,8 @@ def watch(
     Raises:
         TypeError: When ``env`` is none of the kinds above.
         ValueError: When ``env`` does not render ``rgb_array`` frames; when ``view`` is given
-            with any of the view's settings; when ``record`` is given with a vector env.
+            with any of the view's settings or ``publish``; when ``record`` is given with a vector env;
+            when ``publish`` is not an address this machine can listen at or reach.
         RuntimeError: When MuJoCo cannot render here (``gymview.setup()`` finds a backend that works).
 
     Examples:
@@ -179,11 +190,7 @@ def watch(
         "draw": draw,
     }
     settings = {name: value for name, value in settings.items() if value is not None}
-    if view is not None and settings:
-        raise ValueError(
-            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
-            "image_format, title, max_overhead, codec and draw on the LiveView instead (LiveView(fps=15, ...))"
-        )
+    _check_view_arguments(view, settings, publish)
     spec, snapshot = getattr(env, "spec", None), None
     if kind in ("aec", "parallel"):
         from gymview.integrations import pettingzoo
@@ -214,7 +221,7 @@ def watch(
         _check_page_draws(draw, env, kind, fast_render, default_title or type(env).__name__)
     made_view = view is None
     if view is None:
-        view = LiveView(**{"title": default_title, **settings})
+        view = _new_view({"title": default_title, **settings}, publish, run)
     try:  # the casts: the type that _kind_of(env) found
         if kind in ("aec", "parallel"):
             wrapped: Any = pettingzoo.adapter_for(env)(env, view, owns_view=made_view, record=record)
@@ -233,6 +240,28 @@ def watch(
     if display:
         view.show()
     return wrapped
+
+
+def _check_view_arguments(view: LiveView | None, settings: dict[str, Any], publish: str | bool | None) -> None:
+    if view is not None and publish:
+        raise ValueError("watch(view=..., publish=...): a view is published when it is made; leave view out")
+    if view is not None and settings:
+        raise ValueError(
+            "watch(view=...) shows frames in that view with its own settings; set fps, max_size, quality, "
+            "image_format, title, max_overhead, codec and draw on the LiveView instead (LiveView(fps=15, ...))"
+        )
+
+
+def _new_view(settings: dict[str, Any], publish: str | bool | None, run: str | None) -> LiveView:
+    """A view with ``settings``, published at ``publish`` (None: ``GYMVIEW_PUBLISH``, if set) as ``run``
+    (its title by default)."""
+    far_pages = publication(publish, run or settings["title"] or "run")
+    try:
+        return LiveView(**settings, far_pages=far_pages)
+    except BaseException:
+        if far_pages is not None:
+            far_pages.close()
+        raise
 
 
 def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, name: str) -> None:
@@ -319,7 +348,11 @@ class WatchedEnv(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.view = view
-        self.feed = ViewFeed(view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata))
+        self._tracker = StepTracker()  # the latest step, for env.log()
+        self._recent = RecentSteps(self._tracker)  # the latest steps, charted under the view's replay
+        self.feed = ViewFeed(
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._recent
+        )
         self._controls = self.feed.controls
         self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
         self.total_steps = 0
@@ -341,6 +374,7 @@ class WatchedEnv(gym.Wrapper):
         """
         self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
+        self._tracker.reset()
         self.episode += 1
         self.episode_return = 0.0
         # Gated like step(): short episodes reset thousands of times a second.
@@ -364,11 +398,35 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
+        self._tracker.step(action, result[1], result[2], result[3], result[4])
         self.total_steps += 1
         self.episode_return += result[1]  # type: ignore[operator]  # gymnasium types rewards SupportsFloat
         if perf_counter() >= self._next_check:
             self._next_check = self.feed.show()
         return result
+
+    def log(self, **values: Any) -> None:
+        """Add values to the latest step's row (the step whose frame is on screen): for a value
+        estimate, an entropy. They go to the step table of the video ``watch(record=...)`` records.
+
+        Args:
+            **values: Names and numbers: a float, an int, a one-element array or tensor each.
+
+        Raises:
+            TypeError: When a value is not one number.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...).
+            RuntimeError: Before the first ``reset()``.
+
+        Examples:
+            >>> import gymnasium as gym, gymview
+            >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
+            >>> _ = env.reset(seed=0); _ = env.step(0)
+            >>> env.log(value=0.5)
+            >>> env.close()
+        """
+        self._tracker.log(values)
+        if isinstance(self.env, RecordVideo):
+            self.env.log(**values)
 
     def _frame(self) -> Any:
         if isinstance(self.env, RecordVideo) and self.env.recording and self.env.last_frame is not None:
@@ -383,7 +441,8 @@ class WatchedEnv(gym.Wrapper):
         return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
-        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return}
+        row = self._recent.last if self._recent.last >= 0 else None
+        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return, "row": row}
 
     def show_final_frame(self) -> None:
         """Show the env's state now and keep it in the notebook's output as a still image."""

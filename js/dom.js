@@ -42,12 +42,18 @@ export function buildDom(el) {
   slider.min = "0";
   slider.hidden = true;
   bar.append(pause, play, step, stop, speed, slider);
+  const charts = document.createElement("canvas");
+  charts.className = "gymview-charts";
+  charts.hidden = true; // the replay's charts, while paused (replay_charts.js)
+  const readout = document.createElement("div");
+  readout.className = "gymview-readout";
+  readout.hidden = true;
   const notice = document.createElement("div");
   notice.className = "gymview-notice";
   notice.setAttribute("role", "status");
   notice.hidden = true;
-  el.append(title, canvas, status, bar, notice);
-  return { el, title, canvas, status, bar, pause, play, step, stop, speed, slider, notice };
+  el.append(title, canvas, status, bar, charts, readout, notice);
+  return { el, title, canvas, status, bar, pause, play, step, stop, speed, slider, charts, readout, notice };
 }
 
 /** Title and button bar follow the model's traits; returns the unbinding. */

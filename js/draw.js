@@ -1,12 +1,13 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
+import { showReplayCharts } from "./replay_charts.js";
 import { drawScene, missingModule } from "./scene.js";
-import { KERNEL_GONE, RateMeter, speedLabel, statusText } from "./status.js";
+import { KERNEL_GONE, RateMeter, buttonsOff, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
  * returns the unbinding. */
 export function drawLoop(dom, stream) {
-  const { el, canvas, status, pause, play, speed, slider, notice } = dom;
+  const { el, canvas, status, pause, play, step, stop, speed, slider, notice } = dom;
   const context = canvas.getContext("2d");
   const meter = new RateMeter();
   let drawnFrame = null;
@@ -36,13 +37,18 @@ export function drawLoop(dom, stream) {
     const { state, pending } = stream.controls;
     const now = state ? state.state : "running";
     el.dataset.state = state ? now : "";
-    pause.disabled = now === "paused";
-    play.disabled = now === "running";
+    const off = buttonsOff(now);
+    pause.disabled = off.pause;
+    play.disabled = off.play;
+    step.disabled = off.step;
+    stop.disabled = off.stop;
+    speed.disabled = off.speed;
     if (state) showSpeeds(state);
     const history = state ? state.history : 0;
     slider.hidden = now === "running" || history < 2;
     slider.max = String(Math.max(0, history - 1));
     if (now === "running") slider.value = slider.max;
+    showReplayCharts(dom, stream, stream.replayIndex ?? Number(slider.value), !slider.hidden);
     notice.textContent = stream.controls.notice;
     notice.hidden = stream.controls.notice === "";
     el.dataset.notice = stream.controls.notice;

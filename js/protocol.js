@@ -3,7 +3,7 @@
 // Protocol (mirrors gymview/live/protocol.py; bump PROTOCOL_VERSION in both places together):
 //   kernel → browser, custom message + one binary buffer holding the image:
 //     {type: "frame", v: 2, seq, format: "jpeg" | "png" | "h264" | "scene", width, height,
-//      step, episode, episode_return, dropped, acked, agent, returns, key?, codec?, scene?}
+//      step, episode, episode_return, dropped, acked, agent, returns, row, key?, codec?, scene?}
 //     format "scene": the buffer is the state the page draws (little-endian float32), with the scene
 //     whose id the header's "scene" names: the widget's "_scene" trait (scene.js draws it).
 //     format "h264": the buffer is one access unit (Annex B) of a continuous stream; key: a key frame
@@ -11,6 +11,7 @@
 //     in order, from a key frame on (video.js).
 //     agent (the agent to move next) and returns ({agent: running return}) come from multi-agent
 //     envs (PettingZoo); null otherwise.
+//     row numbers the frame's step among the steps kept for the replay's charts (null: none kept).
 //     seq counts frames sent by the view, from 0 and without gaps; acked is the newest ack the
 //     kernel has read (when it stays behind the acks sent, the kernel cannot read acks now: send
 //     them rarely).
@@ -26,12 +27,18 @@
 //     {type: "control", action: "cancel", of: id, id}   a click that got no answer (see CLICK_ANSWER_MS)
 //     {type: "key", key, down, id}                 a key went down / up while the view has focus
 //     {type: "replay", index, id}                  show the index-th kept frame (oldest first)
+//     {type: "module", name: "mujoco"}             a scene needs a module this page lacks (scene3d.js): send it
+//     {type: "steps", id}                          the replay's charts: send the steps the kept frames span
 //     {type: "stop"}                               a background job's Stop button (job_status.js, its own widget)
 //   kernel → browser, besides frames:
 //     {type: "state", state: "running" | "paused" | "stopped", speed: number | null, fps: number | null,
 //      speeds: number[], history: number, heard: string[], message: string | null}
 //     heard: ids of the latest clicks the kernel applied; a frame with `replay: index` is a kept frame
 //     shown again, not a new one.
+//     {type: "module", name: "mujoco"} + one buffer: the module's JavaScript, to a page that asked for it
+//     {type: "steps", first, stride, columns: {name: values}, frames: (number | null)[], rows: (object | null)[]}
+//     the steps the kept frames span (every stride-th, numbered from first), each kept frame's step
+//     number and row: the charts under the replay (replay_charts.js).
 
 export const PROTOCOL_VERSION = 2;
 
@@ -60,13 +67,17 @@ export const controlMessage = (action, value) =>
 export const cancelMessage = (id) => ({ type: "control", action: "cancel", of: id });
 export const keyMessage = (key, down) => ({ type: "key", key, down });
 export const replayMessage = (index) => ({ type: "replay", index });
+export const moduleMessage = (name) => ({ type: "module", name });
+export const stepsMessage = () => ({ type: "steps" });
 export const jobStopMessage = () => ({ type: "stop" });
 export const clickId = (count) => `${CLIENT_ID}:${count}`;
 export const withId = (msg, id) => ({ ...msg, id });
 
 // What the kernel sends.
 export const isState = (msg) => Boolean(msg) && msg.type === "state";
+export const isSteps = (msg) => Boolean(msg) && msg.type === "steps";
 export const isFrame = (msg, buffers) => Boolean(msg) && msg.type === "frame" && Boolean(buffers) && buffers.length >= 1;
+export const isModule = (msg, buffers) => Boolean(msg) && msg.type === "module" && Boolean(buffers) && buffers.length === 1;
 export const isReplay = (msg) => msg.replay !== undefined && msg.replay !== null;
 export const isVideo = (msg) => msg.format === "h264";
 export const isScene = (msg) => msg.format === "scene";

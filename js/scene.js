@@ -25,6 +25,12 @@ export function missingModule(scene) {
   return cell.kind === "mujoco" && !modules.has("mujoco") ? "mujoco" : null;
 }
 
+/** Let go of what drawing `scene` holds (WebGL buffers and textures): the view closed or has a new scene. */
+export function forgetScene(scene) {
+  const cell = scene.kind === "grid" ? scene.cell : scene;
+  if (cell.kind === "mujoco") modules.get("mujoco")?.forgetMujoco(cell);
+}
+
 /** Pendulum's arrow, loaded once per scene object: scene -> ImageBitmap (or a promise of it). */
 const arrows = new WeakMap();
 

@@ -3,10 +3,13 @@
 // materials, meshes, textures, lights, the camera's lens) and each frame sends the moving bodies' poses and
 // the camera's pose, 7 float32 numbers each (x, y, z, qw, qx, qy, qz).
 //
-// MuJoCo draws without colour management (its colours are the pixels' values) and with OpenGL's
-// fixed-function lights; three.js's Phong lights divide the diffuse term by pi, hence light colours times pi.
-// Not drawn: the floor's reflections and haze (see docs/live-view.md).
+// How materials, lights and the sky look: js/scene3d_look.js. Not drawn: the floor's reflections and haze
+// (see docs/live-view.md). Where WebGL runs in software (SwiftShader, llvmpipe: servers, VMs, Colab's CPU
+// runtime) shadows alone cost twice the rest of a frame, so there the page draws without them and with matte
+// materials, which match env.render() as closely.
 import * as THREE from "three";
+
+import { colour, drawnFlat, lightFlats, lightOf, materialOf, skyOf, unlit } from "./scene3d_look.js";
 
 THREE.ColorManagement.enabled = false; // colours as given, as MuJoCo's renderer takes them
 const POSE = 7;
@@ -69,7 +72,7 @@ function finish(texture) {
   return texture;
 }
 
-const SEGMENTS = 32;
+const SEGMENTS = 16; // around a sphere, capsule or cylinder (MuJoCo draws 28 by default): in software WebGL 32 cost 3 ms more a frame
 
 /** A geom's shape at its size, in its own frame (MuJoCo's capsules and cylinders lie along z). */
 export function shapeOf(geom, scene, meshes) {
@@ -140,107 +143,21 @@ export function meshShape({ vertices, normals, faces, face_normals: faceNormals 
   return shape;
 }
 
-/** How much of a light's colour shows as specular highlight: MuJoCo's specular over its diffuse, with
- * three.js's Blinn-Phong normalisation, (shininess / 2 + 1) / 4, taken out. */
-function specularScale(scene, shininess) {
-  const lights = scene.lights;
-  const sum = (key) => lights.reduce((total, light) => total + light[key][0], 0);
-  const ratio = sum("diffuse") > 0 ? sum("specular") / sum("diffuse") : 0;
-  return (ratio * 4) / (shininess / 2 + 1);
+/** A geom's three.js mesh, placed on its body; `userData.flat` for one drawn unlit. */
+function meshOf(geom, scene, meshes, textures, software, shadows) {
+  const material = materialOf(geom, scene, textures, software);
+  const flat = drawnFlat(geom, scene, textures, software);
+  const mesh = new THREE.Mesh(shapeOf(geom, scene, meshes), flat ? unlit(material) : material);
+  place(mesh, [...geom.pos, ...geom.quat]);
+  mesh.castShadow = shadows && geom.type !== "plane";
+  mesh.receiveShadow = shadows;
+  if (flat) mesh.userData.flat = { base: material.color.clone(), normal: new THREE.Vector3(0, 0, 1).applyQuaternion(mesh.quaternion) };
+  return mesh;
 }
 
-/** The Phong material nearest to MuJoCo's fixed-function one for `geom`. */
-export function materialOf(geom, scene, textures) {
-  const [r, g, b, alpha] = geom.rgba;
-  const shininess = geom.shininess * 128;
-  const specular = geom.specular * specularScale(scene, shininess);
-  const material = new THREE.MeshPhongMaterial({
-    color: new THREE.Color(r, g, b),
-    emissive: new THREE.Color(r * geom.emission, g * geom.emission, b * geom.emission),
-    specular: new THREE.Color(specular, specular, specular),
-    shininess,
-    transparent: alpha < 0.995,
-    opacity: alpha,
-  });
-  const texture = geom.texture >= 0 ? textures?.[geom.texture] : null;
-  if (texture?.isCubeTexture) cubeTextured(material, texture, geom);
-  else if (texture) material.map = texture;
-  return material;
-}
-
-/** MuJoCo maps a cube texture on a geom by the direction of each point from the geom's centre (object
- * coordinates, in metres when the material's texture is uniform, else in the geom's unit shape). */
-function cubeTextured(material, texture, geom) {
-  const scale = geom.texuniform ? [1, 1, 1] : geom.size.map((s) => 1 / (s || 1));
-  material.onBeforeCompile = (shader) => {
-    shader.uniforms.cubeTexture = { value: texture };
-    shader.uniforms.cubeScale = { value: new THREE.Vector3(...scale) };
-    shader.vertexShader = shader.vertexShader
-      .replace("#include <common>", "#include <common>\nuniform vec3 cubeScale;\nvarying vec3 vCubeDirection;")
-      .replace("#include <begin_vertex>", "#include <begin_vertex>\nvCubeDirection = position * cubeScale;");
-    shader.fragmentShader = shader.fragmentShader
-      .replace("#include <common>", "#include <common>\nuniform samplerCube cubeTexture;\nvarying vec3 vCubeDirection;")
-      .replace("#include <map_fragment>", "diffuseColor.rgb *= textureCube(cubeTexture, vCubeDirection).rgb;");
-  };
-  material.customProgramCacheKey = () => "gymview-cube-texture";
-}
-
-/** The sky: MuJoCo's skybox texture on a sphere around the eye, looked up at (x, z, -y) (its z is up). */
-function skyOf(scene, textures) {
-  const texture = textures?.find((t) => t?.isCubeTexture && scene.textures[textures.indexOf(t)].type === "skybox");
-  if (!scene.skybox || !texture) return null;
-  const material = new THREE.ShaderMaterial({
-    uniforms: { sky: { value: texture } },
-    vertexShader: "varying vec3 vDirection; void main() { vDirection = position; gl_Position = projectionMatrix * modelViewMatrix * vec4(position, 1.0); }",
-    fragmentShader: "uniform samplerCube sky; varying vec3 vDirection; void main() { gl_FragColor = textureCube(sky, vec3(vDirection.x, vDirection.z, -vDirection.y)); }",
-    side: THREE.BackSide,
-    depthWrite: false,
-  });
-  const sky = new THREE.Mesh(new THREE.SphereGeometry(0.7 * scene.camera.zfar, SEGMENTS, SEGMENTS / 2), material);
-  sky.renderOrder = -1;
-  return sky;
-}
-
-const colour = ([r, g, b], scale = Math.PI) => new THREE.Color(r * scale, g * scale, b * scale);
-
-/** A light of the scene, on `parent` (the camera for the headlight, a body, or the world). */
-function lightOf(light, scene, parent) {
-  const made = light.type === "spot" ? spotLight(light) : new THREE.DirectionalLight(colour(light.diffuse));
-  parent.add(made, made.target);
-  if (light.headlight) {
-    made.position.set(0, 0, 0); // three.js puts a directional light at (0, 1, 0) unless told
-    made.target.position.set(0, 0, -1);
-    return made;
-  }
-  made.position.set(...light.pos);
-  made.target.position.set(light.pos[0] + light.dir[0], light.pos[1] + light.dir[1], light.pos[2] + light.dir[2]);
-  if (light.castshadow && scene.shadows) shadowOf(made, scene);
-  return made;
-}
-
-function spotLight(light) {
-  const [constant, linear, quadratic] = light.attenuation;
-  const decay = quadratic > 0 ? 2 : linear > 0 ? 1 : 0;
-  const made = new THREE.SpotLight(colour(light.diffuse, Math.PI / Math.max(constant, 1e-6)), 0, (light.cutoff * Math.PI) / 180, 0, decay);
-  made.penumbra = Math.min(1, light.exponent / 128);
-  return made;
-}
-
-function shadowOf(light, scene) {
-  light.castShadow = true;
-  const camera = light.shadow.camera;
-  if (camera.isOrthographicCamera) {
-    camera.left = camera.bottom = -scene.shadow_clip;
-    camera.right = camera.top = scene.shadow_clip;
-  }
-  camera.near = scene.camera.znear;
-  camera.far = scene.camera.zfar;
-  light.shadow.mapSize.set(scene.shadow_size, scene.shadow_size);
-  light.shadow.bias = -0.0005;
-}
-
-/** The three.js scene of a MuJoCo scene description: its bodies (posed per frame), geoms, lights and camera. */
-export function buildMujoco(scene, textures = null) {
+/** The three.js scene of a MuJoCo scene description: its bodies (posed per frame), geoms, lights and camera;
+ * `software`: for WebGL drawn in software (no shadows, matte materials). */
+export function buildMujoco(scene, textures = null, software = false) {
   const root = new THREE.Scene();
   const { fovy, znear, zfar } = scene.camera;
   const camera = new THREE.PerspectiveCamera(fovy, scene.width / scene.height, znear, zfar);
@@ -251,22 +168,46 @@ export function buildMujoco(scene, textures = null) {
     return body;
   });
   const meshes = scene.meshes.map(meshShape);
-  const shadows = scene.shadows && scene.lights.some((light) => light.castshadow);
+  const shadows = !software && scene.shadows && scene.lights.some((light) => light.castshadow);
+  const flats = [];
   for (const geom of scene.geoms) {
-    const mesh = new THREE.Mesh(shapeOf(geom, scene, meshes), materialOf(geom, scene, textures));
-    place(mesh, [...geom.pos, ...geom.quat]);
-    mesh.castShadow = shadows && geom.type !== "plane";
-    mesh.receiveShadow = shadows;
+    const mesh = meshOf(geom, scene, meshes, textures, software, shadows);
     (geom.body >= 0 ? bodies[geom.body] : root).add(mesh);
+    if (mesh.userData.flat) flats.push({ material: mesh.material, ...mesh.userData.flat });
   }
   const ambient = scene.lights.reduce((sum, light) => sum.map((x, i) => x + light.ambient[i]), [0, 0, 0]);
   root.add(new THREE.AmbientLight(colour(ambient)));
   for (const light of scene.lights) {
-    lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root);
+    lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root, shadows);
   }
   const sky = skyOf(scene, textures);
-  if (sky) root.add(sky);
-  return { root, camera, bodies, sky, shadows };
+  return { root, camera, bodies, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null, flats, lights: scene.lights };
+}
+
+/** The three.js scene of `scene`, built at its first frame (and again once its textures are decoded). */
+export function builtFor(scene, software = false) {
+  if (!built.has(scene)) {
+    const textures = loaded.get(scene);
+    built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null, software));
+  }
+  return built.get(scene);
+}
+
+/** Let go of what the page holds for `scene` (a view closed, or its scene replaced): its buffers and
+ * textures in WebGL stay allocated until disposed, however long the page stays open. */
+export function forgetMujoco(scene) {
+  const made = built.get(scene);
+  for (const root of made ? [made.root, made.sky].filter(Boolean) : []) {
+    root.traverse((object) => {
+      object.geometry?.dispose();
+      object.material?.dispose();
+      object.shadow?.map?.dispose();
+    });
+  }
+  const textures = loaded.get(scene);
+  if (Array.isArray(textures)) textures.forEach((texture) => texture?.dispose());
+  built.delete(scene);
+  loaded.delete(scene);
 }
 
 /** Pose a built scene for a frame's state. */
@@ -274,31 +215,63 @@ export function poseMujoco(made, state) {
   const { bodies, camera } = unpackPoses(state, made.bodies.length);
   bodies.forEach((pose, i) => place(made.bodies[i], pose));
   place(made.camera, camera);
-  if (made.sky) made.sky.position.copy(made.camera.position);
+  if (made.flats.length) {
+    made.camera.updateMatrixWorld();
+    lightFlats(made);
+  }
+  if (made.sky) made.sky.children[0].position.copy(made.camera.position);
 }
 
-function rendererFor(width, height, shadows) {
+/** Whether WebGL's renderer (`gl.RENDERER`, or the unmasked name where the browser gives it) draws on the CPU. */
+export const drawsInSoftware = (name) => /swiftshader|llvmpipe|softpipe|software|basic render/i.test(name);
+
+function rendererName(gl) {
+  const info = gl.getExtension("WEBGL_debug_renderer_info");
+  return String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+}
+
+/** The page's one WebGL renderer, made at the first frame drawn. */
+function webgl(width, height) {
   if (renderer === null) {
     const canvas = typeof OffscreenCanvas === "undefined" ? document.createElement("canvas") : new OffscreenCanvas(width, height);
-    renderer = new THREE.WebGLRenderer({ canvas, antialias: false, preserveDrawingBuffer: false });
+    renderer = new THREE.WebGLRenderer({ canvas, alpha: true, antialias: false, preserveDrawingBuffer: false });
     renderer.outputColorSpace = THREE.LinearSRGBColorSpace;
     renderer.shadowMap.type = THREE.PCFShadowMap;
+    renderer.setPixelRatio(1);
+    renderer.software = drawsInSoftware(rendererName(renderer.getContext()));
   }
-  renderer.shadowMap.enabled = shadows;
-  renderer.setPixelRatio(1);
-  renderer.setSize(width, height, false);
   return renderer;
 }
 
 /** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top). */
 export function drawMujoco(context, scene, state, left, top, width, height) {
-  const textures = loaded.get(scene);
-  if (!built.has(scene)) built.set(scene, buildMujoco(scene, Array.isArray(textures) ? textures : null));
-  const made = built.get(scene);
+  const drawing = webgl(width, height);
+  const made = builtFor(scene, drawing.software);
   poseMujoco(made, state);
   made.camera.aspect = width / height;
   made.camera.updateProjectionMatrix();
-  const drawing = rendererFor(width, height, made.shadows);
+  drawing.shadowMap.enabled = made.shadows;
+  const canvas = drawing.domElement; // resized only when the size changes: resizing reallocates its buffers
+  if (canvas.width !== Math.floor(width) || canvas.height !== Math.floor(height)) drawing.setSize(width, height, false);
+  if (made.sky) context.drawImage(skyBehind(made, drawing), left, top, width, height);
+  drawing.setClearAlpha(made.sky ? 0 : 1); // the bodies over the sky; MuJoCo's black where there is none
   drawing.render(made.root, made.camera);
-  context.drawImage(drawing.domElement, left, top, width, height);
+  context.drawImage(canvas, left, top, width, height);
+}
+
+/** The sky as the camera sees it, drawn again only when the camera turns or the size changes: a camera
+ * that follows a body moves but does not turn, and the sky is at infinity (in software, a third of a frame). */
+function skyBehind(made, drawing) {
+  const { width, height } = drawing.domElement;
+  const seen = `${width}x${height} ${made.camera.fov} ${made.camera.quaternion.toArray().map((q) => q.toFixed(5))}`;
+  if (made.skyDrawn?.seen !== seen) {
+    made.root.updateMatrixWorld(); // the camera's pose, for a scene it is not in
+    drawing.setClearAlpha(1);
+    drawing.render(made.sky, made.camera);
+    const picture = made.skyDrawn?.picture ?? document.createElement("canvas");
+    [picture.width, picture.height] = [width, height];
+    picture.getContext("2d").drawImage(drawing.domElement, 0, 0);
+    made.skyDrawn = { seen, picture };
+  }
+  return made.skyDrawn.picture;
 }

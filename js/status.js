@@ -3,6 +3,21 @@
 // The status line once the kernel behind the view restarted or stopped: its loop is gone.
 export const KERNEL_GONE = "kernel restarted or stopped: run the cell again";
 
+// The state a view of a run elsewhere (gymview.attach) shows while no run is attached: its buttons are off.
+export const ENDED = "ended";
+
+/** Which buttons are off in loop state `state` ("running", "paused", "stopped" or "ended"). */
+export function buttonsOff(state) {
+  const ended = state === ENDED;
+  return {
+    pause: ended || state === "paused",
+    play: ended || state === "running",
+    step: ended,
+    stop: ended,
+    speed: ended,
+  };
+}
+
 // A multi-agent status line names at most this many agents' returns, then "+N more".
 export const RETURNS_SHOWN = 6;
 

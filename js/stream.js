@@ -2,7 +2,7 @@
 // and tell the views. Frames are handled per model (not per view), so a frame that arrives before
 // any view exists is kept and drawn as soon as one renders.
 import { ControlChannel } from "./controls.js";
-import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isScene, isState, isVideo, keyFrameMessage, readyMessage, replayMessage, stateOf, visibilityMessage } from "./protocol.js";
+import { PROTOCOL_VERSION, ackMessage, imageOf, isFrame, isReplay, isScene, isState, isSteps, isVideo, keyFrameMessage, readyMessage, replayMessage, stateOf, stepsMessage, visibilityMessage } from "./protocol.js";
 import { KEY_ASK_MS, VideoFrames } from "./video.js";
 
 // Acks go at most this often, each for the newest frame drawn: every message to a busy kernel costs
@@ -72,6 +72,9 @@ export class FrameStream {
     /** @type {DecodedFrame | null} a kept frame the replay slider asked for */
     this.replayed = null;
     this.replaying = false; // a replay was asked for and not ended since
+    this.replayIndex = null; // the kept frame the slider asked for last
+    this.steps = null; // the kernel's "steps" message: the kept frames' steps, charted under the replay
+    this.stepsAskedFor = -1; // how many frames were kept ("history") when the steps were asked for
     /** The view's buttons, keys and replay requests, and the kernel's answers. */
     this.controls = new ControlChannel(model, () => this.tell());
     this.kernelGone = false; // the kernel restarted or stopped: this model's comm is closed
@@ -123,12 +126,16 @@ export class FrameStream {
   /** Ask the kernel for kept frame `index` (the Replay slider). */
   askReplay(index) {
     this.replaying = true;
+    this.replayIndex = index;
     this.controls.send(replayMessage(index));
+    this.tell(); // the charts' cursor moves at once; the picture when it comes
   }
 
   /** Back to live frames: the run goes on (Play) or moves (Step); a replay still decoding is dropped. */
   endReplay() {
     this.replaying = false;
+    this.replayIndex = this.steps = null;
+    this.stepsAskedFor = -1;
     if (this.replayed !== null) {
       this.replayed.bitmap.close?.();
       this.replayed = null;
@@ -167,6 +174,15 @@ export class FrameStream {
       this.answered = true;
       this.controls.onState(msg);
       if (msg.state === "running") this.endReplay();
+      else if (msg.history >= 2 && msg.history !== this.stepsAskedFor) {
+        this.stepsAskedFor = msg.history; // paused with kept frames: their steps, for the charts
+        this.controls.send(stepsMessage());
+      }
+      this.tell();
+      return;
+    }
+    if (isSteps(msg)) {
+      this.steps = msg;
       this.tell();
       return;
     }

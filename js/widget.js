@@ -4,7 +4,8 @@ import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
 import { bindKeyboard } from "./keyboard.js";
-import { addSceneModule, loadScene, missingModule } from "./scene.js";
+import { addSceneModule, forgetScene, loadScene, missingModule } from "./scene.js";
+import { isModule, moduleMessage } from "./protocol.js";
 import { videoCodecs } from "./video.js";
 
 // anywidget hands initialize() and each render() a different proxy of the same model, so the
@@ -13,19 +14,41 @@ import { videoCodecs } from "./video.js";
 const streams = new Map();
 /** @type {Promise<string[]> | null} what this browser decodes, asked once per page */
 let codecs = null;
-/** @type {Promise<void> | null} scene3d.js (three.js), loaded once per page from the first model that has it */
-let scene3d = null;
-
-/** Load scene3d.js from the model's "_scene3d" trait (its bundle's text: a Blob URL resolves no import). */
-function loadScene3d(model) {
-  if (scene3d === null && model.get("_scene3d")) {
-    const url = URL.createObjectURL(new Blob([model.get("_scene3d")], { type: "text/javascript" }));
-    scene3d = import(url)
-      .then((module) => addSceneModule("mujoco", module))
-      .catch((error) => console.error("gymview: could not load the MuJoCo scene module", error))
-      .finally(() => URL.revokeObjectURL(url));
+/** scene3d.js (three.js), imported once per page and shared by the copies of this module that anywidget
+ * loads for each view: { importing, arrived(module | null), imported: Promise<module | null> }. */
+function pageScene3d() {
+  const key = Symbol.for("gymview.scene3d");
+  if (!globalThis[key]) {
+    let arrived = () => {};
+    const imported = new Promise((resolve) => {
+      arrived = resolve;
+    });
+    globalThis[key] = { importing: false, arrived, imported };
   }
-  return scene3d ?? Promise.resolve();
+  return globalThis[key];
+}
+
+/** Resolves when this view can draw MuJoCo scenes: each view that needs them asks its kernel for
+ * scene3d.js until one copy came. */
+function askForScene3d(model) {
+  const shared = pageScene3d();
+  if (!shared.importing) model.send(moduleMessage("mujoco"));
+  return shared.imported.then((module) => module && addSceneModule("mujoco", module));
+}
+
+/** Import scene3d.js from the text a kernel sent (a Blob URL: the bundle resolves no import of its own). */
+function importScene3d(buffer) {
+  const shared = pageScene3d();
+  if (shared.importing) return;
+  shared.importing = true;
+  const url = URL.createObjectURL(new Blob([buffer], { type: "text/javascript" }));
+  import(url)
+    .then(shared.arrived)
+    .catch((error) => {
+      console.error("gymview: could not load the MuJoCo scene module", error);
+      shared.arrived(null);
+    })
+    .finally(() => URL.revokeObjectURL(url));
 }
 
 /** What this page decodes and draws, as its "ready" says: video codecs, and "webgl" where it can draw 3D
@@ -55,12 +78,15 @@ function streamOf(model) {
 
 function initialize({ model }) {
   const stream = streamOf(model);
-  const onCustom = (msg, buffers) => stream.onMessage(msg, buffers);
+  const onCustom = (msg, buffers) => (isModule(msg, buffers) ? importScene3d(buffers[0]) : stream.onMessage(msg, buffers));
   model.on("msg:custom", onCustom);
+  let shown = null; // the scene drawn now: forgotten when replaced or when the view closes
   const onScene = () => {
     const scene = stream.scene;
+    if (shown !== null && shown !== scene) forgetScene(shown);
+    shown = scene;
     if (scene === null) return;
-    const loaded = missingModule(scene) === null ? Promise.resolve() : loadScene3d(model);
+    const loaded = missingModule(scene) === null ? Promise.resolve() : askForScene3d(model);
     loaded
       .then(() => loadScene(scene, () => stream.tell()))
       .then(() => stream.tell()) // frames waiting for it
@@ -68,12 +94,11 @@ function initialize({ model }) {
     stream.tell();
   };
   model.on("change:_scene", onScene);
-  model.on("change:_scene3d", onScene);
   onScene();
   return () => {
     model.off("msg:custom", onCustom);
     model.off("change:_scene", onScene);
-    model.off("change:_scene3d", onScene);
+    if (shown !== null) forgetScene(shown);
     stream.close();
     streams.delete(model.get("_stream_id"));
   };

@@ -11,7 +11,7 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "gymview"
 
 LEAVES = {"image", "renderers", "private", "errors"}
-ROOMS = LEAVES | {"live", "video", "headless", "atari"}
+ROOMS = LEAVES | {"episodes", "live", "video", "headless", "atari", "remote"}
 # Which rooms a room's modules may import from (their own room always). The faces (gymview/*.py) are
 # rooms of one module each, named by module, above the subpackages and in an order of their own.
 ALLOWED = {
@@ -19,10 +19,13 @@ ALLOWED = {
     "private": {"private", "errors"},
     "image": {"private", "errors"},
     "renderers": {"image", "private", "errors"},  # image is the lower leaf: pure array functions
-    "live": LEAVES | {"video"},  # a view saves its kept frames as a clip with video's recorder
-    "video": LEAVES,
+    # episodes: step rows, their tables and the widgets that show them; below the rooms that record and stream
+    "episodes": {"image", "private", "errors"},
+    "live": LEAVES | {"video", "episodes"},  # a view saves its kept frames as a clip with video's recorder
+    "video": LEAVES | {"episodes"},  # recordings write step tables; show_video lists episodes
     "headless": {"private", "errors"},
     "atari": {"image", "private", "errors"},
+    "remote": LEAVES | {"live"},  # a published run's view, and attach()'s, are LiveViews
     "integrations": ROOMS,  # other libraries' adapters over the live view (SB3's VecEnv and callback)
     "gymview.watched": ROOMS | {"integrations"},  # watch() hands an SB3 VecEnv to its adapter
     "gymview.jobs": ROOMS,

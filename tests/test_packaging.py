@@ -13,4 +13,5 @@ def test_the_lowest_versions_run_names_only_tests_that_exist(repo_root):
 
 def test_every_core_dependency_has_a_lowest_version():
     assert [pin.split("==")[0] for pin in lowest.lowest_pins()] == [
-        "gymnasium", "numpy", "ipywidgets", "anywidget", "pillow", "imageio-ffmpeg", "av", "cloudpickle", "tqdm"]
+        "gymnasium", "numpy", "ipywidgets", "anywidget", "pillow", "imageio-ffmpeg", "av", "cloudpickle", "tqdm",
+        "pyzmq"]

@@ -39,6 +39,7 @@ from gymview.errors import Stopped
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.pacing.cpus import torch_fills_cpus
 from gymview.live.widget import LiveView
+from gymview.remote.publisher import publication
 from gymview.renderers.grid import drawing_of, first_tiled, state_painter, tiled
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
 from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
@@ -218,6 +219,9 @@ class WatchCallback(BaseCallback):
         log_max_frames: Frames at most per video (an episode that lasts longer is cut there).
         video_folder: Where the videos are written (``training-step-{num_timesteps}.mp4``; ``-2``, ``-3``...
             added where a video of that name is there already, from an earlier ``learn()``).
+        publish: ``"HOST:PORT"``: also publish the view made there, for notebooks elsewhere to attach to
+            (``gymview.attach``); None: ``GYMVIEW_PUBLISH``, if set; False: never (see ``gymview.watch``).
+        run: The name notebooks find the run by; the title by default.
         **view_options: Settings of the view made (``fps``, ``max_size``, ``title``, ...); the
             title defaults to the model's class name.
 
@@ -261,6 +265,8 @@ class WatchCallback(BaseCallback):
         log_every: int = 10_000,
         log_max_frames: int = 1000,
         video_folder: str | os.PathLike[str] = "videos",
+        publish: str | bool | None = None,
+        run: str | None = None,
         **view_options: Any,
     ) -> None:
         super().__init__(verbose)
@@ -270,6 +276,9 @@ class WatchCallback(BaseCallback):
         self._videos = None if log is None else _TrainingVideos(log, log_every, log_max_frames, Path(video_folder))
         if view is not None and view_options:
             raise ValueError("WatchCallback(view=...) uses that view's settings; set them on the LiveView instead")
+        if view is not None and publish:
+            raise ValueError("WatchCallback(view=..., publish=...): a view is published when made; leave view out")
+        self._publish, self._run = publish, run
         self.view = view
         self._display = display
         self._view_options = view_options
@@ -285,8 +294,9 @@ class WatchCallback(BaseCallback):
                 f"env_kwargs={{'render_mode': 'rgb_array'}}); this one has render_mode={env.render_mode!r}"
             )
         if self.view is None:
-            self._view_options.setdefault("title", type(self.model).__name__)
-            self.view = LiveView(**self._view_options)
+            title = self._view_options.setdefault("title", type(self.model).__name__)
+            far_pages = publication(self._publish, self._run or title)
+            self.view = LiveView(**self._view_options, far_pages=far_pages)
             if self._display:
                 self.view.show()
         returns, grid = _Returns(env.num_envs), _grid_source(env, self._fast_render)

@@ -4,7 +4,7 @@
 (:mod:`.feed`); :mod:`.throttle` decides which frames are due,
 :mod:`.encoder_process` downsamples and compresses them in a helper process, :mod:`.streamer`
 sends them under the browser's acks and a process-wide message budget, and :mod:`.protocol` is
-the wire format the front-end (``js/``, bundled and read by :mod:`.frontend`) speaks. IPython and
+the wire format the front-end (``js/``, bundled and read by :mod:`gymview._internal.frontend`) speaks. IPython and
 anywidget are imported only when ``LiveView`` is first used.
 """
 

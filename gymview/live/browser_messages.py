@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from gymview.episodes.recent import RecentSteps
 from gymview.live import protocol
 from gymview.live.controls import RunControls
 
@@ -32,7 +33,9 @@ class BrowserMessages:
 
     ``streamer`` takes acks and replays (a :class:`~gymview.live.streamer.FrameStreamer`);
     ``post_state()`` sends the state message after a click that changes nothing the controls post
-    themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not.
+    themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not;
+    ``send_module(name)`` sends a page the module it asked for; ``steps()`` gives the feeding loop's
+    latest steps (None: it keeps none), charted under the replay.
     """
 
     def __init__(
@@ -41,14 +44,18 @@ class BrowserMessages:
         streamer: Any,
         post_state: Callable[[], None],
         page_seen: Callable[[str, bool, bool], None],
+        send_module: Callable[[str], None] = lambda name: None,
+        steps: Callable[[], RecentSteps | None] = lambda: None,
     ) -> None:
         self.controls = controls
         self.streamer = streamer
         self._post_state = post_state
         self._page_seen = page_seen
+        self._send_module = send_module
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
         self._applied: dict[str, str] = {}  # click id -> action, for a cancel
+        self._steps = steps
 
     @property
     def heard(self) -> list[str]:
@@ -78,6 +85,8 @@ class BrowserMessages:
             self.streamer.acknowledge(message.seq, message.client)
         elif message.type == protocol.VISIBILITY:
             self._page_seen(message.client, message.visible, False)
+        elif message.type == protocol.MODULE and message.name is not None:
+            self._send_module(message.name)
 
     def _apply(self, message: protocol.FromPage) -> None:
         if message.type == protocol.KEY:
@@ -86,6 +95,9 @@ class BrowserMessages:
             return
         if message.type == protocol.REPLAY:
             self._replay(message.index)
+            return
+        if message.type == protocol.STEPS:
+            self._send_steps()
             return
         action = message.action
         if action == protocol.CANCEL:
@@ -121,6 +133,15 @@ class BrowserMessages:
             self.controls.undo_stop()
         elif action in ("pause", "step"):
             self.controls.resume()
+
+    def _send_steps(self) -> None:
+        """The steps the kept frames span, for the charts under the replay (none kept: no answer)."""
+        steps = self._steps()
+        numbers = [header.get("row") for header, _, _ in self.streamer.history.snapshot()]
+        known = [number for number in numbers if isinstance(number, int)]
+        if steps is None or not known:
+            return
+        self.streamer.post(protocol.steps_message(steps.window(min(known)), numbers, steps.rows(numbers)))
 
     def _replay(self, index: int | None) -> None:
         history = self.streamer.history

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gymview.episodes.recent import RecentSteps
 from gymview.live.controls import PAUSED
 from gymview.live.widget import LiveView
 
@@ -37,7 +38,8 @@ class ViewFeed:
     process takes its CPU from this loop (SB3 training, where torch fills every core): its time per
     frame then counts against the budget too. ``owns_view``: :meth:`close` closes the view (the feed's
     maker made it) rather than only stopping it. ``render_fps``: the env's own frame rate (what speed
-    1.0 plays at), given to a view that has none yet.
+    1.0 plays at), given to a view that has none yet. ``steps``: the loop's latest steps, charted under
+    the view's replay while it is paused (each frame's ``info()`` then names its step as ``row``).
     """
 
     def __init__(
@@ -48,10 +50,13 @@ class ViewFeed:
         helper_competes: Callable[[], bool] = lambda: False,
         owns_view: bool = False,
         render_fps: float | None = None,
+        steps: RecentSteps | None = None,
     ) -> None:
         self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
         if link.env_fps is None:
             link.env_fps = render_fps
+        if steps is not None:
+            link.steps = steps
         self.view = view
         self.controls = link.controls  # what the view's buttons ask of the loop
         self.next_check = 0.0  # the loop calls show() once the view's clock (perf_counter) reaches it

@@ -1,6 +1,6 @@
 """JobStatus: the one-line status of a background job (state, elapsed time, a Stop button).
 
-Its front-end is ``js/job_status.js`` (bundled as :mod:`.frontend` describes); the browser counts the
+Its front-end is ``js/job_status.js`` (bundled as :mod:`gymview._internal.frontend` describes); the browser counts the
 elapsed time itself from ``started``, so no thread ticks in the kernel.
 """
 
@@ -12,8 +12,9 @@ from typing import Any
 import anywidget
 import traitlets
 
+from gymview._internal import frontend
 from gymview._internal.kernel import in_kernel
-from gymview.live import frontend, protocol
+from gymview.live import protocol
 
 __all__ = ["JobStatus", "show_in_notebook"]
 

@@ -4,13 +4,15 @@ Kernel → browser (a widget custom message; the image travels as the one binary
 
     {"type": "frame", "v": 2, "seq": 17, "format": "jpeg", "width": 512, "height": 341,
      "step": 1234, "episode": 5, "episode_return": 37.0, "dropped": 456, "acked": 15,
-     "agent": null, "returns": null}
+     "agent": null, "returns": null, "row": 1240}
 
 ``seq`` counts frames sent by this view, from 0, without gaps: a frame the kernel skips (the
 throttle, the message budget, no view shown) never gets a number. ``step``, ``episode`` and
 ``episode_return`` may be null when the caller gave none. Multi-agent envs (PettingZoo) give ``agent``, the
 agent to move next (a name; null when all move at once or the episode is over), and ``returns``, each
 agent's running return (``{"player_0": 1.0, "player_1": -1.0}``), in place of ``episode_return``.
+``row`` numbers the step the frame shows among the steps the loop kept for the replay's charts (null
+when it keeps none; see the ``steps`` message).
 ``acked`` is the newest ack the kernel has read: when an ack stays unread for a second, the kernel
 cannot read acks now (a blocking cell without comms over subshells) and the browser sends them
 rarely, so they do not pile up.
@@ -40,8 +42,10 @@ Browser → kernel (``client`` identifies one browser page; a kernel may have se
                                                               ("of": the id of a click that came too late)
     {"type": "key", "key": "ArrowLeft", "down": true, "id": "k3x9:5"}   a key went down (or up) in the focused view
     {"type": "replay", "index": 12, "id": "k3x9:6"}        show the 12th kept frame (oldest first)
+    {"type": "module", "name": "mujoco"}                 this page draws a scene with a module it lacks: send it
+    {"type": "steps", "id": "k3x9:7"}                      the replay's charts: send the kept frames' steps
 
-Clicks, keys and replay requests carry an ``id``: the state message names the clicks applied, and a
+Clicks, keys and replay and steps requests carry an ``id``: the state message names the clicks applied, and a
 page's ``cancel`` names the click it gave up on.
 
 Kernel → browser, besides frames::
@@ -54,6 +58,13 @@ Kernel → browser, besides frames::
         tells the user when a click is not heard: the kernel could not hear it while the cell runs),
         ``message`` a line to show (a run's error)
     a frame message with ``"replay": 12``: a kept frame shown again, not a new one
+    {"type": "module", "name": "mujoco"} + one buffer: the module's JavaScript (``js/scene3d.js``, three.js
+        included), sent to a page that asked: once per page, not with every view
+    {"type": "steps", "first": 1000, "stride": 1, "columns": {"step": [...], "reward": [...], ...},
+     "frames": [1000, 1002, ...], "rows": [{"step": 40, "reward": 1.0, ...}, ...]}
+        the steps the kept frames span, from number ``first`` to the latest, as columns (every
+        ``stride``-th step; a missing value is null), each kept frame's step number (``frames``,
+        null for a frame without one) and its row (``rows``, null when no longer kept)
 
 A background job's status line (:class:`gymview.live.job_status.JobStatus`, a widget of its own)
 hears one message, its Stop button::
@@ -76,9 +87,11 @@ READY = "ready"
 KEYFRAME = "keyframe"
 ACK = "ack"
 VISIBILITY = "visibility"
+MODULE = "module"
 CONTROL = "control"
 KEY = "key"
 REPLAY = "replay"
+STEPS = "steps"
 STATE = "state"
 JOB_STOP = "stop"
 BUTTONS = ("pause", "play", "step", "stop", "speed")
@@ -113,6 +126,7 @@ def frame_header(
         "acked": acked,
         "agent": info.get("agent"),
         "returns": info.get("returns"),
+        "row": info.get("row"),
     }
 
 
@@ -142,6 +156,25 @@ def state_message(
     }
 
 
+def module_message(name: str) -> dict[str, Any]:
+    """The header of a module sent to a page that asked for it (its JavaScript is the one buffer).
+
+    >>> module_message("mujoco")
+    {'type': 'module', 'name': 'mujoco'}
+    """
+    return {"type": MODULE, "name": name}
+
+
+def steps_message(window: dict[str, Any], frames: list[int | None], rows: list[Any]) -> dict[str, Any]:
+    """The steps the kept frames span, for the replay's charts: ``window`` from
+    ``gymview.episodes.recent.RecentSteps.window``, each kept frame's step number and row.
+
+    >>> steps_message({"first": 3, "stride": 1, "columns": {"reward": [1.0]}}, [3], [{"reward": 1.0}])["frames"]
+    [3]
+    """
+    return {"type": STEPS, **window, "frames": frames, "rows": rows}
+
+
 def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
     """A kept frame's header, marked as shown again (not a new frame).
 
@@ -149,6 +182,25 @@ def replay_header(header: dict[str, Any], index: int) -> dict[str, Any]:
     1
     """
     return {**header, "replay": index}
+
+
+def page_hidden(client: str) -> dict[str, Any]:
+    """What page ``client`` would say once it shows the view no more: said for it by a notebook that left
+    (``gymview.remote``).
+
+    >>> read(page_hidden("k3x9")).visible
+    False
+    """
+    return {"type": VISIBILITY, "visible": False, "client": client}
+
+
+def key_frame_wanted(client: str) -> dict[str, Any]:
+    """Page ``client`` cannot decode the H.264 stream from here (a frame was lost on the way to it).
+
+    >>> read(key_frame_wanted("k3x9")).type
+    'keyframe'
+    """
+    return {"type": KEYFRAME, "client": client}
 
 
 @dataclass(frozen=True)
@@ -169,11 +221,12 @@ class FromPage:
     down: bool = False  # key
     index: int | None = None  # replay
     codecs: tuple[str, ...] | None = None  # ready: the video codecs the page decodes (None: an older page)
+    name: str | None = None  # module
 
     @property
     def is_click(self) -> bool:
         """A message a person causes (a button, a key, the replay slider), which acts at once."""
-        return self.type in (CONTROL, KEY, REPLAY)
+        return self.type in (CONTROL, KEY, REPLAY, STEPS)
 
 
 def read(content: Any) -> FromPage | None:
@@ -205,6 +258,7 @@ def read(content: Any) -> FromPage | None:
         down=bool(content.get("down")),
         index=field("index", int),
         codecs=_names(content.get("codecs")),
+        name=field("name", str),
     )
 
 

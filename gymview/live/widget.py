@@ -26,16 +26,18 @@ import anywidget
 import traitlets
 from comm import DummyComm
 
+from gymview._internal import frontend
 from gymview._internal.kernel import in_forked_child, in_marimo
 from gymview._internal.kernel import in_kernel as running_in_kernel
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
-from gymview.live import frontend, protocol
+from gymview.live import protocol
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, FrameHistory
 from gymview.live.encoding.video_stream import check_codec
+from gymview.live.far_pages import FarPages
 from gymview.live.kernels import registry
 from gymview.live.kernels.ipykernel6_poller import Ipykernel6CommPoller
 from gymview.live.kernels.marimo_cell import show_in_cell
@@ -87,6 +89,8 @@ class LiveView(anywidget.AnyWidget):
             pictures made in the kernel's helper process.
         send: ``send(header, buffers)`` in place of the widget's own message channel: for other
             front-ends, and for tests.
+        far_pages: Pages in other processes that show this view too (``gymview.watch(env, publish=...)``
+            makes them): frames are made while one is attached, even outside a notebook.
         in_kernel: In place of the check for a notebook kernel (None: check).
         clock: The time frames are paced and timed by, in seconds (a test's fake clock).
         **kwargs: Passed to ``anywidget.AnyWidget``.
@@ -120,7 +124,6 @@ class LiveView(anywidget.AnyWidget):
     show_controls = traitlets.Bool(True, help="Show Pause / Step / Stop / Speed under the picture.").tag(sync=True)
     _keyboard = traitlets.Bool(False, help="Send key presses to the kernel (gymview.play(keys=...)).").tag(sync=True)
     _scene = traitlets.Dict({}, help="What the page draws scene frames with (js/scene.js).").tag(sync=True)
-    _scene3d = traitlets.Unicode("", help="js/scene3d.js (three.js), for MuJoCo scenes only.").tag(sync=True)
 
     def __init__(
         self,
@@ -138,6 +141,7 @@ class LiveView(anywidget.AnyWidget):
         draw: str = "auto",
         *,
         send: Send | None = None,
+        far_pages: FarPages | None = None,
         in_kernel: bool | None = None,
         clock: Callable[[], float] = time.perf_counter,
         **kwargs: Any,
@@ -146,6 +150,7 @@ class LiveView(anywidget.AnyWidget):
         self._throttle = FrameThrottle(fps=check_fps(fps), max_overhead=max_overhead, clock=clock)
         codec = check_codec(codec)
         self._in_kernel = running_in_kernel() if in_kernel is None else bool(in_kernel)
+        self._far_pages = far_pages
         # marimo: no ipykernel comm routing, subshells, switch-interval lease or display handle
         self._marimo = self._in_kernel and in_marimo()
         self._streamer = FrameStreamer(
@@ -164,7 +169,15 @@ class LiveView(anywidget.AnyWidget):
             else lambda active: None,
         )
         self._controls = RunControls(on_change=self._post_state)
-        self._messages = BrowserMessages(self._controls, self._streamer, self._post_state, self._page_seen)
+        self._messages = BrowserMessages(
+            self._controls,
+            self._streamer,
+            self._post_state,
+            self._page_seen,
+            send_module=self._send_module,
+            steps=lambda: self._link.steps,
+        )
+        self._modules_sent = 0
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
@@ -195,7 +208,9 @@ class LiveView(anywidget.AnyWidget):
             show_controls=bool(show_controls),
             **kwargs,
         )
-        self.on_msg(lambda _widget, content, _buffers: self._messages.receive(content))
+        self.on_msg(lambda _widget, content, _buffers: self._from_page(content))
+        if far_pages is not None:
+            far_pages.listen(self._from_page)
         # ipywidgets makes a Layout widget per widget and never closes it; in a fork, reading it would open one
         self._own_layout = None if forked else self.layout
         if self._in_kernel and not self._marimo:
@@ -208,16 +223,27 @@ class LiveView(anywidget.AnyWidget):
         """Where frames drawn from a state are drawn: ``"auto"``, ``"page"`` or ``"kernel"`` (see the class)."""
         return self._streamer.draw
 
+    def _send_module(self, name: str) -> None:
+        """The module a page asked for to draw a scene (three.js, 549 KB): once per page, not with each view."""
+        if name == "mujoco" and self._active:
+            self._streamer.post(protocol.module_message(name), [frontend.SCENE3D_ESM.encode()])
+            self._modules_sent += 1
+
     def _publish_scene(self, scene: dict[str, Any]) -> None:
-        """The scene the page draws scene frames with; with it, once, the module that draws MuJoCo scenes."""
-        with self.hold_sync():  # one message: the page never has the scene without its module
-            if "mujoco" in (scene.get("kind"), scene.get("cell", {}).get("kind")) and not self._scene3d:
-                self._scene3d = frontend.SCENE3D_ESM
-            self._scene = scene
+        """The scene the page draws scene frames with, here and on pages attached from afar."""
+        self._scene = scene
+        if self._far_pages is not None:
+            self._far_pages.show_scene(scene)
+
+    def _from_page(self, content: Any) -> None:
+        """A message from a page showing this view (on the shell thread, a subshell's, or a far page's)."""
+        self._messages.receive(content)
 
     def _go_inert(self) -> None:
         """In a forked child: forget the parent's stream and channel (see ``gymview.live.kernels.registry``)."""
         self._in_kernel = False
+        if self._far_pages is not None:
+            self._far_pages.go_inert()
         self._link.go_inert()
         self._streamer = self._messages.streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
@@ -253,7 +279,7 @@ class LiveView(anywidget.AnyWidget):
         last frame on the page (marimo saves no outputs); when the cell runs again, a loop still
         feeding the view (``gymview.play``) is stopped.
         """
-        if not self._active:
+        if not (self._in_kernel and not self._closed):  # a view published from a script is shown by attach()
             return
         if self._marimo:  # the cell's output; a cell run again stops loops on the old view
             self._displayed = True  # a page's ready waits behind a blocking cell on older marimos
@@ -369,7 +395,8 @@ class LiveView(anywidget.AnyWidget):
         ``visible``: displayed, and no browser page reports it hidden (a view shown inside a
         container is confirmed only by the browser; until then it gets ``HIDDEN_FPS``);
         ``polls_browser``: a blocking loop fetches the browser's messages itself (ipykernel 6 and
-        marimo, which deliver none while a cell runs).
+        marimo, which deliver none while a cell runs); ``modules_sent``: how often a page asked this
+        view for the module that draws MuJoCo scenes (once per page that lacked it).
         """
         streamer, throttle = self._streamer, self._throttle
         with self._rate_lock:
@@ -391,6 +418,7 @@ class LiveView(anywidget.AnyWidget):
             "visible": visible,
             "streaming": streamer.running,
             "polls_browser": self._link.polls_browser,
+            "modules_sent": self._modules_sent,
         }
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -428,6 +456,8 @@ class LiveView(anywidget.AnyWidget):
                 warnings.warn(f"gymview: while closing this view: {error}", RuntimeWarning, stacklevel=2)
             self._leave_last_frame()
         finally:
+            if self._far_pages is not None:
+                self._far_pages.close()
             self._display_handle = None
             if self._own_layout is not None and self.layout is self._own_layout:  # one passed in may be shared
                 self._own_layout.close()
@@ -435,7 +465,8 @@ class LiveView(anywidget.AnyWidget):
 
     @property
     def _active(self) -> bool:
-        return self._in_kernel and not self._closed
+        far = self._far_pages
+        return (self._in_kernel or (far is not None and far.attached())) and not self._closed
 
     # -- visibility and rate ------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -483,7 +514,9 @@ class LiveView(anywidget.AnyWidget):
         )
 
     def _send_frame(self, header: dict[str, Any], buffers: list[bytes]) -> None:
-        if self.comm is not None:
+        if self._far_pages is not None:
+            self._far_pages.send(header, buffers)
+        if self.comm is not None and self._in_kernel:
             self.send(header, buffers)
 
     def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
@@ -511,4 +544,4 @@ def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommP
 
 def _message_handlers() -> dict[str, Callable[[Any], None]]:
     """Comm id -> message handler of every open view: a poll on ipykernel 6 delivers to all of them."""
-    return {view.comm.comm_id: view._messages.receive for view in registry.live_views() if view.comm is not None}
+    return {view.comm.comm_id: view._from_page for view in registry.live_views() if view.comm is not None}

@@ -23,15 +23,16 @@ import shutil
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview._internal.user_code import pickled
+from gymview.episodes.table import join_tables
 from gymview.errors import FFmpegError, VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
@@ -45,6 +46,9 @@ from gymview.video.batch_pool import Call, Outcome, RestartingPool, executor_res
 from gymview.video.env_ids import registered_env
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
 from gymview.video.mp4 import Joiner
+
+if TYPE_CHECKING:
+    from gymview.episodes.listing import EpisodeBrowser
 
 __all__ = ["BatchResult", "Episode", "record_batch"]
 
@@ -90,6 +94,42 @@ class BatchResult:
         self.files = files
         self.out = out
         self.seconds = seconds
+        self._browser: EpisodeBrowser | None = None
+
+    def browse(self, values: Sequence[str] | None = None) -> EpisodeBrowser:
+        """The table of episodes, sortable in the page, each kept episode opening in the player under it.
+
+        Args:
+            values: The step values the player charts (``None``: reward, return, the action's and
+                the logged ones).
+
+        Returns:
+            The browser; ``browser.open(i)`` returns the player of row ``i`` (from Python).
+
+        Examples:
+            >>> import tempfile
+            >>> result = record_batch("CartPole-v1", lambda obs: 0, episodes=2, out=tempfile.mkdtemp(), max_steps=5,
+            ...                       workers=1, progress=False)
+            >>> result.browse(values=["return"]).open(1).readout(5)
+            'step 5 · return 5 · truncated'
+        """
+        from gymview.episodes.listing import EpisodeBrowser, EpisodeEntry  # anywidget: imported when used
+        from gymview.episodes.table import steps_path
+
+        shared = {row["file"] for row in self.table if row["file"]}
+        shared = {name for name in shared if sum(row["file"] == name for row in self.table) > 1}
+        entries = []
+        for row in self.table:
+            cells = {column: row[column] for column in COLUMNS if column != "frames"}
+            cells["file"] = Path(row["file"]).name if row["file"] else None
+            video = Path(row["file"]) if row["file"] and steps_path(row["file"]).is_file() else None
+            entries.append(EpisodeEntry(cells, video, row["episode"] if row["file"] in shared else None))
+        return EpisodeBrowser(entries, [column for column in COLUMNS if column != "frames"], values)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        if self._browser is None:
+            self._browser = self.browse()
+        return {**self._browser._repr_mimebundle_(**kwargs), "text/html": self._repr_html_()}
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -476,6 +516,7 @@ class _Joining:
             for row in kept:
                 row["error"] = (row["error"] + "; " if row["error"] else "") + note
             return [Path(row["file"]) for row in kept]
+        join_tables([row["file"] for row in kept], self.target)  # before the parts' tables go with them
         for row in kept:
             Path(row["file"]).unlink(missing_ok=True)
             row["file"] = str(self.target)

@@ -17,6 +17,9 @@ import gymnasium as gym
 import numpy as np
 
 from gymview._internal.user_code import error_text
+from gymview.episodes.current import logging_to
+from gymview.episodes.rows import RawStep, StepTracker
+from gymview.episodes.table import StepTable
 from gymview.image.frames import to_rgb_uint8
 from gymview.image.tiling import tile
 from gymview.renderers import BatchRenderer, renderer_for
@@ -129,31 +132,16 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
     row: dict[str, Any] = dict(
         episode=index, seed=seed, steps=0, total=0.0, terminated=False, truncated=False, file=None, frames=0, error=None
     )
-    states: list[np.ndarray] = []
-    sink: _FrameSink | None = None
+    frames = _EpisodeFrames()
     setup: _Setup | None = None
     try:
         setup = _setup_for(job)
-        env, renderer = setup.env, setup.renderer
         random.seed(seed)
         np.random.seed(seed % 2**32)
-        env.action_space.seed(seed)
-        if renderer is None:
-            sink = _FrameSink(job, index)
-        observation, _ = env.reset(seed=seed)
-        _record(env, renderer, states, sink)
-        while True:
-            action = env.action_space.sample() if setup.policy is None else setup.policy(observation)
-            observation, reward, terminated, truncated, _ = env.step(action)
-            row["steps"] += 1
-            row["total"] += float(reward)
-            _record(env, renderer, states, sink)
-            row["terminated"], row["truncated"] = bool(terminated), bool(truncated)
-            if terminated or truncated:
-                break
-            if job.max_steps is not None and row["steps"] >= job.max_steps:
-                row["truncated"] = True
-                break
+        setup.env.action_space.seed(seed)
+        if setup.renderer is None:
+            frames.sink = _FrameSink(job, index)
+        _play(job, setup, index, seed, row, frames)
     except Exception as error:
         row["error"] = error_text(error)
         if setup is None:  # no env: nothing to record
@@ -167,19 +155,74 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
             note = f"keep() raised {error_text(error)}; the episode was kept"
             row["error"] = f"{row['error']}; {note}" if row["error"] else note
     try:
-        if sink is not None:
-            row.update(sink.finish(kept))
-        elif kept and states:
-            if job.layout == "mosaic":
-                row["states"] = np.stack(states)
-                row["frames"] = len(states)
-            else:
-                path = job.episode_path(index)
-                _encode_states(job, setup, np.stack(states), path)
-                row["file"], row["frames"] = str(path), len(states)
+        _keep(job, setup, index, row, frames, kept)
     except Exception as error:
         row["error"] = (row["error"] + "; " if row["error"] else "") + f"recording failed: {error_text(error)}"
     return finish_row(row)
+
+
+class _EpisodeFrames:
+    """What an episode recorded: a renderer's states (or a sink's frames), and each frame's step."""
+
+    def __init__(self) -> None:
+        self.states: list[np.ndarray] = []
+        self.steps: list[RawStep] = []
+        self.sink: _FrameSink | None = None
+
+    def record(self, env: gym.Env, renderer: BatchRenderer | None, tracker: StepTracker) -> None:
+        _record(env, renderer, self.states, self.sink)
+        self.steps.append(tracker.latest)  # type: ignore[arg-type]  # set by reset() and step()
+
+
+def _play(job: BatchSpec, setup: _Setup, index: int, seed: int, row: dict[str, Any], frames: _EpisodeFrames) -> None:
+    """Run episode ``index`` from ``seed``, counting its steps and return in ``row``, its frames in ``frames``."""
+    env, tracker = setup.env, StepTracker(first_episode=index)
+    observation, _ = env.reset(seed=seed)
+    tracker.reset()
+    frames.record(env, setup.renderer, tracker)
+    while True:
+        if setup.policy is None:
+            action = env.action_space.sample()
+        else:
+            with logging_to(tracker):  # gymview.log() in the policy: to the row of the frame it sees
+                action = setup.policy(observation)
+        observation, reward, terminated, truncated, info = env.step(action)
+        tracker.step(action, reward, terminated, truncated, info)
+        row["steps"] += 1
+        row["total"] += float(reward)
+        frames.record(env, setup.renderer, tracker)
+        row["terminated"], row["truncated"] = bool(terminated), bool(truncated)
+        if terminated or truncated:
+            return
+        if job.max_steps is not None and row["steps"] >= job.max_steps:
+            row["truncated"] = True
+            tracker.mark_truncated()  # its row says so too
+            return
+
+
+def _keep(job: BatchSpec, setup: _Setup, index: int, row: dict[str, Any], frames: _EpisodeFrames, kept: bool) -> None:
+    """Encode a kept episode (or hand its states on for a mosaic), with its step table; drop one not kept."""
+    states = frames.states
+    if frames.sink is not None:
+        row.update(frames.sink.finish(kept))
+    elif kept and states:
+        if job.layout == "mosaic":
+            row["states"] = np.stack(states)
+            row["frames"] = len(states)
+        else:
+            path = job.episode_path(index)
+            _encode_states(job, setup, np.stack(states), path)
+            row["file"], row["frames"] = str(path), len(states)
+    if row["file"] is not None:
+        _write_table(row["file"], frames.steps[: row["frames"]])
+
+
+def _write_table(video: str, steps: list[RawStep]) -> None:
+    """The step table beside an episode's ``video``, one row per frame (written whole, at once)."""
+    table = StepTable(video)
+    for raw in steps:
+        table.add(raw)
+    table.close()
 
 
 def finish_row(row: dict[str, Any]) -> dict[str, Any]:

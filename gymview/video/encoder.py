@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -141,6 +142,9 @@ class VideoEncoder:
         )
         self._count = 0
         self.path: str | None = None
+        #: ``on_key_frame(frames)``, called before a key frame's packet is written (in a fragmented
+        #: file it ends the fragment before it), with the frames encoded so far
+        self.on_key_frame: Callable[[int], None] | None = None
 
     @property
     def picture(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -225,6 +229,8 @@ class VideoEncoder:
         self._mux(self._container, packets)
 
     def _mux(self, container: Any, packets: list[Any]) -> None:
+        if self.on_key_frame is not None and any(packet.is_keyframe for packet in packets):
+            self.on_key_frame(self._count)
         try:
             for packet in packets:  # the codec counts on across files: this file's time starts at 0
                 packet.pts -= self._first_pts

@@ -19,14 +19,18 @@ from __future__ import annotations
 import base64
 import html
 import os
-import re
 import sys
 import urllib.parse
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gymview._internal.checks import check_int
+from gymview._internal.natural import natural_key
+
+if TYPE_CHECKING:
+    from gymview.episodes.listing import EpisodeBrowser
 
 __all__ = ["VideoGrid", "show_video"]
 
@@ -80,8 +84,14 @@ def show_video(
     embed_limit: int = DEFAULT_EMBED_LIMIT,
     autoplay: bool = True,
     loop: bool = True,
-) -> VideoGrid:
+    episodes: bool | None = None,
+) -> VideoGrid | EpisodeBrowser:
     """Show one video file, every video in a folder, or a list of files as inline players.
+
+    A folder of recordings with step tables (``gymview.RecordVideo``, ``watch(record=...)``,
+    ``record_batch``) shows as a table of its episodes instead, with their return and length,
+    sortable by any column; a click on an episode opens it in the episode player
+    (``gymview.show_episode``) under the table.
 
     Small files are embedded in the notebook, so it plays them even after it is saved, moved or
     shared; larger ones are linked by a path relative to the notebook's folder. The players start
@@ -100,15 +110,18 @@ def show_video(
         embed_limit: The largest file, in bytes, that ``embed=None`` embeds (4 MiB by default).
         autoplay: Start the players by themselves (muted).
         loop: Repeat the videos.
+        episodes: ``None`` (the default): a folder with step tables shows as a table of episodes;
+            ``False``: as players always; ``True``: as a table of episodes (an error without tables).
 
     Returns:
-        A ``VideoGrid`` of the players; ``.paths`` lists the files shown.
+        A ``VideoGrid`` of the players (``.paths`` lists the files shown), or for a folder of
+            episodes a ``gymview.episodes.listing.EpisodeBrowser``.
 
     Raises:
         FileNotFoundError: When a file does not exist.
-        ValueError: When a folder holds no videos, the list is empty, a file is not a video
-            browsers play, the captions are not one per video, or ``width`` or ``columns`` is not
-            a positive integer.
+        ValueError: When a folder holds no videos (or ``episodes=True`` and no step tables), the list
+            is empty, a file is not a video browsers play, the captions are not one per video, or
+            ``width`` or ``columns`` is not a positive integer.
         TypeError: When ``videos`` is not a path, a folder or a list of paths.
 
     Examples:
@@ -126,6 +139,14 @@ def show_video(
         ...
         FileNotFoundError: no video at 'missing.mp4'
     """
+    if episodes is not False and isinstance(videos, (str, os.PathLike)) and Path(os.fspath(videos)).is_dir():
+        from gymview.episodes.listing import EpisodeBrowser  # anywidget: imported when used
+
+        browser = EpisodeBrowser.of_folder(videos)
+        if browser.entries:
+            return browser
+        if episodes:
+            raise ValueError(f"no video in {os.fspath(videos)!r} has a step table (<video>.steps.csv) beside it")
     paths = _video_paths(videos)
     if captions is None:
         captions = [path.name for path in paths]
@@ -164,7 +185,7 @@ def _video_paths(videos: object) -> list[Path]:
         if path.is_dir():
             found = sorted(
                 (p for p in path.iterdir() if p.suffix.lower() in _MIME_TYPES and not p.name.startswith(".")),
-                key=_natural_key,
+                key=natural_key,
             )
             if not found:
                 raise ValueError(f"no video files ({', '.join(_MIME_TYPES)}) in the folder {str(path)!r}")
@@ -182,10 +203,6 @@ def _video_paths(videos: object) -> list[Path]:
         if path.suffix.lower() not in _MIME_TYPES:
             raise ValueError(f"{str(path)!r} is not a video browsers play; expected one of {', '.join(_MIME_TYPES)}")
     return candidates
-
-
-def _natural_key(path: Path) -> list[object]:
-    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", path.name)]
 
 
 def _data_uri(path: Path) -> str:

@@ -14,6 +14,8 @@ import numpy as np
 from gymnasium import logger
 
 from gymview._internal.checks import check_int
+from gymview.episodes.rows import StepTracker
+from gymview.episodes.table import StepTable
 from gymview.renderers import renderer_for
 from gymview.video.encoder import check_encoder
 from gymview.video.log_sinks import LogTarget, video_log
@@ -36,6 +38,11 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
     itself is unchanged. A wrapper in between that overrides ``render`` (it may draw on the frames)
     turns this off. Their states are drawn 32 at a time, so a recording killed with its process
     loses at most the last second or so (the MP4 on disk plays to its last whole fragment).
+
+    Beside each video goes its step table, ``{video name}.steps.csv``: one row per frame with the
+    step, reward, running return, terminated/truncated, the action, ``info``'s numbers and what
+    ``env.log(name=value)`` added (``gymview.read_steps(video)`` reads it). Its rows reach the disk
+    with the video's fragments: after a kill, every frame that plays has its row.
 
     Recorders that share a folder and ``name_prefix`` at the same time (every sub-env of
     ``make_vec_env(..., wrapper_class=RecordVideo)``, in threads or worker processes) never
@@ -73,6 +80,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             never waits for it; its error is raised as ``gymview.errors.VideoLogError`` where a
             video's errors are (the next recording's end, or ``close()``), and the file is kept.
             See the logging guide.
+        steps: Write each video's step table beside it; ``False`` writes none.
 
     Raises:
         ValueError: When the env's ``render_mode`` is ``None``, ``"human"`` or ``"ansi"``, or
@@ -90,8 +98,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         >>> for _ in range(5):
         ...     _ = env.step(0)
         >>> env.close()
-        >>> os.listdir(folder)
-        ['rl-video-episode-0.mp4']
+        >>> sorted(os.listdir(folder))
+        ['rl-video-episode-0.mp4', 'rl-video-episode-0.steps.csv']
     """
 
     def __init__(
@@ -112,6 +120,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         fast_render: bool = True,
         tune: str | None = "zerolatency",
         log_to: LogTarget | None = None,
+        steps: bool = True,
     ) -> None:
         gym.utils.RecordConstructorArgs.__init__(
             self,
@@ -172,6 +181,9 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._last_frame: np.ndarray | None = None
         self._last_state: np.ndarray | None = None  # with a renderer: the state captured last
         self._preview: Any = None  # a second renderer for last_frame: the first repaints only what moved
+        self._tracker = StepTracker()  # the episode's latest step, for the rows of the frames recorded
+        self._write_steps = steps
+        self._table: StepTable | None = None
 
     @property
     def frames_recorded(self) -> int:
@@ -195,6 +207,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
         if self._renderer is not None:  # drawn many at a time (gymview.video.drawn)
             self._last_state = self._renderer.state_of(self.env)
+            self._add_row()
             self._recorder.write_state(self._renderer, self._last_state)  # type: ignore[union-attr]
             return
         frame = self.env.render()
@@ -208,6 +221,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self.render_history += frame
             frame = frame[-1]
         if isinstance(frame, np.ndarray):
+            self._add_row()
             self._recorder.write(frame)  # type: ignore[union-attr]
             self._last_frame = frame
         else:
@@ -216,6 +230,34 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 "Recording stopped: expected type of frame returned by render to be a numpy array, "
                 f"got instead {type(frame)}."
             )
+
+    def _add_row(self) -> None:
+        """The latest step's row, for the frame about to be written (before it goes to the encoder)."""
+        if self._table is not None:
+            self._table.add(self._tracker.latest)  # type: ignore[arg-type]  # set by reset() or step()
+
+    def log(self, **values: Any) -> None:
+        """Add values to the step table: to the row of the latest step, whose frame is on screen.
+
+        Call it between steps: a value estimate of the observation the policy acts on next belongs
+        to the step that produced that observation. Values logged while no recording runs go nowhere.
+
+        Args:
+            **values: Names and numbers: a float, an int, a one-element array or tensor each.
+
+        Raises:
+            TypeError: When a value is not one number.
+            ValueError: When a name is one of the table's own columns (``reward``, ``step``...).
+            RuntimeError: Before the first ``reset()``.
+
+        Examples:
+            >>> import gymnasium as gym, tempfile
+            >>> env = RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), tempfile.mkdtemp())
+            >>> _ = env.reset(seed=0)
+            >>> env.log(value=12.5)
+            >>> env.close()
+        """
+        self._tracker.log(values)
 
     def _capture_while_recording(self) -> None:
         """Record the current frame if a recording runs; end it past ``video_length`` frames."""
@@ -237,6 +279,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             The env's ``(observation, info)``.
         """
         obs, info = super().reset(seed=seed, options=options)
+        self._tracker.reset()
         self.episode_id += 1
         if self.recording and self.video_length == float("inf"):
             self.stop_recording()
@@ -258,6 +301,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             The env's ``(observation, reward, terminated, truncated, info)``.
         """
         obs, reward, terminated, truncated, info = self.env.step(action)
+        self._tracker.step(action, reward, terminated, truncated, info)
         self.step_id += 1
         if self.step_trigger and self.step_trigger(self.step_id):
             self.start_recording(f"{self._names.prefix}-step-{self.step_id}")
@@ -274,6 +318,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         render_out = super().render()
         if self.recording and isinstance(render_out, list):
             for frame in render_out:
+                self._add_row()  # frames drawn between steps: each with the latest step's row
                 self._recorder.write(frame)  # type: ignore[union-attr]
         if self.render_history:
             history, self.render_history = self.render_history, []
@@ -289,14 +334,18 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if self.recording:
             self.stop_recording()
         self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
+        path = os.path.join(self.video_folder, f"{video_name}.mp4")
+        table = StepTable(path) if self._write_steps else None
         self._recorder = VideoRecorder(
-            os.path.join(self.video_folder, f"{video_name}.mp4"),
+            path,
             fps=self.frames_per_sec,
             **self._encoder_options,
             on_finished=None
             if self._log is None
             else self._log.on_finished(self._log_info, getattr(self._finishing.newest, "finished", None)),
+            before_fragment=None if table is None else table.write_before,
         )
+        self._table = table
         self.recording = True
         self._video_name = video_name
 
@@ -314,13 +363,18 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
     def _end_recording(self) -> None:
         if not self.recording or self._recorder is None:
             raise RuntimeError("stop_recording was called, but no recording was started")
-        # One statement with no call inside, so a Ctrl-C cannot land between the three.
-        recorder, self._recorder, self.recording, self._video_name = self._recorder, None, False, None
-        self._last_frame = self._last_state = None
-        self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
-        if recorder.frames_written == 0:
-            logger.warn("Ignored saving a video as there were zero frames to save.")
-        self._finishing.add(recorder)
+        # One statement with no call inside, so a Ctrl-C cannot land between them.
+        recorder, table = self._recorder, self._table
+        self._recorder, self._table, self.recording, self._video_name = None, None, False, None
+        try:
+            if table is not None:
+                table.close()  # before the video is finished: a row for every frame, whatever happens there
+        finally:  # a table that could not be written still lets its video finish
+            self._last_frame = self._last_state = None
+            self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
+            if recorder.frames_written == 0:
+                logger.warn("Ignored saving a video as there were zero frames to save.")
+            self._finishing.add(recorder)
         if self.gc_trigger and self.gc_trigger(self.episode_id):
             gc.collect()
 

@@ -79,6 +79,11 @@ class VideoRecorder:
             on the recorder's encoder thread, so a ``close(wait=False)`` does not wait for it: to
             hand the video on (``gymview.video.log_sinks``). What it raises is raised like an
             encoder failure, by ``close()``; the file stays. Not called when encoding failed.
+        before_fragment: ``before_fragment(frame)``, called on the encoder thread while
+            ``crash_safe`` just before a fragment goes to disk, with the index of the frame encoded
+            last: every frame of the fragment comes before it. A step table writes its rows there
+            (``gymview.episodes.table.StepTable.write_before``), so the rows of the frames that play
+            are on disk whenever the frames are. What it raises is raised like an encoder failure.
 
     Raises:
         ValueError: When ``path`` does not end in ``.mp4`` or is a folder, ``codec`` is not a video
@@ -109,6 +114,7 @@ class VideoRecorder:
         tune: str | None = "zerolatency",
         crash_safe: bool = True,
         on_finished: Callable[[Path], None] | None = None,
+        before_fragment: Callable[[int], None] | None = None,
     ) -> None:
         self._path = Path(os.fspath(path)).absolute()
         if self._path.suffix.lower() != ".mp4":
@@ -130,6 +136,7 @@ class VideoRecorder:
         self._max_queued_frames = max_queued_frames
         self._crash_safe = crash_safe
         self._on_finished = on_finished
+        self._before_fragment = before_fragment if crash_safe else None
         self.fps = fps
         self._shape: tuple[int, ...] | None = None
         self._accepted = 0
@@ -257,6 +264,9 @@ class VideoRecorder:
         height, width = shape[:2]
         even_width, even_height = width + width % 2, height + height % 2
         encoder = VideoEncoder(even_width, even_height, **self._settings)
+        before_fragment = self._before_fragment
+        if before_fragment is not None:
+            encoder.on_key_frame = lambda frames: before_fragment(frames - 1)
         self._feed = EncoderFeed(
             self._path,
             encoder,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { buildMujoco, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
+import { buildMujoco, builtFor, drawsInSoftware, forgetMujoco, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
 
 const base64 = (Type, values) => Buffer.from(new Type(values).buffer).toString("base64");
 
@@ -84,4 +84,61 @@ test("a frame poses the bodies and the camera (MuJoCo's quaternions are w first)
   const q = made.bodies[1].quaternion;
   assert.deepEqual([q.x, q.y, q.z, q.w].map((x) => +x.toFixed(6)), [0.707107, 0, 0, 0.707107]);
   assert.deepEqual(made.camera.position.toArray(), [0, -3, 2]);
+});
+
+test("where WebGL draws in software the scene has no shadows and matte materials", () => {
+  const full = buildMujoco(description());
+  const light = buildMujoco(description(), null, true);
+  const meshes = (made) => {
+    const found = [];
+    made.root.traverse((object) => object.isMesh && found.push(object));
+    return found;
+  };
+  assert.equal(full.shadows, true);
+  assert.ok(meshes(full).every((mesh) => mesh.material.type === "MeshPhongMaterial"));
+  assert.ok(meshes(full).some((mesh) => mesh.castShadow));
+  assert.equal(light.shadows, false);
+  const floor = (mesh) => mesh.geometry.type === "PlaneGeometry";
+  assert.ok(meshes(light).every((mesh) => mesh.material.type === (floor(mesh) ? "MeshBasicMaterial" : "MeshLambertMaterial")));
+  assert.ok(meshes(light).every((mesh) => !mesh.castShadow));
+  const casters = (made) => { const l = []; made.root.traverse((o) => o.isLight && o.castShadow && l.push(o)); return l; };
+  assert.equal(casters(full).length, 1);
+  assert.equal(casters(light).length, 0);
+});
+
+test("software WebGL is told from hardware by the renderer's name", () => {
+  for (const name of ["ANGLE (Google, Vulkan 1.3.0 (SwiftShader Device (Subzero) (0x0000C0DE)), SwiftShader driver)",
+    "llvmpipe (LLVM 15.0.7, 256 bits)", "Microsoft Basic Render Driver"]) assert.ok(drawsInSoftware(name), name);
+  for (const name of ["ANGLE (NVIDIA, NVIDIA GeForce RTX 4090 Direct3D11 vs_5_0 ps_5_0)", "Apple M2", "Mali-G78"]) {
+    assert.ok(!drawsInSoftware(name), name);
+  }
+});
+
+test("a forgotten scene frees its buffers and materials, and is built again if drawn again", () => {
+  const scene = description();
+  const made = builtFor(scene);
+  assert.equal(builtFor(scene), made); // built once
+  const parts = new Set();
+  for (const root of [made.root, made.sky].filter(Boolean)) {
+    root.traverse((object) => [object.geometry, object.material].filter(Boolean).forEach((part) => parts.add(part)));
+  }
+  const disposed = new Set();
+  parts.forEach((part) => part.addEventListener("dispose", () => disposed.add(part)));
+  forgetMujoco(scene);
+  assert.ok(parts.size >= 6 && disposed.size === parts.size, `${disposed.size} of ${parts.size} disposed`);
+  assert.notEqual(builtFor(scene), made);
+});
+
+test("in software a floor lit by directional lights is drawn unlit, in the colour Lambert's lights give it", () => {
+  const made = buildMujoco(description(), null, true);
+  const floor = made.root.children.find((child) => child.geometry?.type === "PlaneGeometry");
+  assert.equal(floor.material.type, "MeshBasicMaterial");
+  const looking = (qw, qx) => Float32Array.from([...Array(14).fill(0), 0, 0, 5, qw, qx, 0, 0]);
+  poseMujoco(made, looking(1, 0)); // straight down: the headlight and the overhead light both fall square on
+  // rgb (0.8, 0.6, 0.4) times ambient 0.1 + headlight 0.4 + overhead 1
+  assert.deepEqual(floor.material.color.toArray().map((x) => +x.toFixed(4)), [1.2, 0.9, 0.6]);
+  poseMujoco(made, looking(Math.SQRT1_2, Math.SQRT1_2)); // turned to the horizon: the headlight grazes the floor
+  assert.deepEqual(floor.material.color.toArray().map((x) => +x.toFixed(4)), [0.88, 0.66, 0.44]);
+  const lit = buildMujoco(description()).root.children.find((child) => child.geometry?.type === "PlaneGeometry");
+  assert.equal(lit.material.type, "MeshPhongMaterial"); // with a GPU: lit, and shadowed
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { RateMeter, RETURNS_SHOWN, returnsText, speedLabel, statusText } from "../status.js";
+import { ENDED, RateMeter, RETURNS_SHOWN, buttonsOff, returnsText, speedLabel, statusText } from "../status.js";
 
 function header(seq, extra = {}) {
   return { type: "frame", v: 2, seq, format: "jpeg", width: 4, height: 2, step: seq, episode: 1,
@@ -39,4 +39,11 @@ test("a multi-agent status line names the agent to move and each agent's return"
   assert.equal(text.split(", ").length, RETURNS_SHOWN + 1);
   // a single-agent header (no agent, no returns fields at all) reads as before
   assert.equal(statusText(header(5), 30), "30.0 fps · step 5 · episode 1 · return 1.5 · dropped 0");
+});
+
+test("while no run is attached (gymview.attach), every button is off; otherwise only the one that does nothing", () => {
+  assert.deepEqual(buttonsOff(ENDED), { pause: true, play: true, step: true, stop: true, speed: true });
+  assert.deepEqual(buttonsOff("running"), { pause: false, play: true, step: false, stop: false, speed: false });
+  assert.deepEqual(buttonsOff("paused"), { pause: true, play: false, step: false, stop: false, speed: false });
+  assert.deepEqual(buttonsOff("stopped"), { pause: false, play: false, step: false, stop: false, speed: false });
 });

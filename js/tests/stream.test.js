@@ -226,6 +226,27 @@ test("replayed frames are kept apart from live ones and dropped when the run goe
   assert.equal(stream.replayed, null);
 });
 
+test("paused with kept frames, the page asks for their steps once per count, and forgets them on Play", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model);
+  const asked = () => model.sent.filter((msg) => msg.type === "steps").length;
+  stream.onMessage({ type: "state", state: "paused", history: 1, heard: [] });
+  assert.equal(asked(), 0); // nothing to scrub yet
+  stream.onMessage({ type: "state", state: "paused", history: 30, heard: [] });
+  stream.onMessage({ type: "state", state: "paused", history: 30, heard: [] });
+  assert.equal(asked(), 1);
+  const steps = { type: "steps", first: 5, stride: 1, columns: { step: [1, 2] }, frames: [5, 6], rows: [{}, {}] };
+  stream.onMessage(steps);
+  assert.equal(stream.steps, steps);
+  stream.askReplay(1);
+  assert.equal(stream.replayIndex, 1);
+  stream.onMessage({ type: "state", state: "paused", history: 31, heard: [] }); // a Step kept one more
+  assert.equal(asked(), 2);
+  stream.onMessage({ type: "state", state: "running", history: 31, heard: [] });
+  assert.equal(stream.steps, null);
+  assert.equal(stream.replayIndex, null);
+});
+
 test("a Step ends the replay: the stepped live frame shows, a replay still decoding is dropped", async () => {
   const { decode } = decoder();
   const model = fakeModel();

@@ -125,7 +125,7 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         page.wait_for_function("() => document.querySelectorAll('.gymview.gymview-keyboard').length === 1",
                                timeout=60_000)
         game = page.locator(".gymview.gymview-keyboard")
-        game.locator("canvas").click()
+        game.locator("canvas.gymview-canvas").click()
         page.keyboard.down("ArrowRight")
         page.wait_for_function("() => document.querySelector('.gymview.gymview-keyboard').dataset.notice"
                                ".endsWith('1]')", timeout=60_000)

@@ -17,7 +17,7 @@ while time.monotonic() - started < 5:
     if terminated or truncated:
         env.reset()
 print("SENT", env.view.stats["frames_sent"], "AS", env.view.stats["sent_as"], "WEBGL",
-      len(env.view._scene3d) > 0, flush=True)
+      env.view.stats["modules_sent"], flush=True)
 """
 
 
@@ -31,11 +31,28 @@ def test_a_watched_env_is_drawn_by_the_page_from_its_states(tmp_path, env_id, th
         start_cell(page, 0)
         words = wait_for_output(page, 0, "SENT", timeout_ms=180_000).split()
         assert words[words.index("AS") + 1] == "scene"
-        assert words[words.index("WEBGL") + 1] == str(three_js)  # three.js goes only to a MuJoCo view
+        assert words[words.index("WEBGL") + 1] == str(int(three_js))  # three.js goes only to a MuJoCo view, once
         page.wait_for_function(
             "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) >= 10"
             " && document.querySelector('.gymview').dataset.format === 'scene'", timeout=60_000)
         assert canvas_luminance_spread(page) > 10
+        assert not [error for error in page.errors if "gymview" in error or "three" in error.lower()], page.errors
+
+
+def test_a_page_is_sent_three_js_once_however_many_mujoco_views_it_shows(tmp_path):
+    second = CELL.replace("ENV", "'Hopper-v5'").replace("env", "other")
+    cells = [CELL.replace("ENV", "'HalfCheetah-v5'"), second]
+    (tmp_path / "scenes.ipynb").write_text(__import__("json").dumps(notebook_of(cells)))
+    with running_server(tmp_path, "lab") as server, chromium_page() as page:
+        open_notebook(page, server, "scenes.ipynb")
+        for cell, asked in ((0, "1"), (1, "0")):  # the second view's page already has it
+            start_cell(page, cell)
+            words = wait_for_output(page, cell, "SENT", timeout_ms=180_000).split()
+            assert words[words.index("AS") + 1] == "scene" and words[words.index("WEBGL") + 1] == asked
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.gymview')].every("
+            "(view) => Number(view.dataset.framesDrawn || 0) >= 10 && view.dataset.format === 'scene')",
+            timeout=60_000)
         assert not [error for error in page.errors if "gymview" in error or "three" in error.lower()], page.errors
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import struct
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import imageio_ffmpeg
@@ -61,3 +65,24 @@ def random_states(env, renderer, count: int, seed: int) -> np.ndarray:
         if terminated or truncated:
             env.reset()
     return np.stack(states)
+def frames_decodable(path: str | os.PathLike[str]) -> int:
+    """Frames of the video that decode now (0 while it has none, or is being written and cannot be read yet)."""
+    try:
+        return decode(path).shape[0]
+    except (RuntimeError, StopIteration, OSError):
+        return 0
+
+
+def kill_once_on_disk(source: str, path: Path, frames: int, cwd: Path | None = None) -> None:
+    """Run ``source`` in a child Python; SIGKILL it once ``frames`` frames of ``path`` decode."""
+    child = subprocess.Popen([sys.executable, "-c", source], cwd=cwd or Path(__file__).resolve().parents[2])
+    try:
+        for _ in range(1200):  # a guard, not a timing: at most a minute
+            if path.exists() and frames_decodable(path) >= frames:
+                break
+            threading.Event().wait(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == -signal.SIGKILL

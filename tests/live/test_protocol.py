@@ -2,7 +2,8 @@
 
 import re
 
-from gymview.live import frontend, protocol
+from gymview._internal import frontend
+from gymview.live import protocol
 
 
 def test_js_mirrors_the_protocol(repo_root):
@@ -11,7 +12,7 @@ def test_js_mirrors_the_protocol(repo_root):
     version = re.search(r"export const PROTOCOL_VERSION = (\d+);", messages)
     assert version and int(version.group(1)) == protocol.PROTOCOL_VERSION
     kinds = (protocol.FRAME, protocol.READY, protocol.ACK, protocol.VISIBILITY, protocol.CONTROL, protocol.KEY,
-             protocol.REPLAY, protocol.STATE, protocol.JOB_STOP)
+             protocol.REPLAY, protocol.STEPS, protocol.STATE, protocol.JOB_STOP)
     for kind in kinds:  # each message is built or read in protocol.js
         assert f'type: "{kind}"' in messages or f'msg.type === "{kind}"' in messages, kind
     header = protocol.frame_header(3, "png", 10, 20, {"step": 1}, dropped=2)

@@ -13,6 +13,7 @@ from waiting import wait_until
 
 import gymview
 from gymview.image.frames import downsample
+from gymview._internal import frontend
 from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE_BATCH_SECONDS
 from gymview.live.streamer import FrameStreamer
@@ -213,3 +214,17 @@ def test_a_page_view_refuses_pixels_of_any_kind_with_its_own_error(tmp_path):
     view.close()
     with pytest.raises(ValueError, match="record=..., draw='page'.: the view shows the frames being recorded"):
         gymview.watch(cartpole(), draw="page", record=tmp_path, display=False)
+
+
+def test_a_page_that_asks_for_the_mujoco_module_is_sent_it_and_nothing_else_is():
+    view = ShownView()
+    for content in ({"type": "module", "name": 3}, {"type": "module", "name": "unknown"}, {"type": "module"}):
+        browser_says(view, content)
+    view.flush()
+    assert view.sent == [] and view.stats["modules_sent"] == 0
+    browser_says(view, {"type": "module", "name": "mujoco"})
+    wait_until(lambda: view.sent, "the module went out")
+    (header, buffers), = view.sent
+    assert header == {"type": "module", "name": "mujoco"} and buffers[0].decode() == frontend.SCENE3D_ESM
+    assert view.stats["modules_sent"] == 1
+    view.close()

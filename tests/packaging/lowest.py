@@ -22,9 +22,11 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[2]
 # The unit tests: what needs no optional dependency (torch, ALE, MuJoCo, neat-python, SB3, JupyterLab),
 # no kernel and no browser.
-UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/renderers/test_renderers.py", "tests/test_watched.py", "tests/test_jobs.py",
-              "tests/test_playback.py", "tests/_internal", "tests/test_cli.py",
-              "tests/test_layout.py", "gymview/image", "gymview/live", "gymview/video",
+UNIT_TESTS = ["tests/image", "tests/live", "tests/video", "tests/episodes", "tests/renderers/test_renderers.py",
+              "tests/test_watched.py", "tests/test_jobs.py", "tests/test_playback.py", "tests/_internal", "tests/test_cli.py",
+              "tests/test_layout.py", "tests/remote/test_wire.py", "tests/remote/test_tokens.py",
+              "tests/remote/test_hub.py", "tests/remote/test_relay.py", "gymview/remote",
+              "gymview/image", "gymview/live", "gymview/video", "gymview/episodes",
               "gymview/renderers/classic_control.py", "gymview/_internal"]
 
 

@@ -24,13 +24,14 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONTEND = ("gymview/static/widget.js", "gymview/static/job_status.js", "gymview/static/scene3d.js", "gymview/static/widget.css")
+FRONTEND = ("gymview/static/widget.js", "gymview/static/job_status.js", "gymview/static/episodes.js",
+            "gymview/static/scene3d.js", "gymview/static/widget.css")
 
 IMPORTED = """
 import json, sys
 from pathlib import Path
 import gymview
-from gymview.live import frontend
+from gymview._internal import frontend
 package = Path(gymview.__file__).parent
 print(json.dumps({"package": str(package), "prefix": sys.prefix,
                   "esm_is_the_packaged_file": frontend.FILES["widget.js"] == package / "static" / "widget.js"

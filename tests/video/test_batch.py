@@ -79,7 +79,8 @@ def test_keep_chooses_the_videos(tmp_path: Path) -> None:
                           keep=keep)  # fmt: skip
     assert [row["file"] is not None for row in result.table] == [True, False] * 3
     assert [row["frames"] for row in result.table] == [11, 0] * 3
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["episode-0000.mp4", "episode-0002.mp4", "episode-0004.mp4"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        name for number in (0, 2, 4) for name in (f"episode-000{number}.mp4", f"episode-000{number}.steps.csv")]
 
 
 def test_mosaic_tiles_episodes_with_labels(tmp_path: Path) -> None:
@@ -100,7 +101,7 @@ def test_concat_joins_episodes_without_leftovers(tmp_path: Path) -> None:
     assert [path.name for path in result.files] == ["episodes.mp4"]
     assert frame_count(result.files[0]) == sum(row["frames"] for row in result.table)
     assert {row["file"] for row in result.table} == {str(result.files[0])}
-    assert [p.name for p in tmp_path.iterdir()] == ["episodes.mp4"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["episodes.mp4", "episodes.steps.csv"]
 
 
 def test_concat_that_cannot_be_joined_keeps_every_part_and_says_so(tmp_path: Path) -> None:
@@ -118,7 +119,8 @@ def test_concat_works_in_a_folder_whose_path_has_quotes(tmp_path: Path) -> None:
     result = record_batch("CartPole-v1", balance, episodes=3, out=out, layout="concat", max_steps=4,
                           workers=1, progress=False)  # fmt: skip
     assert result.failed == [] and result.files == [out / "episodes.mp4"]
-    assert frame_count(result.files[0]) == 15 and sorted(p.name for p in out.iterdir()) == ["episodes.mp4"]
+    assert frame_count(result.files[0]) == 15
+    assert sorted(p.name for p in out.iterdir()) == ["episodes.mp4", "episodes.steps.csv"]
 
 
 def renders_as(kind: str):

@@ -1,14 +1,9 @@
 """Crash safety: a recording cut short by SIGKILL of its process still plays to its last fragment."""
 
-import os
-import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
-from video_checks import decode, pattern, psnr, top_level_boxes
+from video_checks import decode, kill_once_on_disk, pattern, psnr, top_level_boxes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,28 +26,6 @@ observation, _ = env.reset(seed=0)
 while True:
     observation, *_ = env.step(2 if observation[1] >= 0 else 0)
 """
-
-
-def frames_decodable(path):
-    try:
-        return decode(path).shape[0]
-    except (RuntimeError, StopIteration, OSError):
-        return 0
-
-
-def kill_once_on_disk(source: str, path: Path, frames: int) -> None:
-    """Run ``source`` in a child Python; SIGKILL it once ``frames`` frames of ``path`` decode."""
-    child = subprocess.Popen([sys.executable, "-c", source], cwd=ROOT)
-    try:
-        for _ in range(1200):  # a guard, not a timing: at most a minute
-            if path.exists() and frames_decodable(path) >= frames:
-                break
-            threading.Event().wait(0.05)
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.kill()
-        child.wait()
-    assert child.returncode == -signal.SIGKILL
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""The front-end: js/ bundled by esbuild (js/package.json's `build`), read by gymview.live.frontend, shipped in the wheel."""
+"""The front-end: js/ bundled by esbuild (js/package.json's `build`), read by gymview._internal.frontend, shipped in the wheel."""
 
 import json
 import os
@@ -11,7 +11,7 @@ import tomllib
 
 import pytest
 
-from gymview.live import frontend
+from gymview._internal import frontend
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 JS = ROOT / "js"
@@ -28,7 +28,7 @@ def declared(bundle: str) -> set[str]:
 
 
 def test_the_build_bundles_each_widget_entry_and_three_js_apart():
-    assert ENTRIES == ["widget.js", "job_status.js", "scene3d.js"]
+    assert ENTRIES == ["widget.js", "job_status.js", "episodes.js", "scene3d.js"]
     for command in BUILD.split("&&"):
         assert "--bundle" in command and "--format=esm" in command and "--outdir=dist" in command
     assert "WebGLRenderer" not in frontend.ESM  # three.js goes only to views of MuJoCo scenes
@@ -36,19 +36,24 @@ def test_the_build_bundles_each_widget_entry_and_three_js_apart():
 
 
 def test_every_module_is_in_its_widgets_bundle():
-    bundles = {"widget.js": frontend.ESM, "job_status.js": frontend.JOB_STATUS_ESM}
-    job_status = {"job_status.js", "protocol.js"}  # the job's status line needs nothing else
-    for module in [module for module in MODULES if module != "scene3d.js"]:  # its own bundle, minified
+    bundles = {"widget.js": frontend.ESM, "job_status.js": frontend.JOB_STATUS_ESM, "episodes.js": frontend.EPISODES_ESM}
+    others = {
+        "job_status.js": {"job_status.js", "protocol.js"},  # the job's status line needs nothing else
+        "episodes.js": {"episodes.js", "episode.js", "episode_list.js", "charts.js"},  # the player and its table
+    }
+    for module in [module for module in MODULES if not module.startswith("scene3d")]:  # their own bundle, minified
         text = (JS / module).read_text()
         exported = set(EXPORT.findall(text)) | ({f"{module[:-3]}_default"} if "export default" in text else set())
         for entry, bundle in bundles.items():
-            wanted = module != "job_status.js" if entry == "widget.js" else module in job_status
+            own = {"job_status.js", "episodes.js", "episode.js", "episode_list.js"}  # charts.js: in both
+            wanted = module not in own if entry == "widget.js" else module in others[entry]
             if wanted:
                 assert exported & declared(bundle), f"the bundle of js/{entry} lacks js/{module} ({sorted(exported)})"
     assert "jobLine" not in declared(frontend.ESM)  # each widget loads only its own code
+    assert "renderPlayer" not in declared(frontend.ESM) and "FrameStream" not in declared(frontend.EPISODES_ESM)
     for bundle in bundles.values():
         assert re.search(r"^export \{\n  \w+ as default", bundle, re.M)  # what anywidget imports
-        assert not re.search(r"^\s*import\b", bundle, re.M)  # a Blob URL resolves no import
+        assert not re.search(r"^\s*import\s*[\w{*\"']", bundle, re.M)  # a Blob URL resolves no static import
 
 
 def test_the_bundles_parse(tmp_path):
@@ -85,7 +90,7 @@ def test_the_wheel_ships_the_bundles_and_the_css():
 def test_a_wheels_package_reads_its_static_folder(tmp_path):
     static = tmp_path / "gymview" / "static"
     static.mkdir(parents=True)
-    names = ("widget.js", "job_status.js", "scene3d.js", "widget.css")
+    names = ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "widget.css")
     for name in names:
         (static / name).write_text(name)
     assert frontend.locate(tmp_path / "gymview") == {name: static / name for name in names}
@@ -96,7 +101,7 @@ def test_a_checkout_without_the_bundles_says_how_to_build_them_and_import_gymvie
     (tmp_path / "js").mkdir()
     shutil.copy(JS / "widget.css", tmp_path / "js")
     environment = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    light = subprocess.run([sys.executable, "-c", "import sys, gymview; print(gymview.__file__, 'gymview.live.frontend' in sys.modules)"],
+    light = subprocess.run([sys.executable, "-c", "import sys, gymview; print(gymview.__file__, 'gymview._internal.frontend' in sys.modules)"],
                            capture_output=True, text=True, env=environment, cwd=tmp_path)
     assert light.returncode == 0, light.stderr
     assert light.stdout.split() == [str(tmp_path / "gymview" / "__init__.py"), "False"]
@@ -104,5 +109,5 @@ def test_a_checkout_without_the_bundles_says_how_to_build_them_and_import_gymvie
                             capture_output=True, text=True, env=environment, cwd=tmp_path)
     assert widget.returncode != 0
     last = widget.stderr.strip().splitlines()[-1]
-    assert last.startswith("gymview.live.frontend.FrontendNotBuilt: gymview's front-end is not built"), last
+    assert last.startswith("gymview._internal.frontend.FrontendNotBuilt: gymview's front-end is not built"), last
     assert f"{tmp_path / 'js' / 'dist' / 'widget.js'} is missing" in last and "./dev.sh build" in last

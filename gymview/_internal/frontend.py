@@ -7,13 +7,15 @@ and ``js/``, after ``./dev.sh build``.
 
 >>> "FrameStream" in ESM and "jobLine" in JOB_STATUS_ESM and ".gymview-job" in CSS and "drawMujoco" in SCENE3D_ESM
 True
+>>> "renderPlayer" in EPISODES_ESM
+True
 """
 
 from __future__ import annotations
 
 import pathlib
 
-__all__ = ["CSS", "ESM", "FILES", "JOB_STATUS_ESM", "SCENE3D_ESM", "FrontendNotBuilt", "locate"]
+__all__ = ["CSS", "EPISODES_ESM", "ESM", "FILES", "JOB_STATUS_ESM", "SCENE3D_ESM", "FrontendNotBuilt", "locate"]
 
 BUILD = "./dev.sh build (or: npm --prefix js ci && npm --prefix js run build)"
 
@@ -34,15 +36,18 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
     >>> locate(checkout / "gymview")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    gymview.live.frontend.FrontendNotBuilt: gymview's front-end is not built (.../js/dist/widget.js is missing): ...
+    gymview._internal.frontend.FrontendNotBuilt: gymview's front-end is not built (.../widget.js is missing): ...
     """
     static = package / "static"
     if (static / "widget.js").is_file():
-        return {name: static / name for name in ("widget.js", "job_status.js", "scene3d.js", "widget.css")}
+        return {
+            name: static / name for name in ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "widget.css")
+        }
     js = package.parent / "js"
     files = {
         "widget.js": js / "dist" / "widget.js",
         "job_status.js": js / "dist" / "job_status.js",
+        "episodes.js": js / "dist" / "episodes.js",  # the episode player and the table of episodes
         "scene3d.js": js / "dist" / "scene3d.js",  # three.js: sent only to views of MuJoCo scenes
         "widget.css": js / "widget.css",
     }
@@ -55,6 +60,7 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
 
 
 FILES = locate(pathlib.Path(__file__).parents[1])
-ESM, JOB_STATUS_ESM, SCENE3D_ESM, CSS = (
-    FILES[name].read_text(encoding="utf-8") for name in ("widget.js", "job_status.js", "scene3d.js", "widget.css")
+ESM, JOB_STATUS_ESM, EPISODES_ESM, SCENE3D_ESM, CSS = (
+    FILES[name].read_text(encoding="utf-8")
+    for name in ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "widget.css")
 )

@@ -1,0 +1,79 @@
+"""RecentSteps: a watched loop's latest steps, kept raw and numbered, for the live view's replay: when
+it is paused, the page charts the steps its kept frames span, the cursor at the frame replayed.
+
+>>> from gymview.episodes.rows import StepTracker
+>>> tracker = StepTracker()
+>>> recent = RecentSteps(tracker, limit=100)
+>>> tracker.reset()
+>>> for _ in range(5):
+...     tracker.step(1, 1.0, False, False, {})
+>>> recent.last
+5
+>>> window = recent.window(first=2, max_rows=100)
+>>> window["first"], window["stride"], window["columns"]["return"]
+(2, 1, [2.0, 3.0, 4.0, 5.0])
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from gymview.episodes.rows import RawStep, StepTracker, jsonable, row_of
+
+__all__ = ["MAX_CHART_ROWS", "RECENT_STEPS", "RecentSteps"]
+
+#: steps kept by default: at 10,000 steps a second, the last second; at 50 (a view's pace), minutes
+RECENT_STEPS = 20_000
+#: rows sent to the page for its charts at most: beyond, every k-th
+MAX_CHART_ROWS = 2_000
+
+
+class RecentSteps:
+    """The last ``limit`` steps ``tracker`` records (raw, a reset's row 0 included), each with a number
+    counted from 0: a frame sent to the view carries its step's number (``row``).
+
+    Keeping one is a ``deque.append`` the tracker calls; rows are made only when the page asks (a pause).
+    """
+
+    def __init__(self, tracker: StepTracker, limit: int = RECENT_STEPS) -> None:
+        self._raw: collections.deque[RawStep] = collections.deque(maxlen=limit)
+        self._tracker = tracker
+        tracker.keep = self._raw.append
+
+    @property
+    def last(self) -> int:
+        """The number of the step kept last (-1 before the first)."""
+        return self._tracker.count - 1
+
+    def _kept(self) -> tuple[int, list[RawStep]]:
+        """(number of the oldest kept, the kept ones): one copy, taken at once."""
+        raws = list(self._raw)
+        return self.last - len(raws) + 1, raws
+
+    def rows(self, numbers: Iterable[int | None]) -> list[dict[str, float | int] | None]:
+        """The rows of the steps ``numbers`` (None for one no longer kept, or no number)."""
+        oldest, raws = self._kept()
+        return [
+            None if number is None or not 0 <= number - oldest < len(raws) else _json_row(raws[number - oldest])
+            for number in numbers
+        ]
+
+    def window(self, first: int, max_rows: int = MAX_CHART_ROWS) -> dict[str, Any]:
+        """The kept steps from number ``first`` (or the oldest kept) to the latest, as columns for
+        charts: ``{"first": number, "stride": k, "columns": {name: values}}``, every k-th step when
+        there are more than ``max_rows``; a missing value is None (JSON has no NaN)."""
+        oldest, raws = self._kept()
+        start = max(first, oldest)
+        chosen = raws[start - oldest :]
+        stride = max(1, math.ceil(len(chosen) / max_rows))
+        rows = [_json_row(raw) for raw in chosen[::stride]]
+        names = dict.fromkeys(name for row in rows for name in row)
+        return {"first": start, "stride": stride,
+                "columns": {name: [row.get(name) for row in rows] for name in names}}  # fmt: skip
+
+
+def _json_row(raw: RawStep) -> dict[str, Any]:
+    return {name: jsonable(value) for name, value in row_of(raw).items()}

@@ -1,0 +1,137 @@
+// How MuJoCo's materials, lights and sky look in three.js (js/scene3d.js builds scenes with these).
+//
+// MuJoCo draws without colour management (its colours are the pixels' values) and with OpenGL's
+// fixed-function lights; three.js's Phong lights divide the diffuse term by pi, hence light colours times pi.
+import * as THREE from "three";
+
+const SKY_SEGMENTS = 16;
+
+/** How much of a light's colour shows as specular highlight: MuJoCo's specular over its diffuse, with
+ * three.js's Blinn-Phong normalisation, (shininess / 2 + 1) / 4, taken out. */
+function specularScale(scene, shininess) {
+  const lights = scene.lights;
+  const sum = (key) => lights.reduce((total, light) => total + light[key][0], 0);
+  const ratio = sum("diffuse") > 0 ? sum("specular") / sum("diffuse") : 0;
+  return (ratio * 4) / (shininess / 2 + 1);
+}
+
+/** The Phong material nearest to MuJoCo's fixed-function one for `geom`; `matte`: Lambert, no highlights. */
+export function materialOf(geom, scene, textures, matte = false) {
+  const [r, g, b, alpha] = geom.rgba;
+  const common = {
+    color: new THREE.Color(r, g, b),
+    emissive: new THREE.Color(r * geom.emission, g * geom.emission, b * geom.emission),
+    transparent: alpha < 0.995,
+    opacity: alpha,
+  };
+  const shininess = geom.shininess * 128;
+  const specular = geom.specular * specularScale(scene, shininess);
+  const material = matte
+    ? new THREE.MeshLambertMaterial(common)
+    : new THREE.MeshPhongMaterial({ ...common, specular: new THREE.Color(specular, specular, specular), shininess });
+  const texture = geom.texture >= 0 ? textures?.[geom.texture] : null;
+  if (texture?.isCubeTexture) cubeTextured(material, texture, geom);
+  else if (texture) material.map = texture;
+  return material;
+}
+
+/** MuJoCo maps a cube texture on a geom by the direction of each point from the geom's centre (object
+ * coordinates, in metres when the material's texture is uniform, else in the geom's unit shape). */
+function cubeTextured(material, texture, geom) {
+  const scale = geom.texuniform ? [1, 1, 1] : geom.size.map((s) => 1 / (s || 1));
+  material.onBeforeCompile = (shader) => {
+    shader.uniforms.cubeTexture = { value: texture };
+    shader.uniforms.cubeScale = { value: new THREE.Vector3(...scale) };
+    shader.vertexShader = shader.vertexShader
+      .replace("#include <common>", "#include <common>\nuniform vec3 cubeScale;\nvarying vec3 vCubeDirection;")
+      .replace("#include <begin_vertex>", "#include <begin_vertex>\nvCubeDirection = position * cubeScale;");
+    shader.fragmentShader = shader.fragmentShader
+      .replace("#include <common>", "#include <common>\nuniform samplerCube cubeTexture;\nvarying vec3 vCubeDirection;")
+      .replace("#include <map_fragment>", "diffuseColor.rgb *= textureCube(cubeTexture, vCubeDirection).rgb;");
+  };
+  material.customProgramCacheKey = () => "gymview-cube-texture";
+}
+
+/** The sky: MuJoCo's skybox texture on a sphere around the eye, looked up at (x, z, -y) (its z is up). */
+export function skyOf(scene, textures) {
+  const texture = textures?.find((t) => t?.isCubeTexture && scene.textures[textures.indexOf(t)].type === "skybox");
+  if (!scene.skybox || !texture) return null;
+  const material = new THREE.ShaderMaterial({
+    uniforms: { sky: { value: texture } },
+    vertexShader: "varying vec3 vDirection; void main() { vDirection = position; gl_Position = projectionMatrix * modelViewMatrix * vec4(position, 1.0); }",
+    fragmentShader: "uniform samplerCube sky; varying vec3 vDirection; void main() { gl_FragColor = textureCube(sky, vec3(vDirection.x, vDirection.z, -vDirection.y)); }",
+    side: THREE.BackSide,
+    depthWrite: false,
+  });
+  const sky = new THREE.Mesh(new THREE.SphereGeometry(0.7 * scene.camera.zfar, SKY_SEGMENTS, SKY_SEGMENTS / 2), material);
+  sky.renderOrder = -1;
+  return sky;
+}
+
+export const colour = ([r, g, b], scale = Math.PI) => new THREE.Color(r * scale, g * scale, b * scale);
+
+/** A light of the scene, on `parent` (the camera for the headlight, a body, or the world). */
+export function lightOf(light, scene, parent, shadows) {
+  const made = light.type === "spot" ? spotLight(light) : new THREE.DirectionalLight(colour(light.diffuse));
+  parent.add(made, made.target);
+  if (light.headlight) {
+    made.position.set(0, 0, 0); // three.js puts a directional light at (0, 1, 0) unless told
+    made.target.position.set(0, 0, -1);
+    return made;
+  }
+  made.position.set(...light.pos);
+  made.target.position.set(light.pos[0] + light.dir[0], light.pos[1] + light.dir[1], light.pos[2] + light.dir[2]);
+  if (light.castshadow && shadows) shadowOf(made, scene);
+  return made;
+}
+
+function spotLight(light) {
+  const [constant, linear, quadratic] = light.attenuation;
+  const decay = quadratic > 0 ? 2 : linear > 0 ? 1 : 0;
+  const made = new THREE.SpotLight(colour(light.diffuse, Math.PI / Math.max(constant, 1e-6)), 0, (light.cutoff * Math.PI) / 180, 0, decay);
+  made.penumbra = Math.min(1, light.exponent / 128);
+  return made;
+}
+
+function shadowOf(light, scene) {
+  light.castShadow = true;
+  const camera = light.shadow.camera;
+  if (camera.isOrthographicCamera) {
+    camera.left = camera.bottom = -scene.shadow_clip;
+    camera.right = camera.top = scene.shadow_clip;
+  }
+  camera.near = scene.camera.znear;
+  camera.far = scene.camera.zfar;
+  light.shadow.mapSize.set(scene.shadow_size, scene.shadow_size);
+  light.shadow.bias = -0.0005;
+}
+
+/** Matte, lit by directional lights fixed in the world or to the camera, a plane in the world has one colour
+ * (n.l is the same all over it): drawn unlit in that colour (lightFlats), a sixth of a frame's cost less. */
+export function drawnFlat(geom, scene, textures, software) {
+  if (!software || geom.type !== "plane" || geom.body >= 0 || geom.emission || textures?.[geom.texture]?.isCubeTexture) return false;
+  return scene.lights.every((light) => light.type === "directional" && (light.headlight || light.body < 0));
+}
+
+export function unlit(material) {
+  const { map, transparent, opacity } = material;
+  material.dispose();
+  return new THREE.MeshBasicMaterial({ map, transparent, opacity });
+}
+
+const forward = new THREE.Vector3();
+
+/** The colour of each unlit plane under the scene's lights, seen from the camera where it is now (its
+ * headlight turns with it): Lambert's, ambient plus each light's diffuse times n.l. */
+export function lightFlats(made) {
+  made.camera.getWorldDirection(forward);
+  for (const { material, base, normal } of made.flats) {
+    const sum = [0, 0, 0];
+    for (const light of made.lights) {
+      const [x, y, z] = light.headlight ? forward.toArray() : light.dir;
+      const facing = Math.max(0, -(normal.x * x + normal.y * y + normal.z * z) / Math.hypot(x, y, z));
+      for (let i = 0; i < 3; i += 1) sum[i] += light.ambient[i] + light.diffuse[i] * facing;
+    }
+    material.color.setRGB(base.r * sum[0], base.g * sum[1], base.b * sum[2]);
+  }
+}
