@@ -85,10 +85,11 @@ class DrawnFrames:
         self._own = _picture_of(self._out, even_width, even_height)
         self._windows = Windows()
         self._background: Picture | None = None  # the background in I420, made when first needed
-        self._kept: dict[bytes, Window] = {}  # converted boxes by BatchRenderer.frame_keys
+        self._kept: dict[bytes, _Kept] = {}  # converted boxes by BatchRenderer.frame_keys
         self._kept_bytes, self._most_kept_bytes = 0, kept_bytes
         self._filled: np.ndarray | None = None  # the Y plane of the picture filled last
         self._last_box: Box = (0, 0, 0, 0)  # where its frame may differ from the background
+        self._behind: _Cut | None = None  # the background there, when that frame was a kept one
         self._lock = threading.Lock()
 
     def planes(self, states: np.ndarray) -> Iterator[np.ndarray]:
@@ -129,6 +130,7 @@ class DrawnFrames:
         if picture[0] is not self._filled:  # the first frame whole: nothing is known of what it holds
             rgb_to_i420(self._canvas[0], *picture, self._windows.scratch)
             self._filled, self._last_box, first = picture[0], boxes[0], 1
+            self._behind = None
             yield
         frames, changed = [], []
         before = self._last_box
@@ -144,7 +146,7 @@ class DrawnFrames:
             while number < len(frames) and frames[number] == index:
                 windows.put(number, picture)
                 number += 1
-            self._last_box = boxes[index]
+            self._last_box, self._behind = boxes[index], None
             yield
 
     def _fill_kept(self, states: np.ndarray, keys: list[bytes], picture: Picture) -> Iterator[None]:
@@ -157,27 +159,29 @@ class DrawnFrames:
             self._keep(states[list(missing.values())], list(missing))
         background = self._background_planes()
         for key in keys:
-            window = self._kept[key]
+            kept = self._kept[key]
             if picture[0] is not self._filled:
                 for plane, whole in zip(picture, background):
                     plane[...] = whole
                 self._filled = picture[0]
             else:  # the background back where the frame before may differ from it
-                _paste(picture, *_cut(background, self._last_box))
-            window.put(picture)
-            self._last_box = window.box
+                _paste(picture, *(self._behind or _cut(background, self._last_box)))
+            _paste(picture, *kept.window)
+            self._last_box, self._behind = kept.window.box, kept.behind
             yield
         while self._kept_bytes > self._most_kept_bytes:  # the oldest first
             oldest = next(iter(self._kept))
-            self._kept_bytes -= self._kept.pop(oldest).nbytes
+            self._kept_bytes -= self._kept.pop(oldest).window.nbytes
 
     def _keep(self, states: np.ndarray, keys: list[bytes]) -> None:
         """Draw and convert ``states`` (at most a chunk), keeping each frame's box by its key."""
         boxes = [box if _area(box) else (0, 2, 0, 2) for box in self._draw(states)]  # nothing drawn: any box
         windows = self._windows
         windows.convert(list(self._canvas[: len(states)]), boxes, self.even_size)
+        background = self._background_planes()
         for number, key in enumerate(keys):
-            window = self._kept[key] = windows.window(number)
+            window = windows.window(number)
+            self._kept[key] = _Kept(window, _cut(background, window.box))
             self._kept_bytes += window.nbytes
 
     def _background_planes(self) -> Picture:
@@ -268,6 +272,16 @@ class Windows:
         return Window(*self._origins[number], y[number].copy(), u[number].copy(), v[number].copy())
 
 
+_Cut = tuple[int, int, np.ndarray, np.ndarray, np.ndarray]  # top, left and the Y, U and V planes of a box
+
+
+class _Kept(NamedTuple):
+    """A frame's converted box kept for reuse, and the background's there (to put back after it)."""
+
+    window: Window
+    behind: _Cut
+
+
 class Window(NamedTuple):
     """A box of a frame in I420: where it goes in a picture, and its planes."""
 
@@ -286,9 +300,6 @@ class Window(NamedTuple):
         """Its planes, and about what a kept one costs besides (its key, the tuple, the arrays' own)."""
         return self.y.nbytes + self.u.nbytes + self.v.nbytes + 512
 
-    def put(self, picture: Picture) -> None:
-        _paste(picture, self.top, self.left, self.y, self.u, self.v)
-
 
 def _picture_of(flat: np.ndarray, width: int, height: int) -> Picture:
     """The Y, U and V planes of I420 bytes laid out one after another in ``flat``."""
@@ -300,7 +311,7 @@ def _picture_of(flat: np.ndarray, width: int, height: int) -> Picture:
     )
 
 
-def _cut(picture: Picture, box: Box) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
+def _cut(picture: Picture, box: Box) -> _Cut:
     """``box`` of ``picture``, grown to even edges: top, left and the three planes' parts."""
     top, bottom, left, right = box
     top, bottom, left, right = top & ~1, bottom + bottom % 2, left & ~1, right + right % 2
