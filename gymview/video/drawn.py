@@ -105,23 +105,20 @@ class DrawnFrames:
         as this left it between calls; a picture other than the one filled last gets a whole frame
         first.
         """
-        chunk = len(self._canvas)
         with self._lock:
+            keys = self.renderer.frame_keys(states) if self._most_kept_bytes else None
+            if keys is not None:
+                yield from self._fill_kept(states, keys, picture)
+                return
+            chunk = len(self._canvas)
             for start in range(0, len(states), chunk):
-                part = states[start : start + chunk]
-                keys = self.renderer.frame_keys(part) if self._most_kept_bytes else None
-                if keys is None:
-                    yield from self._fill_drawn(part, picture)
-                else:
-                    yield from self._fill_kept(part, keys, picture)
+                yield from self._fill_drawn(states[start : start + chunk], picture)
 
     def _draw(self, states: np.ndarray) -> list[Box]:
-        """Draw ``states`` (at most a chunk) into the canvas; where each was drawn."""
-        count = len(states)
-        if count < len(self._canvas):  # the last state again: the whole buffer, so only what moved is repainted
-            states = np.concatenate([states, np.repeat(states[-1:], len(self._canvas) - count, axis=0)])
-        self.renderer.render(states, out=self._drawn)
-        return drawn_boxes(self.renderer, count)
+        """Draw ``states`` (at most a chunk) into the canvas; where each was drawn. The renderer
+        repaints only what moved in the first frames of the array it drew into before."""
+        self.renderer.render(states, out=self._drawn[: len(states)])
+        return drawn_boxes(self.renderer, len(states))
 
     def _fill_drawn(self, states: np.ndarray, picture: Picture) -> Iterator[None]:
         """Frames drawn and converted where each or the frame before it was drawn."""
@@ -150,13 +147,15 @@ class DrawnFrames:
             yield
 
     def _fill_kept(self, states: np.ndarray, keys: list[bytes], picture: Picture) -> Iterator[None]:
-        """Frames from their kept converted boxes, those not kept yet drawn and kept first."""
+        """Frames from their kept converted boxes, those not kept yet drawn and kept first, a
+        chunk of them per call."""
         missing: dict[bytes, int] = {}  # keys not kept yet, and a state of each
         for index, key in enumerate(keys):
             if key not in self._kept and key not in missing:
                 missing[key] = index
-        if missing:
-            self._keep(states[list(missing.values())], list(missing))
+        missing_keys, indexes, chunk = list(missing), list(missing.values()), len(self._canvas)
+        for start in range(0, len(missing_keys), chunk):
+            self._keep(states[indexes[start : start + chunk]], missing_keys[start : start + chunk])
         background = self._background_planes()
         for key in keys:
             kept = self._kept[key]
