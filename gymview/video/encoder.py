@@ -235,6 +235,8 @@ class VideoEncoder:
             for packet in packets:  # the codec counts on across files: this file's time starts at 0
                 packet.pts -= self._first_pts
                 packet.dts -= self._first_pts
+                if not packet.duration:  # a frame's length: without it PyAV 18.0 leaves the last frame out of an MP4
+                    packet.duration = 1
                 packet.stream = self._stream
                 container.mux_one(packet)
         except self._av.error.FFmpegError as error:

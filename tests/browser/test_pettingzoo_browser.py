@@ -40,7 +40,7 @@ def test_a_person_plays_one_agent_of_a_turn_based_game_with_keys(tmp_path):
         page.wait_for_function("() => document.querySelectorAll('.gymview.gymview-keyboard').length === 1",
                                timeout=60_000)
         wait_for_status(page, "step 0 ", "player_0 to move", "returns player_0 0.0, player_1 0.0")
-        page.locator(".gymview.gymview-keyboard canvas").click()
+        page.locator(".gymview.gymview-keyboard canvas.gymview-canvas").click()
         for turn in range(3):  # the policy answers each of the person's moves in column 0 with one in column 1
             page.keyboard.press("1")
             wait_for_status(page, f"step {2 * turn + 2} ", "player_0 to move")

@@ -71,7 +71,9 @@ try:
             continue
         kind, content = msg["header"]["msg_type"], msg["content"]
         if kind == "comm_msg" and content["data"].get("content", {}).get("type") == "frame":
-            frames.append(sum(len(buffer) for buffer in msg["buffers"]))
+            # a message of scene frames holds several, listed in "frames"
+            count = len(content["data"]["content"].get("frames", [None]))
+            frames.append([count, sum(len(buffer) for buffer in msg["buffers"])])
         elif kind == "stream":
             stdout += content["text"]
         elif kind == "error":
@@ -140,8 +142,11 @@ def check_record(python: Path, environment: dict, cwd: Path) -> None:
 
 def check_kernel(python: Path, environment: dict, cwd: Path) -> None:
     found = json.loads(run([str(python), "-c", KERNEL], env=environment, cwd=cwd, timeout=600).stdout.strip().splitlines()[-1])
-    if found["error"] or len(found["frame_bytes"]) < 3 or not all(found["frame_bytes"]):
-        raise SmokeFailure(f"watch() in a kernel sent {found['frame_bytes']} (frame bytes); {found['stdout']!r} {found['error']}")
+    messages = found["frame_bytes"]  # [frames in the message, its bytes] for each frame message
+    counted = sum(count for count, _ in messages)
+    if found["error"] or counted < 3 or not all(size for _, size in messages):
+        raise SmokeFailure(f"watch() in a kernel sent {messages} ([frames, bytes] per message); "
+                           f"{found['stdout']!r} {found['error']}")
 
 
 def main() -> int:

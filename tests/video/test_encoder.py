@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -34,6 +35,9 @@ def test_files_one_after_another_each_play_alone_from_a_key_frame(tmp_path: Path
         assert encoder.finish() == length
         frames = decoded(tmp_path / name)
         assert len(frames) == length, name
+        with av.open(str(tmp_path / name)) as container:  # the last frame lasts a frame, as every other
+            stream = container.streams.video[0]
+            assert stream.duration * stream.time_base == Fraction(length, 30), name
         assert frames[0].key_frame and frames[0].pts == 0, name
         for index, frame in zip(range(start, start + length), frames):
             assert psnr(frame.to_ndarray(format="rgb24"), pattern(index)) > 30, (name, index)
