@@ -59,6 +59,7 @@ class PeakMemory:
 
     def __init__(self) -> None:
         self.peak = 0
+        self.cpu = 0.0  # the sampler thread's own CPU time, left out of "this process"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -72,6 +73,7 @@ class PeakMemory:
                 except psutil.Error:
                     pass
             self.peak = max(self.peak, total)
+            self.cpu = time.thread_time()
             self._stop.wait(0.05)
 
     def __enter__(self) -> PeakMemory:
@@ -158,8 +160,9 @@ def measure(name: str, function, results: dict) -> None:  # noqa: ANN001
         start, cpu, own = time.perf_counter(), cpu_seconds(), time.process_time()
         frames = function()
         seconds, cpu, own = time.perf_counter() - start, cpu_seconds() - cpu, time.process_time() - own
+    own -= memory.cpu
     results[name] = (seconds, frames, memory.peak, cpu)
-    # "this process": the caller's share (for concat, the joining; it includes the memory sampler's thread)
+    # "this process": the caller's share (for concat, the joining), the memory sampler's thread left out
     print(f"  {name:34s} {seconds:8.1f} s {frames:8d} frames {frames / seconds:8.0f} frames/s {memory.peak / 2**20:8.0f} MiB"
           f" {cpu / frames * 1e3:7.3f} CPU ms/frame ({own / frames * 1e3:.4f} this process)"
           f"  (load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
