@@ -39,7 +39,7 @@ from typing import Any
 
 from gymview.episodes.rows import RawStep, columns_of, row_of
 
-__all__ = ["STEPS_SUFFIX", "StepTable", "join_tables", "read_steps", "steps_path", "video_frame_count"]
+__all__ = ["STEPS_SUFFIX", "StepTable", "TableJoiner", "read_steps", "steps_path", "video_frame_count"]
 
 STEPS_SUFFIX = ".steps.csv"
 #: new columns past this many are left out (with one note in the table's ``dropped_columns``)
@@ -234,16 +234,65 @@ def read_steps(video: str | os.PathLike[str]) -> list[dict[str, float | int]]:
     return rows
 
 
-def join_tables(videos: list[str | os.PathLike[str]], target: str | os.PathLike[str]) -> None:
-    """The step table of ``target``, a video of ``videos`` joined one after another: their rows in
-    order, ``frame`` counted through (a video without a table leaves the target without one)."""
-    tables = [steps_path(video) for video in videos]
-    if not all(table.is_file() for table in tables):
-        return
-    rows = [row for table in tables for row in _read_rows(table)]
-    for frame, row in enumerate(rows):
-        row["frame"] = frame
-    _write_whole(steps_path(target), columns_of(rows), rows)
+class TableJoiner:
+    """The step table of ``target``, a video joined from others one after another: each video's
+    rows appended as it is joined (:meth:`add`), ``frame`` counted through. A video without a table
+    leaves the target without one.
+
+    Args:
+        target: The joined video (its table goes beside it, replaced).
+
+    Examples:
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> for name, reward in (("a.mp4", 1.0), ("b.mp4", 2.0)):
+        ...     table = StepTable(os.path.join(folder, name))
+        ...     table.add([0, 0, 0.0, 0.0, False, False, None, {}, None])
+        ...     table.add([0, 1, reward, reward, True, False, 1, {}, None])
+        ...     table.close()
+        >>> joined = TableJoiner(os.path.join(folder, "ab.mp4"))
+        >>> joined.add(os.path.join(folder, "a.mp4")); joined.add(os.path.join(folder, "b.mp4"))
+        >>> [(row["frame"], row["reward"]) for row in read_steps(os.path.join(folder, "ab.mp4"))]
+        [(0, 0.0), (1, 1.0), (2, 0.0), (3, 2.0)]
+    """
+
+    def __init__(self, target: str | os.PathLike[str]) -> None:
+        self.path = steps_path(target)
+        self.frames = 0  # rows written
+        self._columns: list[str] | None = None
+        self._complete = True  # every video so far had a table
+
+    def add(self, video: str | os.PathLike[str]) -> None:
+        """Append the rows of the table beside ``video``: on disk when this returns."""
+        source = steps_path(video)
+        if not self._complete:
+            return
+        if not source.is_file():
+            self._complete = False
+            self.path.unlink(missing_ok=True)
+            return
+        text = source.read_text(encoding="utf-8")
+        text = text[: text.rfind("\n") + 1]  # whole lines (a table is written whole before it is joined)
+        head, _, body = text.partition("\n")
+        columns = next(csv.reader([head]), [])
+        if self._columns is None or columns == self._columns:  # as the worker wrote it, renumbered
+            lines = body.splitlines()
+            renumbered = "".join(f"{self.frames + i},{line.partition(',')[2]}\n" for i, line in enumerate(lines))
+            with open(self.path, "w" if self._columns is None else "a", encoding="utf-8", newline="") as file:
+                file.write(head + "\n" + renumbered if self._columns is None else renumbered)
+            self._columns = self._columns or columns
+            self.frames += len(lines)
+            return
+        rows = _read_rows(source)
+        for index, row in enumerate(rows):
+            row["frame"] = self.frames + index
+        if set(columns) <= set(self._columns):  # fewer columns (a value not logged): theirs left empty
+            with open(self.path, "a", encoding="utf-8", newline="") as file:
+                file.write(_csv_text(self._columns, rows))
+        else:  # a new column: the table anew, the rows before it empty there
+            self._columns = columns_of(rows, self._columns)
+            _write_whole(self.path, self._columns, [*_read_rows(self.path), *rows])
+        self.frames += len(rows)
 
 
 def video_frame_count(video: str | os.PathLike[str]) -> int | None:

@@ -39,6 +39,7 @@ class BatchRenderer:
         self._lock = threading.Lock()
         self._last_out: np.ndarray | None = None
         self._dirty: list[tuple[int, int, int, int, int]] = []
+        self._slots: list[list[list[int]]] = []  # per frame of the array drawn into: the boxes drawn there
         self._painted: np.ndarray | None = None  # paint()'s frame, drawn into again by the next call
 
     # --- public API --------------------------------------------------------------------------
@@ -50,8 +51,9 @@ class BatchRenderer:
         """Draw ``states`` (N, state_dim) as (N, height, width, 3) uint8 frames, like ``env.render()``.
 
         ``out``: an (N, height, width, 3) uint8 array to draw into instead of a new one. Passing
-        back the array of the previous call repaints only what moved, which is much cheaper when
-        streaming many frames; don't modify it in between (a different array is fully repainted).
+        back the array of the previous call, or its first frames (``out=previous[:n]``), repaints
+        only what moved, which is much cheaper when streaming many frames; don't modify it in
+        between (a different array is fully repainted).
 
         >>> from gymview.renderers import renderer_for
         >>> renderer = renderer_for("MountainCar-v0")
@@ -64,13 +66,15 @@ class BatchRenderer:
             got = f"{out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
             raise ValueError(f"out must be a uint8 array of shape {shape}; got a {got}")
         with self._lock:
-            if out is not None and out is self._last_out:
+            if out is not None and self._drew_into(out):
                 frames = out
-                for n, top, bottom, left, right in self._dirty:
-                    frames[n, top:bottom, left:right] = self._background[top:bottom, left:right]
+                for n, boxes in enumerate(self._slots[: len(frames)]):
+                    for top, bottom, left, right in boxes:
+                        frames[n, top:bottom, left:right] = self._background[top:bottom, left:right]
             else:
                 frames = np.empty(shape, np.uint8) if out is None else out
                 frames[...] = self._background
+                self._slots = [[] for _ in frames]
             self._last_out, self._dirty = None, []
             for start in range(0, len(states), self._chunk):
                 chunk = frames[start : start + self._chunk]
@@ -86,8 +90,24 @@ class BatchRenderer:
                         (start + n, t, t + height, x, x + width)
                         for n, (t, x) in enumerate(zip(tops.tolist(), x0.tolist()))
                     ]
+            if out is not None:  # what each frame of the array holds besides the background
+                self._slots[: len(frames)] = [[] for _ in frames]
+                for n, *box in self._dirty:
+                    self._slots[n].append(box)
             self._last_out = out
         return frames
+
+    def _drew_into(self, out: np.ndarray) -> bool:
+        """Whether ``out`` is the array the last call drew into, or the first frames of it (a view
+        of the same memory, laid out alike): its frames differ from the background only at
+        ``_slots``. The last array is kept, so its memory cannot be another's meanwhile."""
+        last = self._last_out
+        return (
+            last is not None
+            and out.__array_interface__["data"][0] == last.__array_interface__["data"][0]
+            and out.strides == last.strides
+            and len(out) <= len(self._slots)
+        )
 
     def page_scene(self) -> dict[str, Any] | None:
         """What a live view's page needs to draw this env's states itself (``js/scene.js``): its kind, its
@@ -98,6 +118,39 @@ class BatchRenderer:
         'cartpole'
         """
         return None
+
+    @property
+    def background(self) -> np.ndarray:
+        """The frame without its moving parts: a read-only (height, width, 3) uint8 array."""
+        view = self._background.view()
+        view.flags.writeable = False
+        return view
+
+    def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
+        """One key per state of ``states`` (N, state_dim): states with equal keys draw the very
+        same frame. Every shape lands on whole pixels, so a few integers say what a frame is (a
+        video encoder converts such a frame once). None where the shapes include sprites.
+
+        >>> from gymview.renderers import renderer_for
+        >>> renderer = renderer_for("MountainCar-v0")
+        >>> first, faster, further = renderer.frame_keys(np.array([[-0.5, 0.0], [-0.5, 0.07], [-0.4, 0.0]]))
+        >>> first == faster, first == further  # the velocity is not drawn
+        (True, False)
+        """
+        states = self._check_states(states)
+        count = len(states)
+        columns: list[np.ndarray] = []
+        for shape in self._shapes(states):
+            if isinstance(shape, Polygon):
+                columns.append(shape.vertices.reshape(count, -1))
+            elif isinstance(shape, Circle):
+                columns += [shape.centers, np.full((count, 1), shape.radius)]
+            elif isinstance(shape, Box):
+                columns += [shape.low, shape.high]
+            else:
+                return None
+            columns.append(np.broadcast_to(np.asarray(shape.color, np.float64), (count, 3)))
+        return [row.tobytes() for row in np.concatenate(columns, axis=1).astype(np.int64)]
 
     @property
     def drawn_boxes(self) -> list[tuple[int, ...]]:
@@ -128,7 +181,7 @@ class BatchRenderer:
         """Pickled for another process: the drawing, without the lock or the caller's last output."""
         state = dict(self.__dict__)
         del state["_lock"]
-        state["_last_out"], state["_dirty"], state["_painted"] = None, [], None
+        state["_last_out"], state["_dirty"], state["_slots"], state["_painted"] = None, [], [], None
         return state
 
     def __setstate__(self, state: dict) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 
 from gymview._internal.checks import check_int, check_optional_int
 from gymview._internal.user_code import pickled
-from gymview.episodes.table import join_tables
+from gymview.episodes.table import TableJoiner
 from gymview.errors import FFmpegError, VideoLogError
 from gymview.video.batch_episode import (
     COLUMNS,
@@ -216,7 +216,8 @@ def record_batch(
             ``client.get_executor()``; ``None`` makes a process pool of ``workers``.
         layout: ``"per-episode"`` (one file per episode, ``episode-0000.mp4``...), ``"mosaic"``
             (``tiles`` episodes side by side per file, labelled) or ``"concat"`` (one file,
-            ``episodes.mp4``, joined without re-encoding).
+            ``episodes.mp4``, joined without re-encoding as the episodes come in: a fragmented
+            MP4, which plays up to the episode joined last should the process be killed).
         seed: The seed of the first episode, at least 0.
         fps: Frames per second of the videos.
         max_steps: End episodes after this many steps (marked truncated); ``None`` lets them end
@@ -476,14 +477,17 @@ def _assemble(
 
 
 class _Joining:
-    """The concat layout's ``episodes.mp4``: the kept episodes' parts joined in episode order as
-    their rows come in, without re-encoding. Should joining fail, the per-episode parts stay where
-    they are and are the files of the batch instead."""
+    """The concat layout's ``episodes.mp4`` and its step table: the kept episodes' parts (fragmented
+    MP4s) appended in episode order as their rows come in, fragments as bytes and tables as lines,
+    without re-encoding or demuxing. The rows of a part reach the disk before its frames, so after
+    a kill what plays has its rows. Should joining fail, the per-episode parts stay where they are
+    and are the files of the batch instead."""
 
     def __init__(self, job: BatchSpec) -> None:
         self.job = job
         self.target = Path(job.out) / "episodes.mp4"
         self.joiner: Joiner | None = None
+        self.tables: TableJoiner | None = None
         self.failure: FFmpegError | None = None
 
     def add(self, row: dict[str, Any]) -> None:
@@ -491,9 +495,15 @@ class _Joining:
         if self.failure is not None or not (row["frames"] and row["file"]):
             return
         try:
-            if self.joiner is None:
-                self.joiner = Joiner(self.target)
-            self.joiner.add(row["file"])
+            joiner, tables = self.joiner, self.tables
+            if joiner is None or tables is None:  # the first part
+                joiner = self.joiner = Joiner(self.target)
+                tables = self.tables = TableJoiner(self.target)
+            try:
+                tables.add(row["file"])
+            except (OSError, ValueError) as error:
+                raise FFmpegError(f"could not add the step table of {row['file']!r}: {error}") from error
+            joiner.add(row["file"])
         except FFmpegError as error:
             self.failure = error
             self.give_up()
@@ -506,7 +516,7 @@ class _Joining:
             except FFmpegError as error:
                 self.failure = error
             else:
-                self.joiner = None
+                self.joiner = self.tables = None
         if self.failure is not None or self.joiner is not None:
             self.give_up()
             note = (
@@ -516,7 +526,6 @@ class _Joining:
             for row in kept:
                 row["error"] = (row["error"] + "; " if row["error"] else "") + note
             return [Path(row["file"]) for row in kept]
-        join_tables([row["file"] for row in kept], self.target)  # before the parts' tables go with them
         for row in kept:
             Path(row["file"]).unlink(missing_ok=True)
             row["file"] = str(self.target)
@@ -524,13 +533,16 @@ class _Joining:
         return [self.target]
 
     def give_up(self) -> None:
-        """Close and delete an unfinished ``episodes.mp4`` (idempotent)."""
+        """Close and delete an unfinished ``episodes.mp4`` and its table (idempotent)."""
         joiner, self.joiner = self.joiner, None
         if joiner is not None:
             with contextlib.suppress(FFmpegError):
                 joiner.close()
             if self.target.is_file():  # not what was in the way, when that made joining fail
                 self.target.unlink()
+        tables, self.tables = self.tables, None
+        if tables is not None and tables.path.is_file():
+            tables.path.unlink()
 
 
 class _BatchLog:

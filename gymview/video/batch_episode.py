@@ -270,14 +270,16 @@ def _encode_states(job: BatchSpec, setup: _Setup, states: np.ndarray, path: Path
     assert renderer is not None  # states are recorded with a renderer only
     encoder = setup.encoder_for(job, renderer.width, renderer.height)
     partial = _partial(path)
-    _encode_filled(encoder, drawn_frames(renderer).fill(states, encoder.picture), partial)
+    # a concat part is fragmented: record_batch appends its fragments to episodes.mp4 as they are
+    filled = drawn_frames(renderer).fill(states, encoder.picture)
+    _encode_filled(encoder, filled, partial, fragmented=job.layout == "concat")
     _publish(partial, path)
 
 
-def _encode_filled(encoder: VideoEncoder, filled: Iterator[None], partial: Path) -> None:
+def _encode_filled(encoder: VideoEncoder, filled: Iterator[None], partial: Path, fragmented: bool = False) -> None:
     """Encode into ``partial`` the encoder's picture each time ``filled`` has filled it."""
     try:
-        encoder.start(partial, fragmented=False)
+        encoder.start(partial, fragmented=fragmented)
         for _ in filled:
             encoder.encode()
         encoder.finish()

@@ -3,6 +3,10 @@
 import csv
 import math
 import os
+import signal
+import subprocess
+import sys
+import threading
 
 import gymnasium as gym
 import numpy as np
@@ -10,7 +14,8 @@ import pytest
 from video_checks import decode, frames_decodable, kill_once_on_disk
 
 import gymview
-from gymview.episodes import steps_path
+from gymview.episodes import StepTable, steps_path
+from gymview.episodes.table import TableJoiner
 
 class Arm(gym.Env):
     """A small env with a vector action, numbers and a text in its info, drawn with numpy."""
@@ -247,3 +252,70 @@ def test_pandas_reads_a_step_table_in_one_call_with_the_rows_read_steps_gives(tm
         for name, value in ours.items():
             assert (math.isnan(value) and math.isnan(by_pandas[name])) or by_pandas[name] == value, name
     assert frame["value"].isna().sum() == 5 and frame["value"].iloc[-1] == 6.0
+
+
+def table_of(video, steps, logged):
+    """The step table of ``video``: ``steps`` steps, each logging ``logged(step)`` (a dict, maybe empty)."""
+    table = StepTable(video)
+    table.add([0, 0, 0.0, 0.0, False, False, None, {}, None])
+    for step in range(1, steps + 1):
+        table.add([0, step, 1.0, float(step), step == steps, False, 1, {}, logged(step) or None])
+    table.close()
+
+
+def test_joined_tables_count_frames_through_and_take_columns_as_they_come(tmp_path):
+    parts = [tmp_path / f"part-{number}.mp4" for number in range(4)]
+    table_of(parts[0], 3, lambda step: {})
+    table_of(parts[1], 2, lambda step: {})
+    table_of(parts[2], 4, lambda step: {"value": step / 2} if step > 1 else {})  # a new column: the table anew
+    table_of(parts[3], 1, lambda step: {})  # fewer columns: its cells there empty
+    joined = TableJoiner(tmp_path / "joined.mp4")
+    for part in parts:
+        joined.add(part)
+    rows = gymview.read_steps(tmp_path / "joined.mp4")  # no video there: every row
+    assert joined.frames == len(rows) == 4 + 3 + 5 + 2
+    assert column(rows, "frame") == list(range(14))
+    assert column(rows, "step") == [0, 1, 2, 3, 0, 1, 2, 0, 1, 2, 3, 4, 0, 1]
+    assert column(rows, "return") == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 3.0, 4.0, 0.0, 1.0]
+    values = column(rows, "value")
+    assert all(math.isnan(value) for value in values[:9] + values[12:]) and values[9:12] == [1.0, 1.5, 2.0]
+
+
+def test_a_joined_table_where_one_video_has_none_is_left_out(tmp_path):
+    table_of(tmp_path / "a.mp4", 2, lambda step: {})
+    table_of(tmp_path / "c.mp4", 2, lambda step: {})
+    joined = TableJoiner(tmp_path / "joined.mp4")
+    joined.add(tmp_path / "a.mp4")
+    assert steps_path(tmp_path / "joined.mp4").is_file()
+    joined.add(tmp_path / "b.mp4")  # no table: the joined one would have a gap
+    joined.add(tmp_path / "c.mp4")
+    assert not steps_path(tmp_path / "joined.mp4").exists()
+
+
+ENDLESS_CONCAT_BATCH = """
+import gymview
+gymview.record_batch("CartPole-v1", lambda obs: int(obs[2] > 0), episodes=5000, out={out!r}, layout="concat",
+                     max_steps=20, workers=2, progress=False)
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_concat_batch_leaves_a_joined_video_that_plays_each_frame_with_its_row_and_every_part(tmp_path):
+    video = tmp_path / "episodes.mp4"
+    child = subprocess.Popen([sys.executable, "-c", ENDLESS_CONCAT_BATCH.format(out=str(tmp_path))],
+                             start_new_session=True)  # its workers in its group: all killed at once
+    try:
+        for _ in range(1200):  # a guard, not a timing: at most a minute
+            if video.exists() and frames_decodable(video) >= 63:  # three episodes joined
+                break
+            threading.Event().wait(0.05)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    playing = frames_decodable(video)
+    rows = gymview.read_steps(video)
+    assert len(rows) == playing >= 63
+    assert column(rows, "frame") == list(range(playing))
+    assert column(rows, "step") == [frame % 21 for frame in range(playing)]  # episodes of 20 steps, one after another
+    parts = [path.name for path in tmp_path.glob(".gymview-parts-*/episode-*.mp4")]
+    assert len(parts) >= playing // 21  # what was joined is kept as its parts too until the batch ends

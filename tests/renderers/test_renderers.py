@@ -103,6 +103,16 @@ def test_drawing_into_previous_output_repaints_only_what_moved(env_id: str, rng:
     np.testing.assert_array_equal(renderer.render(first, out=other), renderer.render(first))
 
 
+@pytest.mark.parametrize("env_id", ["MountainCar-v0", "CartPole-v1", "Acrobot-v1"])
+def test_drawing_into_the_first_frames_of_the_previous_output(env_id: str, rng: np.random.Generator) -> None:
+    renderer, fresh = renderer_for(env_id), renderer_for(env_id)  # fresh: each call a new array
+    first, second, third = (random_states(env_id, count, rng) for count in (20, 7, 20))
+    out = renderer.render(first, out=np.empty((20, renderer.height, renderer.width, 3), np.uint8))
+    np.testing.assert_array_equal(renderer.render(second, out=out[:7]), fresh.render(second))
+    # out[7:] still holds the first call's frames: the next call over all of it repaints those too
+    np.testing.assert_array_equal(renderer.render(third, out=out), fresh.render(third))
+
+
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_a_pickled_renderer_draws_the_same_frames(env_id: str, rng: np.random.Generator) -> None:
     # watch() sends renderers to its encoder process, which draws there.

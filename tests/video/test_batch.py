@@ -95,13 +95,21 @@ def test_mosaic_tiles_episodes_with_labels(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name for path in result.files]  # no leftovers
 
 
-def test_concat_joins_episodes_without_leftovers(tmp_path: Path) -> None:
-    result = record_batch("CartPole-v1", balance, episodes=20, out=tmp_path, layout="concat", max_steps=8,
-                          workers=2, progress=False)  # fmt: skip
+def test_concat_joins_episodes_without_leftovers(tmp_path: Path, per_episode: BatchResult) -> None:
+    from video_checks import decode, psnr
+
+    result = record_batch("CartPole-v1", balance, episodes=20, out=tmp_path, layout="concat", max_steps=12,
+                          workers=2, seed=5, progress=False)  # fmt: skip
     assert [path.name for path in result.files] == ["episodes.mp4"]
     assert frame_count(result.files[0]) == sum(row["frames"] for row in result.table)
     assert {row["file"] for row in result.table} == {str(result.files[0])}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["episodes.mp4", "episodes.steps.csv"]
+    joined, start = decode(result.files[0]), 0
+    for row, alone in zip(result.table, per_episode.table):  # each episode's frames, in order, as in its own file
+        assert row["frames"] == alone["frames"]
+        frames = joined[start : start + row["frames"]]
+        assert all(psnr(a, b) > 40 for a, b in zip(frames, decode(alone["file"]), strict=True)), row["episode"]
+        start += row["frames"]
 
 
 def test_concat_that_cannot_be_joined_keeps_every_part_and_says_so(tmp_path: Path) -> None:
@@ -219,6 +227,9 @@ def test_env_render_is_used_without_a_vectorized_renderer(tmp_path: Path) -> Non
     mosaic = record_batch("CartPole-v1", balance, episodes=3, out=tmp_path / "b", max_steps=5, workers=1,
                           vectorized=False, layout="mosaic", tiles=4, progress=False)  # fmt: skip
     assert frame_count(mosaic.files[0]) == 6 and frame_size(mosaic.files[0]) == (1200, 800)
+    joined = record_batch("CartPole-v1", balance, episodes=3, out=tmp_path / "d", max_steps=5, workers=1,
+                          vectorized=False, layout="concat", progress=False)  # fmt: skip
+    assert joined.failed == [] and frame_count(joined.files[0]) == 18  # parts written plain, copied into fragments
     no_rgb = record_batch(lambda: gym.make("CartPole-v1"), balance, episodes=1, out=tmp_path / "c", workers=1,
                           vectorized=False, progress=False)  # fmt: skip
     assert "render_mode='rgb_array'" in no_rgb.table[0]["error"]
