@@ -7,9 +7,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from live_helpers import browser_says
-from pettingzoo.butterfly import pistonball_v6
-from pettingzoo.classic import tictactoe_v3
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from video_checks import decode, frames_decodable, kill_once_on_disk
 from waiting import wait_until
 
@@ -82,6 +79,7 @@ def test_vector_and_multi_agent_log_refuses_what_is_not_a_number_per_sub_env_or_
     with pytest.raises(TypeError, match="one number"):
         envs.log(value="high")
     envs.close()
+    tictactoe_v3 = pytest.importorskip("pettingzoo.classic").tictactoe_v3  # the pettingzoo extra
     env = gymview.watch(tictactoe_v3.env(render_mode="rgb_array"), view=shown(), display=False)
     env.reset(seed=0)
     with pytest.raises(ValueError, match="'nobody'"):
@@ -91,8 +89,9 @@ def test_vector_and_multi_agent_log_refuses_what_is_not_a_number_per_sub_env_or_
     env.close()
 
 
-@pytest.mark.parametrize("vec_env", [DummyVecEnv, SubprocVecEnv])
+@pytest.mark.parametrize("vec_env", ["DummyVecEnv", "SubprocVecEnv"])
 def test_a_watched_sb3_vec_env_keeps_each_sub_env_s_steps_and_tells_time_limits_from_ends(shown, vec_env):
+    vec_env = getattr(pytest.importorskip("stable_baselines3.common.vec_env"), vec_env)  # the sb3 extra
     view = shown()
     venv = vec_env([lambda: gym.make("CartPole-v1", render_mode="rgb_array", max_episode_steps=6),  # cut short
                     lambda: gym.make("CartPole-v1", render_mode="rgb_array")])  # pushed one way: falls
@@ -126,6 +125,7 @@ def test_a_watched_sb3_vec_env_keeps_each_sub_env_s_steps_and_tells_time_limits_
 
 def test_a_recorded_aec_game_s_table_holds_each_agent_s_rewards_returns_moves_and_logged_values(tmp_path, shown):
     view = shown()
+    tictactoe_v3 = pytest.importorskip("pettingzoo.classic").tictactoe_v3
     env = gymview.watch(tictactoe_v3.env(render_mode="rgb_array"), view=view, display=False, record=tmp_path)
     env.reset(seed=0)
     moves = []  # (mover, action, rewards after the move, returns after it)
@@ -161,6 +161,7 @@ def test_a_recorded_aec_game_s_table_holds_each_agent_s_rewards_returns_moves_an
 
 def test_a_recorded_parallel_env_s_table_and_replay_hold_every_agent_s_steps(tmp_path, shown):
     view = shown()
+    pistonball_v6 = pytest.importorskip("pettingzoo.butterfly").pistonball_v6
     env = gymview.watch(pistonball_v6.parallel_env(render_mode="rgb_array", n_pistons=5), view=view, display=False,
                         record=tmp_path)
     env.reset(seed=0)
@@ -241,6 +242,7 @@ while True:
 
 @pytest.mark.slow
 def test_a_killed_multi_agent_recording_leaves_the_rows_of_every_frame_that_plays(tmp_path):
+    pytest.importorskip("pettingzoo")
     video = tmp_path / "endless_v0-episode-0.mp4"
     kill_once_on_disk(ENDLESS_GAME.format(folder=str(tmp_path)), video, 90)
     playing = frames_decodable(video)

@@ -250,7 +250,8 @@ def test_pandas_reads_a_step_table_in_one_call_with_the_rows_read_steps_gives(tm
     for by_pandas, ours in zip(read, rows):
         assert by_pandas.keys() == ours.keys()
         for name, value in ours.items():
-            assert (math.isnan(value) and math.isnan(by_pandas[name])) or by_pandas[name] == value, name
+            # pandas before 3.0 parses floats to within an ulp (its fast parser), not exactly
+            assert (math.isnan(value) and math.isnan(by_pandas[name])) or by_pandas[name] == pytest.approx(value), name
     assert frame["value"].isna().sum() == 5 and frame["value"].iloc[-1] == 6.0
 
 
