@@ -48,6 +48,23 @@ def parsed(readout):
     return {name: float("nan") if value == "–" else float(value) for name, _, value in parts if name}
 
 
+def paused_replays(page):
+    """Pause the running view once it drew 30 frames, then move the replay slider over every kept frame:
+    yields (index, the view's state) for each, its charts shown."""
+    page.wait_for_function(f"() => Number({LIVE}?.dataset.framesDrawn || 0) > 30", timeout=60_000)
+    page.locator(".gymview").get_by_role("button", name="Pause").click()
+    page.wait_for_function(f"() => {LIVE}.dataset.state === 'paused' && {LIVE}.dataset.chartCursor",
+                           timeout=60_000)
+    history = live(page)["history"]
+    slider = page.locator(".gymview").get_by_role("slider", name="Replay")
+    for index in range(history):
+        slider.fill(str(index))
+        page.wait_for_function(f"(i) => {LIVE}.dataset.replayIndex === String(i)", arg=index, timeout=30_000)
+        state = live(page)
+        assert state["charts"]
+        yield index, state
+
+
 def test_paused_the_slider_scrubs_the_kept_frames_and_the_charts_together(tmp_path, artifacts):
     root = tmp_path / "root"
     root.mkdir()
@@ -55,18 +72,9 @@ def test_paused_the_slider_scrubs_the_kept_frames_and_the_charts_together(tmp_pa
     with running_server(root) as server, chromium_page() as page:
         open_notebook(page, server, "charts.ipynb")
         start_cell(page, 0)
-        page.wait_for_function(f"() => Number({LIVE}?.dataset.framesDrawn || 0) > 30", timeout=60_000)
-        page.locator(".gymview").get_by_role("button", name="Pause").click()
-        page.wait_for_function(f"() => {LIVE}.dataset.state === 'paused' && {LIVE}.dataset.chartCursor",
-                               timeout=60_000)
-        history = live(page)["history"]
-        slider = page.locator(".gymview").get_by_role("slider", name="Replay")
         seen = []
-        for index in range(history):
-            slider.fill(str(index))
-            page.wait_for_function(f"(i) => {LIVE}.dataset.replayIndex === String(i)", arg=index, timeout=30_000)
-            state = live(page)
-            assert state["charts"]
+        for index, state in paused_replays(page):
+            history = state["history"]
             # the status line counts episodes from 1 (as the view does), the video files from 0
             episode = int(re.search(r"episode ([\d,]+)", state["status"]).group(1).replace(",", "")) - 1
             seen.append((float(state["cursor"]), {**parsed(state["readout"]), "episode": episode}))
@@ -108,18 +116,9 @@ def test_paused_a_vector_env_s_replay_charts_each_sub_env_s_columns(tmp_path):
     with running_server(root) as server, chromium_page() as page:
         open_notebook(page, server, "vector.ipynb")
         start_cell(page, 0)
-        page.wait_for_function(f"() => Number({LIVE}?.dataset.framesDrawn || 0) > 30", timeout=60_000)
-        page.locator(".gymview").get_by_role("button", name="Pause").click()
-        page.wait_for_function(f"() => {LIVE}.dataset.state === 'paused' && {LIVE}.dataset.chartCursor",
-                               timeout=60_000)
-        history = live(page)["history"]
-        slider = page.locator(".gymview").get_by_role("slider", name="Replay")
         steps = []
-        for index in range(history):
-            slider.fill(str(index))
-            page.wait_for_function(f"(i) => {LIVE}.dataset.replayIndex === String(i)", arg=index, timeout=30_000)
-            state = live(page)
-            assert state["charts"]
+        for _, state in paused_replays(page):
+            history = state["history"]
             shown = parsed(state["readout"])
             # six columns of the sub-envs', never their ends: each one's reward and return first
             names = set(shown) - {"step"}
