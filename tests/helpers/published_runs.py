@@ -16,13 +16,13 @@ import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # A script as users write one: it watches CartPole (published when GYMVIEW_PUBLISH is set, or with
-# --publish), steps until it is stopped or --seconds pass, and writes its step count and whether its loop
+# --publish), steps until it is stopped or killed (or --seconds pass), and writes its step count and whether its loop
 # is held (paused) into a file the test reads.
 SCRIPT = '''
 import argparse, sys, threading, time
 import numpy as np, gymnasium as gym, gymview
 parser = argparse.ArgumentParser()
-parser.add_argument("--publish"); parser.add_argument("--run"); parser.add_argument("--seconds", type=float, default=120)
+parser.add_argument("--publish"); parser.add_argument("--run"); parser.add_argument("--seconds", type=float, default=600)
 parser.add_argument("--counter"); parser.add_argument("--draw", default="kernel")
 args = parser.parse_args()
 env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=args.publish, run=args.run, draw=args.draw)

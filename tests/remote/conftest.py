@@ -39,6 +39,8 @@ def scripts(tmp_path):
 
 @pytest.fixture
 def pages():
+    """A stand-in page for each view given; the pages and their views are closed at the end, also after a
+    failure (a view left open would keep its thread for the tests after it)."""
     made = []
 
     def attach(view, **kwargs):
@@ -48,4 +50,5 @@ def pages():
     yield attach
     for page in made:
         page.close()
+        page.view.close()
 

@@ -15,6 +15,7 @@ from waiting import wait_until
 
 import gymview
 from gymview.remote import wire
+from gymview.remote.hub import STRANGER_MESSAGES
 from gymview.remote.relay import for_page
 from gymview.remote.session import PeerSession
 from gymview.remote.tokens import HUB, proof
@@ -203,7 +204,8 @@ def test_a_flood_of_strangers_neither_stops_the_run_nor_grows_its_memory(address
         flooders = [HostilePeer(context, address) for _ in range(4)]
         scene = raw_head("scene", run=view.run.id, nonce="n", hub="stale", auth=None)
         big = json.dumps({"kind": "mujoco", "pad": "x" * 2**18}).encode()  # parsed only once a proof holds: never
-        sent = 20_000
+        sent = 8_000
+        began = time.monotonic()
         for n in range(sent):  # handshakes, each asking for an answer, and now and then a scene's body
             flooder = flooders[n % len(flooders)]
             if n % 20 == 0:
@@ -216,7 +218,10 @@ def test_a_flood_of_strangers_neither_stops_the_run_nor_grows_its_memory(address
         for flooder in flooders:
             flooder.deliver([b"x"])  # what is still on its way back is read
         answered = sum(flooder.heard for flooder in flooders)
-        assert answered < sent // 5, f"{answered} answers to {sent} messages of peers without the token"
+        # The hub reads as fast as the run's process lets its thread run; whatever that speed, it answers
+        # strangers at most STRANGER_MESSAGES a second, after a first burst of as many.
+        most = STRANGER_MESSAGES * (time.monotonic() - began + 1)
+        assert answered <= most, f"{answered} answers to {sent} messages of peers without the token (most: {most:.0f})"
         grown = (run.memory_info().rss - memory) / 2**20
         assert grown < 64, f"the run's memory grew {grown:.0f} MiB under the flood"
         newcomer = gymview.attach(address, timeout=60, display=False)  # heard again once the flood is over
