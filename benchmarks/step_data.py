@@ -3,8 +3,9 @@
 Loop speed (steps/s, medians of interleaved repeats, the variants in turn in one process):
 
 * CartPole-v1 under ``gymview.watch`` (outside a notebook the view is inactive: only the wrapper's
-  own work counts), as it is (each step kept for the replay's charts: ``StepTracker`` and
-  ``RecentSteps``) against the same wrapper with that bookkeeping taken out;
+  own work counts), as it is (each step kept for the replay's charts: ``LoopSteps``), with each step
+  going through a ``StepTracker`` and ``RecentSteps`` instead (as recordings keep steps), and with that
+  bookkeeping taken out;
 * 8 CartPole-v1 sub-envs (``gym.make_vec``) under ``gymview.watch``, each vector step kept
   (``KeyedStepTracker``) against the same wrapper without that bookkeeping;
 * MountainCar-v0 recorded by ``gymview.RecordVideo`` with its step table (the default) and with
@@ -37,14 +38,34 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from watched_loops import without_bookkeeping  # noqa: E402 - benchmarks/ is on the path from here
 
 
-def watched(keep_steps: bool) -> Any:
+def watched(keep_steps: bool | str) -> Any:
     """CartPole under watch(); without ``keep_steps`` its step() is the wrapper's step without the
-    step bookkeeping (what it was before step data was kept)."""
+    step bookkeeping (what it was before step data was kept); with ``"tracker"`` each step goes through
+    a StepTracker and RecentSteps, as recordings keep them, instead of the loop's LoopSteps."""
     import gymnasium as gym
 
     import gymview
+    from gymview.episodes.recent import RecentSteps
+    from gymview.episodes.rows import StepTracker
+    from gymview.watched import WatchedEnv
+
+    class EachStepTracked(WatchedEnv):
+        def step(self, action):
+            if self._controls.engaged:
+                self.feed.obey_controls()
+            result = self.env.step(action)
+            self.track(action, result[1], result[2], result[3], result[4])
+            if time.perf_counter() >= self._next_check:
+                self._next_check = self.feed.show()
+            return result
 
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), display=False)
+    if keep_steps == "tracker":
+        tracker = StepTracker()
+        RecentSteps(tracker)
+        env.__class__ = EachStepTracked
+        env.track = tracker.step
+        return env
     return env if keep_steps else without_bookkeeping(env, controls=True)
 
 
@@ -89,7 +110,7 @@ def vector_steps_per_second(keep_steps: bool, steps: int) -> float:
     return steps / elapsed
 
 
-def watch_steps_per_second(keep_steps: bool, steps: int) -> float:
+def watch_steps_per_second(keep_steps: bool | str, steps: int) -> float:
     env = watched(keep_steps)
     observation, _ = env.reset(seed=0)
     started = time.perf_counter()
@@ -102,28 +123,38 @@ def watch_steps_per_second(keep_steps: bool, steps: int) -> float:
     return steps / elapsed
 
 
-def bookkeeping_microseconds(repeats: int) -> tuple[float, float]:
-    """(microseconds a step's bookkeeping takes: StepTracker.step with RecentSteps keeping it, one
-    CartPole env.step), medians of ``repeats`` timeit runs: the cost itself, without the loop's noise."""
+def bookkeeping_microseconds(repeats: int) -> tuple[float, float, float]:
+    """(microseconds a step's bookkeeping takes in a watched loop: LoopSteps.record, and settle() every
+    1,000 steps; in a recording: StepTracker.step; one CartPole env.step), medians of ``repeats`` timeit
+    runs of 100,000 steps: the cost itself, without the loop's noise."""
     import timeit
 
     import gymnasium as gym
     import numpy as np
 
-    from gymview.episodes.recent import RecentSteps
+    from gymview.episodes.loop_steps import LoopSteps
     from gymview.episodes.rows import StepTracker
 
     tracker = StepTracker()
-    RecentSteps(tracker)
     tracker.reset()
+    loop = LoopSteps()
+    loop.reset()
     env = gym.make("CartPole-v1")
     env.reset(seed=0)
-    info: dict[str, Any] = {}
-    reward = np.float64(1.0)
-    kept = timeit.repeat(lambda: tracker.step(1, reward, False, False, info), number=100_000, repeat=repeats)
+    result = (np.zeros(4), np.float64(1.0), False, False, {})
+    record, settle = loop.record, loop.settle
+
+    def watched_steps() -> None:
+        for _ in range(100):
+            for _ in range(1000):
+                record((1, result[1], result[2], result[3], result[4]))
+            settle()
+
+    loop_kept = timeit.repeat(watched_steps, number=1, repeat=repeats)
+    kept = timeit.repeat(lambda: tracker.step(1, result[1], False, False, result[4]), number=100_000, repeat=repeats)
     stepped = timeit.repeat(lambda: env.step(1) if env.unwrapped.steps_beyond_terminated is None else env.reset(),
                             number=100_000, repeat=repeats)  # fmt: skip
-    return statistics.median(kept) * 10, statistics.median(stepped) * 10
+    return statistics.median(loop_kept) * 10, statistics.median(kept) * 10, statistics.median(stepped) * 10
 
 
 def record_steps_per_second(keep_steps: bool, steps: int, folder: str) -> float:
@@ -188,24 +219,28 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=200_000, help="steps of the long runs for memory (0: none)")
     options = parser.parse_args()
-    names = ("watch", "watch-bare", "vector", "vector-bare", "record", "record-bare")
+    names = ("watch", "watch-tracker", "watch-bare", "vector", "vector-bare", "record", "record-bare")
     rates: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(options.repeats):  # interleaved: a busy moment slows every variant alike
             rates["watch"].append(watch_steps_per_second(True, 100_000))
+            rates["watch-tracker"].append(watch_steps_per_second("tracker", 100_000))
             rates["watch-bare"].append(watch_steps_per_second(False, 100_000))
             rates["vector"].append(vector_steps_per_second(True, 20_000))
             rates["vector-bare"].append(vector_steps_per_second(False, 20_000))
             rates["record"].append(record_steps_per_second(True, 10_000, folder))
             rates["record-bare"].append(record_steps_per_second(False, 10_000, folder))
     median = {name: statistics.median(values) for name, values in rates.items()}
-    kept, stepped = bookkeeping_microseconds(options.repeats)
-    print(f"a step's bookkeeping: {kept:.2f} us (StepTracker.step + RecentSteps), a CartPole env.step: "
-          f"{stepped:.2f} us ({kept / stepped:.1%} of it)")
+    loop_kept, kept, stepped = bookkeeping_microseconds(options.repeats)
+    print(f"a step's bookkeeping: {loop_kept:.3f} us in a watched loop (LoopSteps), {kept:.3f} us in a recording "
+          f"(StepTracker.step); a CartPole env.step: {stepped:.2f} us ({loop_kept / stepped:.1%} and "
+          f"{kept / stepped:.1%} of it)")
     print(f"loop speed, medians of {options.repeats} interleaved runs (steps/s):")
     print(f"  watch(CartPole), steps kept:        {median['watch']:>10,.0f}")
+    print(f"  watch(CartPole), each step tracked: {median['watch-tracker']:>10,.0f}")
     print(f"  watch(CartPole), no step data:      {median['watch-bare']:>10,.0f}   "
-          f"ratio {median['watch'] / median['watch-bare']:.3f}")
+          f"ratio {median['watch'] / median['watch-bare']:.3f} (each step tracked: "
+          f"{median['watch-tracker'] / median['watch-bare']:.3f})")
     print(f"  watch(8 CartPoles), steps kept:     {median['vector']:>10,.0f}   (vector steps/s)")
     print(f"  watch(8 CartPoles), no step data:   {median['vector-bare']:>10,.0f}   "
           f"ratio {median['vector'] / median['vector-bare']:.3f}")

@@ -29,12 +29,15 @@ def without_bookkeeping(env: Any, controls: bool) -> Any:
     from gymview.watched import WatchedEnv
 
     class Bare(WatchedEnv):
+        steps_taken = 0  # the count and return the wrapper kept before it kept each step
+        return_so_far = 0.0
+
         def step(self, action):
             if controls and self._controls.engaged:
                 self.feed.obey_controls()
             result = self.env.step(action)
-            self.total_steps += 1
-            self.episode_return += result[1]
+            self.steps_taken += 1
+            self.return_so_far += result[1]
             if time.perf_counter() >= self._next_check:
                 self._next_check = self.feed.show()
             return result

@@ -26,8 +26,8 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
+from gymview.episodes.loop_steps import SETTLE_SECONDS, LoopSteps
 from gymview.episodes.recent import RecentSteps
-from gymview.episodes.rows import StepTracker
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
@@ -347,26 +347,27 @@ class WatchedEnv(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.view = view
-        self._tracker = StepTracker()  # the latest step, for env.log()
-        self._recent = RecentSteps(self._tracker)  # the latest steps, charted under the view's replay
+        self._steps = LoopSteps()  # the count, the return, env.log()'s latest step, the replay's charts
         self.feed = ViewFeed(
-            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._recent
+            view, self._frame, self._info, owns_view=owns_view, render_fps=render_fps(env.metadata), steps=self._steps
         )
         self._controls = self.feed.controls
-        self._next_check = 0.0  # the feed's next_check, kept here: the hot path reads one attribute
-        self._track = self._tracker.step
+        self._next_check = 0.0  # the next settle or feed check, kept here: the hot path reads one attribute
+        self._record = self._steps.record
         self.episode = 0
         self._snapshot = snapshot
 
     @property
     def total_steps(self) -> int:
         """Steps taken since the wrapper was made."""
-        return self._tracker.count - self._tracker.resets
+        self._steps.settle()
+        return self._steps.count - self._steps.resets
 
     @property
     def episode_return(self) -> float:
         """The running return of the current episode."""
-        return float(self._tracker.episode_return)
+        self._steps.settle()
+        return float(self._steps.episode_return)
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the env and start a new episode in the view's status line.
@@ -382,11 +383,11 @@ class WatchedEnv(gym.Wrapper):
         """
         self.feed.before_reset()
         observation, info = self.env.reset(**kwargs)
-        self._tracker.reset()
+        self._steps.reset()
         self.episode += 1
         # Gated like step(): short episodes reset thousands of times a second.
         if perf_counter() >= self._next_check:
-            self._next_check = self.feed.show()
+            self._next_check = self._check()
         return observation, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -401,14 +402,26 @@ class WatchedEnv(gym.Wrapper):
         Raises:
             gymview.Stopped: When Stop was clicked in the view (or ``run.stop()``, a job's stop).
         """
-        # The hot path of every watched loop: kept to a few operations (see ViewFeed).
+        # The hot path of every watched loop: kept to a few operations (see ViewFeed and LoopSteps).
         if self._controls.engaged:
+            self._steps.settle()
             self.feed.obey_controls()
         result = self.env.step(action)
-        self._track(action, result[1], result[2], result[3], result[4])  # the step count and return too
+        # a caller may fill the same action array again for its next step
+        self._record((action.copy() if isinstance(action, np.ndarray) else action, result[1], result[2], result[3],
+                      result[4]))  # fmt: skip
         if perf_counter() >= self._next_check:
-            self._next_check = self.feed.show()
+            self._next_check = self._check()
         return result
+
+    def _check(self) -> float:
+        """Settle the steps and show a frame if the feed's check is due; the clock time of the next check."""
+        self._steps.settle()
+        now = perf_counter()
+        due = self.feed.next_check
+        if now >= due:
+            due = self.feed.show()
+        return min(due, now + SETTLE_SECONDS)
 
     def log(self, **values: Any) -> None:
         """Add values to the latest step's row (the step whose frame is on screen): for a value
@@ -429,7 +442,7 @@ class WatchedEnv(gym.Wrapper):
             >>> env.log(value=0.5)
             >>> env.close()
         """
-        self._tracker.log(values)
+        self._steps.log(values)
         if isinstance(self.env, RecordVideo):
             self.env.log(**values)
 
@@ -446,8 +459,14 @@ class WatchedEnv(gym.Wrapper):
         return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
-        row = self._recent.last if self._recent.last >= 0 else None
-        return {"step": self.total_steps, "episode": self.episode, "episode_return": self.episode_return, "row": row}
+        steps = self._steps
+        steps.settle()
+        return {
+            "step": steps.count - steps.resets,
+            "episode": self.episode,
+            "episode_return": float(steps.episode_return),
+            "row": steps.last if steps.last >= 0 else None,
+        }
 
     def show_final_frame(self) -> None:
         """Show the env's state now and keep it in the notebook's output as a still image."""

@@ -1,5 +1,7 @@
-"""RecentSteps: a watched loop's latest steps, kept raw and numbered, for the live view's replay: when
-it is paused, the page charts the steps its kept frames span, the cursor at the frame replayed.
+"""Kept steps: a loop's latest steps, kept raw and numbered, for the live view's replay: when it is
+paused, the page charts the steps its kept frames span, the cursor at the frame replayed.
+:class:`RecentSteps` keeps what a step tracker records (vector envs); a single env's loop keeps its
+own (:mod:`gymview.episodes.loop_steps`).
 
 >>> from gymview.episodes.rows import StepTracker
 >>> tracker = StepTracker()
@@ -16,6 +18,7 @@ it is paused, the page charts the steps its kept frames span, the cursor at the 
 
 from __future__ import annotations
 
+import abc
 import collections
 import math
 from collections.abc import Callable, Iterable
@@ -24,7 +27,7 @@ from typing import Any
 from gymview.episodes.keyed_rows import KeyedStepTracker
 from gymview.episodes.rows import RawStep, StepTracker, jsonable, row_of
 
-__all__ = ["MAX_CHART_ROWS", "RECENT_STEPS", "RecentSteps"]
+__all__ = ["MAX_CHART_ROWS", "RECENT_STEPS", "KeptSteps", "RecentSteps"]
 
 #: steps kept by default: at 10,000 steps a second, the last second; at 50 (a view's pace), minutes
 RECENT_STEPS = 20_000
@@ -32,34 +35,22 @@ RECENT_STEPS = 20_000
 MAX_CHART_ROWS = 2_000
 
 
-class RecentSteps:
-    """The last ``limit`` steps ``tracker`` records (raw, a reset's row 0 included), each with a number
-    counted from 0: a frame sent to the view carries its step's number (``row``).
+class KeptSteps(abc.ABC):
+    """A loop's latest steps, each with a number counted from 0 (a frame sent to the view carries its
+    step's number as ``row``), as rows for the replay's charts; ``row_of`` makes a raw step a row.
+    Subclasses keep the steps (``_kept``)."""
 
-    Keeping one is a ``deque.append`` the tracker calls; rows are made only when the page asks (a pause).
-    ``row_of`` makes them: :func:`gymview.episodes.keyed_rows.keyed_row_of` for a ``KeyedStepTracker``.
-    """
-
-    def __init__(
-        self,
-        tracker: StepTracker | KeyedStepTracker,
-        limit: int = RECENT_STEPS,
-        row_of: Callable[[RawStep], dict[str, float | int]] = row_of,
-    ) -> None:
-        self._raw: collections.deque[RawStep] = collections.deque(maxlen=limit)
-        self._tracker = tracker
+    def __init__(self, row_of: Callable[[RawStep], dict[str, float | int]] = row_of) -> None:
         self._row_of = row_of
-        tracker.keep = self._raw.append
 
     @property
+    @abc.abstractmethod
     def last(self) -> int:
         """The number of the step kept last (-1 before the first)."""
-        return self._tracker.count - 1
 
+    @abc.abstractmethod
     def _kept(self) -> tuple[int, list[RawStep]]:
         """(number of the oldest kept, the kept ones): one copy, taken at once."""
-        raws = list(self._raw)
-        return self.last - len(raws) + 1, raws
 
     def rows(self, numbers: Iterable[int | None]) -> list[dict[str, float | int] | None]:
         """The rows of the steps ``numbers`` (None for one no longer kept, or no number)."""
@@ -84,3 +75,30 @@ class RecentSteps:
 
     def _json_row(self, raw: RawStep) -> dict[str, Any]:
         return {name: jsonable(value) for name, value in self._row_of(raw).items()}
+
+
+class RecentSteps(KeptSteps):
+    """The last ``limit`` steps ``tracker`` records (raw, a reset's row 0 included).
+
+    Keeping one is a ``deque.append`` the tracker calls; rows are made only when the page asks (a pause).
+    ``row_of`` makes them: :func:`gymview.episodes.keyed_rows.keyed_row_of` for a ``KeyedStepTracker``.
+    """
+
+    def __init__(
+        self,
+        tracker: StepTracker | KeyedStepTracker,
+        limit: int = RECENT_STEPS,
+        row_of: Callable[[RawStep], dict[str, float | int]] = row_of,
+    ) -> None:
+        super().__init__(row_of)
+        self._raw: collections.deque[RawStep] = collections.deque(maxlen=limit)
+        self._tracker = tracker
+        tracker.keep = self._raw.append
+
+    @property
+    def last(self) -> int:
+        return self._tracker.count - 1
+
+    def _kept(self) -> tuple[int, list[RawStep]]:
+        raws = list(self._raw)
+        return self.last - len(raws) + 1, raws

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from gymview.episodes.recent import RecentSteps
+from gymview.episodes.recent import KeptSteps
 from gymview.live import protocol
 from gymview.live.controls import RunControls
 
@@ -45,7 +45,7 @@ class BrowserMessages:
         post_state: Callable[[], None],
         page_seen: Callable[[str, bool, bool], None],
         send_module: Callable[[str], None] = lambda name: None,
-        steps: Callable[[], RecentSteps | None] = lambda: None,
+        steps: Callable[[], KeptSteps | None] = lambda: None,
     ) -> None:
         self.controls = controls
         self.streamer = streamer

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gymview.episodes.recent import RecentSteps
+from gymview.episodes.recent import KeptSteps
 from gymview.live.controls import PAUSED
 from gymview.live.widget import LiveView
 
@@ -50,7 +50,7 @@ class ViewFeed:
         helper_competes: Callable[[], bool] = lambda: False,
         owns_view: bool = False,
         render_fps: float | None = None,
-        steps: RecentSteps | None = None,
+        steps: KeptSteps | None = None,
     ) -> None:
         self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
         if link.env_fps is None:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from gymview.episodes.recent import RecentSteps
+from gymview.episodes.recent import KeptSteps
 from gymview.live.controls import RunControls
 from gymview.live.pacing.cpus import HelperCost, cgroup_cpu_limit, usable_cpus
 from gymview.live.pacing.throttle import FrameThrottle
@@ -73,7 +73,7 @@ class LoopLink:
         self.controls = controls
         self.poller = poller
         self.env_fps: float | None = None
-        self.steps: RecentSteps | None = None  # the loop's latest steps, charted under the replay
+        self.steps: KeptSteps | None = None  # the loop's latest steps, charted under the replay
         self.keep_still_image = keep_still_image
         self.report = report
         self.take_keys = take_keys

@@ -167,7 +167,7 @@ def module_message(name: str) -> dict[str, Any]:
 
 def steps_message(window: dict[str, Any], frames: list[int | None], rows: list[Any]) -> dict[str, Any]:
     """The steps the kept frames span, for the replay's charts: ``window`` from
-    ``gymview.episodes.recent.RecentSteps.window``, each kept frame's step number and row.
+    ``gymview.episodes.recent.KeptSteps.window``, each kept frame's step number and row.
 
     >>> steps_message({"first": 3, "stride": 1, "columns": {"reward": [1.0]}}, [3], [{"reward": 1.0}])["frames"]
     [3]

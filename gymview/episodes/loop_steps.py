@@ -1,0 +1,137 @@
+"""LoopSteps: a watched env's steps, kept as its loop gave them: the step count, the episode's return
+and the latest steps for the replay's charts, with rows made only when they are read.
+
+A watched loop's every step appends one tuple (``record``). Every few milliseconds the loop's thread
+calls ``settle()``: it sums the new steps' rewards in one pass of C (``itertools.accumulate``) and keeps
+them as one chunk; chunks older than the latest ``limit`` steps are let go. A row is made when the page
+asks for the replay's charts (a pause) or ``log()`` adds to the latest step.
+
+>>> steps = LoopSteps(limit=100)
+>>> steps.reset()
+>>> for _ in range(3):
+...     steps.record((1, 1.0, False, False, {"x": 0.5}))
+>>> steps.log({"value": 2.0})   # settles first: the latest step is the third
+>>> steps.count - steps.resets, steps.episode_return, steps.last
+(3, 3.0, 3)
+>>> row = steps.rows([3])[0]
+>>> row["step"], row["return"], row["x"], row["value"]
+(3, 3.0, 0.5, 2.0)
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import operator
+import threading
+from typing import Any, NamedTuple
+
+from gymview.episodes.recent import RECENT_STEPS, KeptSteps
+from gymview.episodes.rows import RawStep, check_logged
+
+__all__ = ["SETTLE_SECONDS", "LoopSteps"]
+
+#: how often a watched loop settles its steps: what they hold (infos, actions) is let go this late at most
+SETTLE_SECONDS = 0.005
+
+_REWARD = operator.itemgetter(1)
+_RESET = (None, 0.0, False, False, None)  # an episode's row 0: its first picture, before any action
+
+
+class _Chunk(NamedTuple):
+    first: int  # the number of its first step
+    episode: int
+    first_step: int  # the first step's number within its episode
+    returns: list[Any]  # the running return before its first step, then after each step
+    entries: list[tuple[Any, ...]]  # (action, reward, terminated, truncated, info) of each step
+    logged: dict[int, dict[str, float]]  # index in entries -> the values env.log() added to that step
+
+
+class LoopSteps(KeptSteps):
+    """See the module docstring. ``record((action, reward, terminated, truncated, info))`` keeps a step
+    (the caller copies an action array it may fill again); ``reset()`` starts an episode; ``settle()``
+    counts what was recorded. ``count`` (steps and resets), ``resets``, ``episode``, ``steps`` (in the
+    episode) and ``episode_return`` are as of the last ``settle()``.
+
+    Examples:
+        >>> steps = LoopSteps()
+        >>> steps.reset(); steps.record((0, 1.0, False, False, {})); steps.record((1, 0.5, True, False, {}))
+        >>> steps.settle()
+        >>> steps.episode, steps.steps, steps.episode_return
+        (0, 2, 1.5)
+    """
+
+    def __init__(self, limit: int = RECENT_STEPS, first_episode: int = 0) -> None:
+        super().__init__()
+        self._limit = limit
+        self._pending: list[tuple[Any, ...]] = []
+        self.record = self._pending.append
+        self._chunks: collections.deque[_Chunk] = collections.deque()
+        self._kept_count = 0  # entries in _chunks
+        self._settling = threading.Lock()  # a status read on another thread may settle too
+        self.count = 0
+        self.resets = 0
+        self.episode = first_episode  # steps before any reset count in the first episode
+        self._next_episode = first_episode
+        self.steps = 0
+        self.episode_return: Any = 0.0
+
+    def settle(self) -> None:
+        """Count and keep the steps recorded since the last call."""
+        pending = self._pending
+        if not pending:
+            return
+        with self._settling:
+            taken = len(pending)  # steps recorded meanwhile (another thread) wait for the next call
+            entries = pending[:taken]
+            del pending[:taken]
+            returns = list(itertools.accumulate(map(_REWARD, entries), initial=self.episode_return))
+            self._keep(_Chunk(self.count, self.episode, self.steps + 1, returns, entries, {}))
+            self.steps += taken
+            self.episode_return = returns[-1]
+
+    def reset(self) -> None:
+        """A new episode: its row 0 (the first picture) becomes the latest step."""
+        self.settle()
+        with self._settling:
+            self.episode, self._next_episode = self._next_episode, self._next_episode + 1
+            self.steps = 0
+            self.episode_return = 0.0
+            self._keep(_Chunk(self.count, self.episode, 0, [0.0, 0.0], [_RESET], {}))
+            self.resets += 1
+
+    def log(self, values: dict[str, Any]) -> None:
+        """Add ``values`` to the latest step's row (checked by :func:`gymview.episodes.rows.check_logged`).
+
+        Raises:
+            RuntimeError: Before the first step or reset: there is no step to add them to.
+        """
+        checked = check_logged(values)
+        self.settle()
+        if not self._chunks:
+            raise RuntimeError("env.log() adds values to the latest step: call env.reset() first")
+        chunk = self._chunks[-1]
+        chunk.logged.setdefault(len(chunk.entries) - 1, {}).update(checked)
+
+    def _keep(self, chunk: _Chunk) -> None:
+        chunks = self._chunks
+        chunks.append(chunk)
+        self._kept_count += len(chunk.entries)
+        self.count += len(chunk.entries)
+        while self._kept_count - len(chunks[0].entries) >= self._limit:
+            self._kept_count -= len(chunks.popleft().entries)
+
+    @property
+    def last(self) -> int:
+        return self.count - 1
+
+    def _kept(self) -> tuple[int, list[RawStep]]:
+        raws: list[RawStep] = []
+        chunks = list(self._chunks)
+        for chunk in chunks:
+            for index, (action, reward, terminated, truncated, info) in enumerate(chunk.entries):
+                raws.append([chunk.episode, chunk.first_step + index, reward, chunk.returns[index + 1], terminated,
+                             truncated, action, info, chunk.logged.get(index)])  # fmt: skip
+        oldest = chunks[0].first if chunks else 0
+        extra = max(0, len(raws) - self._limit)
+        return oldest + extra, raws[extra:]
