@@ -34,7 +34,7 @@ from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import protocol
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import SPEEDS, RunControls
-from gymview.live.encoding.deferred import DeferredFrame
+from gymview.live.encoding.deferred import is_deferred
 from gymview.live.encoding.h264 import H264
 from gymview.live.encoding.replay import DEFAULT_MAX_BYTES, FrameHistory
 from gymview.live.encoding.scene_frames import SCENE
@@ -330,7 +330,7 @@ class LiveView(anywidget.AnyWidget):
         if self._closed:
             raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
         # Checked even when skipped, so a bad frame fails on the first push, not the first due one.
-        item = frame.checked() if isinstance(frame, DeferredFrame) else None
+        item = frame.checked() if is_deferred(frame) else None
         self._streamer.check(frame if item is None else item)
         active = self._active
         if not active:

@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["DeferredFrame"]
+__all__ = ["DeferredFrame", "is_deferred"]
 
 
 @runtime_checkable
@@ -50,3 +50,20 @@ class DeferredFrame(Protocol):
     def draw(self) -> np.ndarray: ...
 
     def checked(self) -> DeferredFrame: ...
+
+
+_DEFERRED_TYPES: dict[type, bool] = {}
+
+
+def is_deferred(frame: Any) -> bool:
+    """Whether ``frame`` is a :class:`DeferredFrame`: the protocol's check, remembered per type (it reads
+    the members each time, tens of microseconds, and a loop asks for every frame).
+
+    >>> is_deferred(np.zeros((2, 2, 3), np.uint8))
+    False
+    """
+    kind = type(frame)
+    known = _DEFERRED_TYPES.get(kind)
+    if known is None:
+        known = _DEFERRED_TYPES[kind] = isinstance(frame, DeferredFrame)
+    return known
