@@ -327,11 +327,11 @@ class _PendingStates:
         """Draw the states waiting and queue their I420 planes on ``feed``."""
         if not self.states:
             return
-        states, self.states = np.stack(self.states), []
-        for planes in drawn_frames(self.renderer).planes(states):  # type: ignore[arg-type]
+        for planes in drawn_frames(self.renderer).planes(np.stack(self.states)):  # type: ignore[arg-type]
             spare = feed.spare(planes.shape)  # arrays that go round (see EncoderFeed)
             np.copyto(spare, planes)
             feed.put(spare)
+            del self.states[0]  # once queued: a Ctrl-C here leaves the rest for the next call
 
 
 def _finish_quietly(feed: EncoderFeed, pending: _PendingStates) -> None:
@@ -380,8 +380,8 @@ class FinishingVideos:
         Raises:
             gymview.errors.FFmpegError: When the video finishing behind it failed.
         """
+        self._recorders.append(recorder)  # first: a Ctrl-C as it starts finishing leaves it for close() to finish
         recorder.close(wait=False)
-        self._recorders.append(recorder)
         while len(self._recorders) > 1:
             # Dropped only once finished: a Ctrl-C during the wait leaves it for close() to wait for.
             self._recorders[0].close()

@@ -421,6 +421,53 @@ def test_a_video_whose_wait_was_interrupted_is_still_waited_for_by_close():
     assert behind.waited and next_one.waited and finishing.newest is None
 
 
+def test_a_video_interrupted_as_it_starts_finishing_is_still_finished_by_close():
+    """Ctrl-C can land in add()'s close(wait=False), which draws the last states (a kernel test met it under
+    load: env.close() returned with that episode's file unfinished)."""
+    from gymview.video.recorder import FinishingVideos
+
+    class Recorder:  # what FinishingVideos asks of a VideoRecorder
+        def __init__(self):
+            self.closes = []
+
+        def close(self, wait=True):
+            self.closes.append(wait)
+            if len(self.closes) == 1:
+                raise KeyboardInterrupt
+
+    finishing = FinishingVideos()
+    recorder = Recorder()
+    with pytest.raises(KeyboardInterrupt):
+        finishing.add(recorder)
+    finishing.close()  # env.close() after the interrupt
+    assert recorder.closes == [False, True] and finishing.newest is None
+
+
+def test_states_still_to_draw_when_ctrl_c_lands_are_drawn_by_the_next_close(tmp_path, monkeypatch):
+    from gymview.renderers import renderer_for
+    from gymview.video.encoder_feed import EncoderFeed
+
+    renderer = renderer_for("CartPole-v1")
+    path = tmp_path / "interrupted.mp4"
+    recorder = VideoRecorder(path, fps=30)
+    for x in np.linspace(-1, 1, 10):
+        recorder.write_state(renderer, np.array([x, 0.0, 0.1, 0.0]))
+    put, puts = EncoderFeed.put, []
+
+    def interrupted_put(feed, item):
+        puts.append(item)
+        if len(puts) == 4:
+            raise KeyboardInterrupt  # while the fourth frame is queued
+        put(feed, item)
+
+    monkeypatch.setattr(EncoderFeed, "put", interrupted_put)
+    with pytest.raises(KeyboardInterrupt):
+        recorder.close()
+    monkeypatch.setattr(EncoderFeed, "put", put)
+    recorder.close()
+    assert recorder.frames_written == 10 and len(decode(path)) == 10
+
+
 def test_nvenc_goes_through_the_same_path_and_a_machine_without_it_says_so(tmp_path):
     import av
 
