@@ -26,7 +26,7 @@ import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
 
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
-from gymview.episodes.loop_steps import SETTLE_SECONDS, LoopSteps
+from gymview.episodes.loop_steps import LoopSteps
 from gymview.episodes.recent import RecentSteps
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
@@ -416,12 +416,13 @@ class WatchedEnv(gym.Wrapper):
 
     def _check(self) -> float:
         """Settle the steps and show a frame if the feed's check is due; the clock time of the next check."""
-        self._steps.settle()
+        steps = self._steps
+        steps.settle()
         now = perf_counter()
         due = self.feed.next_check
         if now >= due:
             due = self.feed.show()
-        return min(due, now + SETTLE_SECONDS)
+        return min(due, now + steps.settle_after)
 
     def log(self, **values: Any) -> None:
         """Add values to the latest step's row (the step whose frame is on screen): for a value

@@ -1,9 +1,10 @@
 """LoopSteps: a watched env's steps, kept as its loop gave them: the step count, the episode's return
 and the latest steps for the replay's charts, with rows made only when they are read.
 
-A watched loop's every step appends one tuple (``record``). Every few milliseconds the loop's thread
-calls ``settle()``: it sums the new steps' rewards in one pass of C (``itertools.accumulate``) and keeps
-them as one chunk; chunks older than the latest ``limit`` steps are let go. A row is made when the page
+A watched loop's every step appends one tuple (``record``). Every few hundred steps (``settle_after``)
+the loop's thread calls ``settle()``: it sums the new steps' rewards in one pass of C
+(``itertools.accumulate``) and keeps them as one chunk; chunks older than the latest ``limit`` steps
+are let go. A row is made when the page
 asks for the replay's charts (a pause) or ``log()`` adds to the latest step.
 
 >>> steps = LoopSteps(limit=100)
@@ -24,26 +25,30 @@ import collections
 import itertools
 import operator
 import threading
+from time import perf_counter
 from typing import Any, NamedTuple
 
 from gymview.episodes.recent import RECENT_STEPS, KeptSteps
 from gymview.episodes.rows import RawStep, check_logged
 
-__all__ = ["SETTLE_SECONDS", "LoopSteps"]
+__all__ = ["LoopSteps"]
 
-#: how often a watched loop settles its steps: what they hold (infos, actions) is let go this late at most
+# A watched loop settles about every SETTLE_STEPS steps, and at least every SETTLE_SECONDS. Settled in
+# small chunks, old steps are let go about as fast as new ones come, so the garbage collector's count of
+# new objects stays under its threshold (700) instead of passing it at each settle.
+SETTLE_STEPS = 256
 SETTLE_SECONDS = 0.005
+SHORTEST_SETTLE_SECONDS = 0.0002
 
 _REWARD = operator.itemgetter(1)
 _RESET = (None, 0.0, False, False, None)  # an episode's row 0: its first picture, before any action
 
 
 class _Chunk(NamedTuple):
-    first: int  # the number of its first step
-    episode: int
-    first_step: int  # the first step's number within its episode
-    returns: list[Any]  # the running return before its first step, then after each step
-    entries: list[tuple[Any, ...]]  # (action, reward, terminated, truncated, info) of each step
+    first: int  # the number of its first entry
+    entries: list[tuple[Any, ...]]  # (action, reward, terminated, truncated, info) of each step; _RESET rows
+    returns: list[Any]  # the running return after each entry
+    episodes: list[tuple[int, int, int]]  # (index of the entry it starts at, episode, step number there)
     logged: dict[int, dict[str, float]]  # index in entries -> the values env.log() added to that step
 
 
@@ -66,6 +71,7 @@ class LoopSteps(KeptSteps):
         self._limit = limit
         self._pending: list[tuple[Any, ...]] = []
         self.record = self._pending.append
+        self._reset_at: list[int] = []  # where in _pending the resets since the last settle() are
         self._chunks: collections.deque[_Chunk] = collections.deque()
         self._kept_count = 0  # entries in _chunks
         self._settling = threading.Lock()  # a status read on another thread may settle too
@@ -75,9 +81,18 @@ class LoopSteps(KeptSteps):
         self._next_episode = first_episode
         self.steps = 0
         self.episode_return: Any = 0.0
+        #: seconds until the loop should settle again: about SETTLE_STEPS steps at the pace of the last ones
+        self.settle_after = SETTLE_SECONDS
+        self._settled_at = perf_counter()
+
+    def reset(self) -> None:
+        """A new episode: its row 0 (the first picture) is the latest step from now on."""
+        with self._settling:
+            self._reset_at.append(len(self._pending))
+            self.record(_RESET)
 
     def settle(self) -> None:
-        """Count and keep the steps recorded since the last call."""
+        """Count and keep the steps and resets recorded since the last call."""
         pending = self._pending
         if not pending:
             return
@@ -85,20 +100,28 @@ class LoopSteps(KeptSteps):
             taken = len(pending)  # steps recorded meanwhile (another thread) wait for the next call
             entries = pending[:taken]
             del pending[:taken]
-            returns = list(itertools.accumulate(map(_REWARD, entries), initial=self.episode_return))
-            self._keep(_Chunk(self.count, self.episode, self.steps + 1, returns, entries, {}))
-            self.steps += taken
-            self.episode_return = returns[-1]
-
-    def reset(self) -> None:
-        """A new episode: its row 0 (the first picture) becomes the latest step."""
-        self.settle()
-        with self._settling:
-            self.episode, self._next_episode = self._next_episode, self._next_episode + 1
-            self.steps = 0
-            self.episode_return = 0.0
-            self._keep(_Chunk(self.count, self.episode, 0, [0.0, 0.0], [_RESET], {}))
-            self.resets += 1
+            now = perf_counter()
+            pace = (now - self._settled_at) * SETTLE_STEPS / taken
+            self.settle_after = max(SHORTEST_SETTLE_SECONDS, min(SETTLE_SECONDS, pace))
+            self._settled_at = now
+            resets, self._reset_at = self._reset_at, []
+            returns: list[Any] = []
+            episodes = [(0, self.episode, self.steps + 1)]
+            start = 0
+            for end in [*resets, taken]:  # the steps of one episode, then the row 0 of the next
+                if end > start:
+                    returns.extend(itertools.accumulate(map(_REWARD, entries[start:end]), initial=self.episode_return))
+                    del returns[-(end - start) - 1]  # the return before the first of them
+                    self.steps += end - start
+                    self.episode_return = returns[-1]
+                if end < taken:
+                    self.episode, self._next_episode = self._next_episode, self._next_episode + 1
+                    self.steps, self.episode_return = 0, 0.0
+                    self.resets += 1
+                    returns.append(0.0)
+                    episodes.append((end, self.episode, 0))
+                start = end + 1
+            self._keep(_Chunk(self.count, entries, returns, episodes, {}))
 
     def log(self, values: dict[str, Any]) -> None:
         """Add ``values`` to the latest step's row (checked by :func:`gymview.episodes.rows.check_logged`).
@@ -129,9 +152,12 @@ class LoopSteps(KeptSteps):
         raws: list[RawStep] = []
         chunks = list(self._chunks)
         for chunk in chunks:
-            for index, (action, reward, terminated, truncated, info) in enumerate(chunk.entries):
-                raws.append([chunk.episode, chunk.first_step + index, reward, chunk.returns[index + 1], terminated,
-                             truncated, action, info, chunk.logged.get(index)])  # fmt: skip
+            starts = [*chunk.episodes[1:], (len(chunk.entries), 0, 0)]
+            for (begin, episode, first_step), (end, _, _) in zip(chunk.episodes, starts):
+                for index in range(begin, end):
+                    action, reward, terminated, truncated, info = chunk.entries[index]
+                    raws.append([episode, first_step + index - begin, reward, chunk.returns[index], terminated,
+                                 truncated, action, info, chunk.logged.get(index)])  # fmt: skip
         oldest = chunks[0].first if chunks else 0
         extra = max(0, len(raws) - self._limit)
         return oldest + extra, raws[extra:]
