@@ -85,7 +85,9 @@ class ViewFeed:
         returns :attr:`next_check`, which loops may keep themselves (one attribute read a step)."""
         view, link = self.view, self._link
         if view.frame_due() or (force and link.active):
-            link.helper_cost.before_frame()
+            # what the loop waited for a core counts only for frames the helper makes: not for states the page draws
+            if not link.streamer.last_drawn_by_page:
+                link.helper_cost.before_frame()
             started = self._clock()
             try:
                 frame = self._frame()
@@ -100,7 +102,10 @@ class ViewFeed:
                 raise
             view.push(frame, force=force, **self._info())
             link.record_cost(self._clock() - started, count_helper=self._helper_competes())
-            link.helper_cost.mark()
+            if link.streamer.last_drawn_by_page:
+                link.helper_cost.forget()
+            else:
+                link.helper_cost.mark()
         self.next_check = self._clock() + link.service()
         return self.next_check
 

@@ -138,3 +138,17 @@ def test_each_view_pays_for_its_own_frames_only(shown):
     beside, beside_share = run_loop(shown, step_seconds=0.0001, frame_seconds=0.005, fps=60, max_overhead=0.1, views=2)
     assert alone_share >= 0.09
     assert beside == pytest.approx(alone, rel=0.15) and beside_share >= 0.08
+
+
+@pytest.mark.parametrize("page", [True, False])
+def test_the_loop_s_wait_for_a_core_is_read_only_around_frames_the_helper_makes(shown, page):
+    view = shown(draw="page" if page else "kernel")
+    reads = []
+    view._link.helper_cost = HelperCost(quota=None, cpus=2.0, wait=lambda: reads.append(1) or float(len(reads)))
+    feed = ViewFeed(view, lambda: cartpole_drawing(1), dict)
+    for _ in range(5):
+        feed.show(force=True)
+        view.flush(timeout=60)
+    # a state the page draws costs the loop no read of /proc (but before the first, which may be a picture);
+    # a frame the helper makes two (before it, after it)
+    assert len(reads) == (1 if page else 10)

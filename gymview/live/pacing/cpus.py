@@ -102,6 +102,10 @@ class HelperCost:
         total = self._wait()
         self._mark = None if total is None else (threading.get_ident(), total)
 
+    def forget(self) -> None:
+        """A frame the helper did not make (the page drew it): the next one has nothing to compare with."""
+        self._mark, self._waited = None, 0.0
+
     def before_frame(self) -> None:
         """Read the wait since :meth:`mark` (a frame's own wait is in its time). The first frame, or one made on
         another thread, has nothing to compare with."""
