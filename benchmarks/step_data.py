@@ -125,14 +125,14 @@ def watch_steps_per_second(keep_steps: bool | str, steps: int) -> float:
 
 def bookkeeping_microseconds(repeats: int) -> tuple[float, float, float]:
     """(microseconds a step's bookkeeping takes in a watched loop: LoopSteps.record, and settle() every
-    1,000 steps; in a recording: StepTracker.step; one CartPole env.step), medians of ``repeats`` timeit
-    runs of 100,000 steps: the cost itself, without the loop's noise."""
+    SETTLE_STEPS steps; in a recording: StepTracker.step; one CartPole env.step), medians of ``repeats``
+    timeit runs of about 100,000 steps: the cost itself, without the loop's noise."""
     import timeit
 
     import gymnasium as gym
     import numpy as np
 
-    from gymview.episodes.loop_steps import LoopSteps
+    from gymview.episodes.loop_steps import SETTLE_STEPS, LoopSteps
     from gymview.episodes.rows import StepTracker
 
     tracker = StepTracker()
@@ -144,13 +144,16 @@ def bookkeeping_microseconds(repeats: int) -> tuple[float, float, float]:
     result = (np.zeros(4), np.float64(1.0), False, False, {})
     record, settle = loop.record, loop.settle
 
+    chunks = 100_000 // SETTLE_STEPS
+
     def watched_steps() -> None:
-        for _ in range(100):
-            for _ in range(1000):
+        for _ in range(chunks):
+            for _ in range(SETTLE_STEPS):
                 record((1, result[1], result[2], result[3], result[4]))
             settle()
 
-    loop_kept = timeit.repeat(watched_steps, number=1, repeat=repeats)
+    loop_kept = [seconds * 100_000 / (chunks * SETTLE_STEPS) for seconds in
+                 timeit.repeat(watched_steps, number=1, repeat=repeats)]  # fmt: skip
     kept = timeit.repeat(lambda: tracker.step(1, result[1], False, False, result[4]), number=100_000, repeat=repeats)
     stepped = timeit.repeat(lambda: env.step(1) if env.unwrapped.steps_beyond_terminated is None else env.reset(),
                             number=100_000, repeat=repeats)  # fmt: skip

@@ -460,13 +460,13 @@ class WatchedEnv(gym.Wrapper):
         return rendered if deferred is None else deferred
 
     def _info(self) -> dict[str, Any]:
-        steps = self._steps
-        steps.settle()
+        step = self.total_steps  # settles the steps: the row is the latest one's
+        row = self._steps.last
         return {
-            "step": steps.count - steps.resets,
+            "step": step,
             "episode": self.episode,
-            "episode_return": float(steps.episode_return),
-            "row": steps.last if steps.last >= 0 else None,
+            "episode_return": self.episode_return,
+            "row": row if row >= 0 else None,
         }
 
     def show_final_frame(self) -> None:

@@ -29,7 +29,7 @@ from time import perf_counter
 from typing import Any, NamedTuple
 
 from gymview.episodes.recent import RECENT_STEPS, KeptSteps
-from gymview.episodes.rows import RawStep, check_logged
+from gymview.episodes.rows import LOG_BEFORE_RESET, RawStep, check_logged
 
 __all__ = ["LoopSteps"]
 
@@ -66,7 +66,7 @@ class LoopSteps(KeptSteps):
         (0, 2, 1.5)
     """
 
-    def __init__(self, limit: int = RECENT_STEPS, first_episode: int = 0) -> None:
+    def __init__(self, limit: int = RECENT_STEPS) -> None:
         super().__init__()
         self._limit = limit
         self._pending: list[tuple[Any, ...]] = []
@@ -77,8 +77,8 @@ class LoopSteps(KeptSteps):
         self._settling = threading.Lock()  # a status read on another thread may settle too
         self.count = 0
         self.resets = 0
-        self.episode = first_episode  # steps before any reset count in the first episode
-        self._next_episode = first_episode
+        self.episode = 0  # steps before any reset count in the first episode
+        self._next_episode = 0
         self.steps = 0
         self.episode_return: Any = 0.0
         #: seconds until the loop should settle again: about SETTLE_STEPS steps at the pace of the last ones
@@ -88,40 +88,53 @@ class LoopSteps(KeptSteps):
     def reset(self) -> None:
         """A new episode: its row 0 (the first picture) is the latest step from now on."""
         with self._settling:
-            self._reset_at.append(len(self._pending))
             self.record(_RESET)
+            self._reset_at.append(len(self._pending) - 1)
 
     def settle(self) -> None:
         """Count and keep the steps and resets recorded since the last call."""
-        pending = self._pending
-        if not pending:
+        if not self._pending:
             return
         with self._settling:
+            pending = self._pending
             taken = len(pending)  # steps recorded meanwhile (another thread) wait for the next call
+            if not taken:  # another thread settled them while this one waited
+                return
             entries = pending[:taken]
-            del pending[:taken]
+            # All is worked out first and kept at the end, so that a Ctrl-C on the way leaves the steps waiting.
+            episode, next_episode, steps, episode_return = (
+                self.episode,
+                self._next_episode,
+                self.steps,
+                self.episode_return,
+            )
+            returns: list[Any] = []
+            episodes = [(0, episode, steps + 1)]
+            start = 0
+            for end in [*self._reset_at, taken]:  # the steps of one episode, then the row 0 of the next
+                if end > start:
+                    returns.extend(itertools.accumulate(map(_REWARD, entries[start:end]), initial=episode_return))
+                    del returns[-(end - start) - 1]  # the return before the first of them
+                    steps += end - start
+                    episode_return = returns[-1]
+                if end < taken:
+                    episode, next_episode, steps, episode_return = next_episode, next_episode + 1, 0, 0.0
+                    returns.append(0.0)
+                    episodes.append((end, episode, 0))
+                start = end + 1
             now = perf_counter()
             pace = (now - self._settled_at) * SETTLE_STEPS / taken
-            self.settle_after = max(SHORTEST_SETTLE_SECONDS, min(SETTLE_SECONDS, pace))
-            self._settled_at = now
-            resets, self._reset_at = self._reset_at, []
-            returns: list[Any] = []
-            episodes = [(0, self.episode, self.steps + 1)]
-            start = 0
-            for end in [*resets, taken]:  # the steps of one episode, then the row 0 of the next
-                if end > start:
-                    returns.extend(itertools.accumulate(map(_REWARD, entries[start:end]), initial=self.episode_return))
-                    del returns[-(end - start) - 1]  # the return before the first of them
-                    self.steps += end - start
-                    self.episode_return = returns[-1]
-                if end < taken:
-                    self.episode, self._next_episode = self._next_episode, self._next_episode + 1
-                    self.steps, self.episode_return = 0, 0.0
-                    self.resets += 1
-                    returns.append(0.0)
-                    episodes.append((end, self.episode, 0))
-                start = end + 1
+            del pending[:taken]
             self._keep(_Chunk(self.count, entries, returns, episodes, {}))
+            self.resets += len(episodes) - 1
+            self._reset_at = []
+            self.episode, self._next_episode, self.steps, self.episode_return = (
+                episode,
+                next_episode,
+                steps,
+                episode_return,
+            )
+            self.settle_after, self._settled_at = max(SHORTEST_SETTLE_SECONDS, min(SETTLE_SECONDS, pace)), now
 
     def log(self, values: dict[str, Any]) -> None:
         """Add ``values`` to the latest step's row (checked by :func:`gymview.episodes.rows.check_logged`).
@@ -132,7 +145,7 @@ class LoopSteps(KeptSteps):
         checked = check_logged(values)
         self.settle()
         if not self._chunks:
-            raise RuntimeError("env.log() adds values to the latest step: call env.reset() first")
+            raise RuntimeError(LOG_BEFORE_RESET)
         chunk = self._chunks[-1]
         chunk.logged.setdefault(len(chunk.entries) - 1, {}).update(checked)
 
@@ -146,6 +159,7 @@ class LoopSteps(KeptSteps):
 
     @property
     def last(self) -> int:
+        """The number of the step kept last (-1 before the first)."""
         return self.count - 1
 
     def _kept(self) -> tuple[int, list[RawStep]]:

@@ -97,6 +97,7 @@ class RecentSteps(KeptSteps):
 
     @property
     def last(self) -> int:
+        """The number of the step kept last (-1 before the first)."""
         return self._tracker.count - 1
 
     def _kept(self) -> tuple[int, list[RawStep]]:

@@ -24,6 +24,7 @@ import numpy as np
 
 __all__ = [
     "FIXED_COLUMNS",
+    "LOG_BEFORE_RESET",
     "MAX_ACTION_COLUMNS",
     "RawStep",
     "StepTracker",
@@ -42,6 +43,9 @@ __all__ = [
 FIXED_COLUMNS = ("episode", "step", "reward", "return", "terminated", "truncated")
 #: an action with more numbers than this (an image, a long vector) gets no columns
 MAX_ACTION_COLUMNS = 16
+
+#: what env.log() before the first step or reset says
+LOG_BEFORE_RESET = "env.log() adds values to the latest step: call env.reset() first"
 
 # A raw step: [episode, step, reward, return, terminated, truncated, action, info, logged]; logged is
 # a dict once env.log() added to it, else None. A list, not a tuple: log() fills the last slot later.
@@ -120,7 +124,7 @@ def add_logged(latest: RawStep | None, checked: dict[str, float]) -> None:
     """Add checked logged values to the raw step ``latest``; a RuntimeError when there is none yet
     (``env.log()`` before the first reset)."""
     if latest is None:
-        raise RuntimeError("env.log() adds values to the latest step: call env.reset() first")
+        raise RuntimeError(LOG_BEFORE_RESET)
     if latest[_LOGGED] is None:
         latest[_LOGGED] = checked
     else:

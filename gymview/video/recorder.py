@@ -257,7 +257,7 @@ class VideoRecorder:
             self._queue(None, (), copy=False)  # raises
         pending.states.append(state)
         self._accepted += 1
-        if len(pending.states) == RENDER_CHUNK:
+        if len(pending.states) >= RENDER_CHUNK:  # more when an earlier draw was interrupted
             pending.draw_into(self._feed)  # type: ignore[arg-type]
 
     def _start(self, shape: tuple[int, ...]) -> None:
@@ -327,11 +327,15 @@ class _PendingStates:
         """Draw the states waiting and queue their I420 planes on ``feed``."""
         if not self.states:
             return
-        for planes in drawn_frames(self.renderer).planes(np.stack(self.states)):  # type: ignore[arg-type]
-            spare = feed.spare(planes.shape)  # arrays that go round (see EncoderFeed)
-            np.copyto(spare, planes)
-            feed.put(spare)
-            del self.states[0]  # once queued: a Ctrl-C here leaves the rest for the next call
+        queued = 0
+        try:
+            for planes in drawn_frames(self.renderer).planes(np.stack(self.states)):  # type: ignore[arg-type]
+                spare = feed.spare(planes.shape)  # arrays that go round (see EncoderFeed)
+                np.copyto(spare, planes)
+                feed.put(spare)
+                queued += 1
+        finally:  # a Ctrl-C leaves the states not queued for the next call (none lost, one at most twice)
+            del self.states[:queued]
 
 
 def _finish_quietly(feed: EncoderFeed, pending: _PendingStates) -> None:
@@ -381,7 +385,11 @@ class FinishingVideos:
             gymview.errors.FFmpegError: When the video finishing behind it failed.
         """
         self._recorders.append(recorder)  # first: a Ctrl-C as it starts finishing leaves it for close() to finish
-        recorder.close(wait=False)
+        try:
+            recorder.close(wait=False)
+        except Exception:
+            self._recorders.remove(recorder)  # its own failure, raised now: its finalizer finishes what it can
+            raise
         while len(self._recorders) > 1:
             # Dropped only once finished: a Ctrl-C during the wait leaves it for close() to wait for.
             self._recorders[0].close()

@@ -17,15 +17,21 @@ from gymview.episodes.rows import StepTracker
 
 
 def same_steps(seed, steps=3000, limit=500):
-    """A LoopSteps and a StepTracker (with its RecentSteps) given the same random steps, resets and logged
-    values; the LoopSteps settled at random moments."""
+    """A LoopSteps and a StepTracker (with its RecentSteps) given the same random steps (some before the first
+    reset), resets (some back to back), and logged values (some on a reset's row 0); the LoopSteps settled at
+    random moments, now and then after more steps than it keeps."""
     rng = random.Random(seed)
     loop, tracker = LoopSteps(limit=limit), StepTracker()
     recent = RecentSteps(tracker, limit=limit)
+    settle_every = 0.02
     for n in range(steps):
-        if n == 0 or rng.random() < 0.01:
-            loop.reset()
-            tracker.reset()
+        if n > 5 and rng.random() < 0.02:
+            for _ in range(rng.choice([1, 1, 2])):
+                loop.reset()
+                tracker.reset()
+            if rng.random() < 0.3:
+                loop.log({"at_reset": 1.0})
+                tracker.log({"at_reset": 1.0})
         action = rng.choice([rng.randrange(3), np.array([rng.random(), -1.0]), None])
         reward = rng.choice([1.0, -0.25, np.float32(0.1), 3])
         terminated, truncated = rng.random() < 0.01, False
@@ -36,7 +42,11 @@ def same_steps(seed, steps=3000, limit=500):
             values = {"value": rng.random()}
             loop.log(values)
             tracker.log(values)
-        if rng.random() < 0.02:
+        if n == steps // 2:
+            settle_every = 0.0  # a stretch of more steps than the limit between two settles
+        if n == steps // 2 + 2 * limit:
+            settle_every = 0.02
+        if rng.random() < settle_every:
             loop.settle()
     loop.settle()
     return loop, tracker, recent
@@ -88,7 +98,7 @@ def test_steps_recorded_while_another_thread_settles_are_all_counted():
 
 
 def test_log_before_any_step_says_to_reset_first():
-    with pytest.raises(RuntimeError, match="call env.reset"):
+    with pytest.raises(RuntimeError, match=r"call env\.reset"):
         LoopSteps().log({"value": 1.0})
 
 

@@ -57,7 +57,7 @@ _DEFERRED_TYPES: dict[type, bool] = {}
 
 def is_deferred(frame: Any) -> bool:
     """Whether ``frame`` is a :class:`DeferredFrame`: the protocol's check, remembered per type (it reads
-    the members each time, tens of microseconds, and a loop asks for every frame).
+    every member each time, and a loop asks for every frame).
 
     >>> is_deferred(np.zeros((2, 2, 3), np.uint8))
     False

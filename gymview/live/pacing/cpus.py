@@ -104,7 +104,8 @@ class HelperCost:
 
     def forget(self) -> None:
         """A frame the helper did not make (the page drew it): the next one has nothing to compare with."""
-        self._mark, self._waited = None, 0.0
+        self._mark = None
+        self._waited = None if self._waited is None else 0.0  # None: waits cannot be read here
 
     def before_frame(self) -> None:
         """Read the wait since :meth:`mark` (a frame's own wait is in its time). The first frame, or one made on
