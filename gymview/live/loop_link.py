@@ -109,13 +109,16 @@ class LoopLink:
         if self.streamer.busy and self.clock() >= self._next_pump:
             self._next_pump = self.clock() + self.pump()
 
+    def hand_over_to_iopub(self) -> None:
+        """A frame message went to ipykernel from this thread: let the kernel's IOPub thread send it now."""
+        time.sleep(IOPUB_HAND_OVER_SECONDS)
+
     def pump(self) -> float:
         """Send the frame that came back from the encoder, if one did; the seconds the caller may
         go before the next call."""
         started = self.clock()
         if self.streamer.pump():
-            # The message now waits for the kernel's IOPub thread: give it the GIL while it sends.
-            time.sleep(IOPUB_HAND_OVER_SECONDS)
+            self.hand_over_to_iopub()
             self._sending_seconds += self.clock() - started
         if self.streamer.busy:
             return self.streamer.seconds_until_reply()

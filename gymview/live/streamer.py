@@ -135,6 +135,7 @@ class FrameStreamer:
         self._watcher = Worker("stream", self._watch, wake=self._nudge.set)
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
+        self.messages = 0  # frame messages sent (several scene frames may share one)
         self.skipped = 0  # dropped by flow control (no room, no budget)
         self.replaced = 0  # replaced by a newer frame before they were submitted
         self.bytes_sent = 0
@@ -491,6 +492,7 @@ class FrameStreamer:
     def _went_out(self, numbers: list[int], size: int) -> None:
         sent_at = self._clock()
         self._send_times.append(sent_at)  # one message
+        self.messages += 1
         for seq in numbers:
             self._acks.sent(seq, sent_at)
         self.sent += len(numbers)

@@ -152,3 +152,13 @@ def test_the_loop_s_wait_for_a_core_is_read_only_around_frames_the_helper_makes(
     # a state the page draws costs the loop no read of /proc (but before the first, which may be a picture);
     # a frame the helper makes two (before it, after it)
     assert len(reads) == (1 if page else 10)
+
+
+def test_a_loop_that_sends_states_itself_then_lets_the_iopub_thread_send_them(shown):
+    view = shown(draw="page")
+    handed = []
+    view._link.hand_over_to_iopub = lambda: handed.append(view._streamer.messages)
+    feed = ViewFeed(view, lambda: cartpole_drawing(1), dict)
+    for _ in range(7):  # states go out several to a message, from the loop's thread
+        feed.show(force=True)
+    assert view._streamer.messages >= 2 and handed == list(range(1, view._streamer.messages + 1))
