@@ -30,6 +30,7 @@ while time.monotonic() - started < 6:
     _, _, terminated, truncated, _ = env.step(env.action_space.sample())
     if terminated or truncated:
         env.reset()
+env.view.flush()  # states for the page wait to go out several to a message: all of them are sent now
 stats = env.view.stats
 print("SENT", stats["frames_sent"], "BYTES", stats["bytes_sent"], "AS", stats["sent_as"], "ACKED", stats["last_acked_seq"])
 """,
