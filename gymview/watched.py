@@ -404,7 +404,6 @@ class WatchedEnv(gym.Wrapper):
         """
         # The hot path of every watched loop: kept to a few operations (see ViewFeed and LoopSteps).
         if self._controls.engaged:
-            self._steps.settle()
             self.feed.obey_controls()
         result = self.env.step(action)
         # a caller may fill the same action array again for its next step

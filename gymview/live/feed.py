@@ -100,10 +100,8 @@ class ViewFeed:
                         "OpenGL backend works here"
                     )
                 raise
-            messages = link.streamer.messages
             view.push(frame, force=force, **self._info())
-            if link.streamer.messages != messages:  # states for the page go out at once, from this thread
-                link.hand_over_to_iopub()
+            link.hand_over_to_iopub()  # states for the page go out at once, from this thread
             link.record_cost(self._clock() - started, count_helper=self._helper_competes())
             if link.streamer.last_drawn_by_page:
                 link.helper_cost.forget()

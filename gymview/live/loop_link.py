@@ -74,6 +74,7 @@ class LoopLink:
         self.poller = poller
         self.env_fps: float | None = None
         self.steps: KeptSteps | None = None  # the loop's latest steps, charted under the replay
+        self._handed_over = 0  # the streamer's message count at the last hand-over to the IOPub thread
         self.keep_still_image = keep_still_image
         self.report = report
         self.take_keys = take_keys
@@ -110,8 +111,11 @@ class LoopLink:
             self._next_pump = self.clock() + self.pump()
 
     def hand_over_to_iopub(self) -> None:
-        """A frame message went to ipykernel from this thread: let the kernel's IOPub thread send it now."""
-        time.sleep(IOPUB_HAND_OVER_SECONDS)
+        """If a frame message went to ipykernel since the last hand-over, let the kernel's IOPub thread send
+        it now (else it waits for the interpreter until Python's switch interval ends)."""
+        if self.streamer.messages != self._handed_over:
+            self._handed_over = self.streamer.messages
+            time.sleep(IOPUB_HAND_OVER_SECONDS)
 
     def pump(self) -> float:
         """Send the frame that came back from the encoder, if one did; the seconds the caller may

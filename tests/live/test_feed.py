@@ -154,11 +154,16 @@ def test_the_loop_s_wait_for_a_core_is_read_only_around_frames_the_helper_makes(
     assert len(reads) == (1 if page else 10)
 
 
-def test_a_loop_that_sends_states_itself_then_lets_the_iopub_thread_send_them(shown):
+def test_a_loop_that_sends_states_itself_then_lets_the_iopub_thread_send_them(shown, monkeypatch):
+    from gymview.live import loop_link
+
     view = shown(draw="page")
     handed = []
-    view._link.hand_over_to_iopub = lambda: handed.append(view._streamer.messages)
+    sleep = loop_link.time.sleep
+    monkeypatch.setattr(loop_link.time, "sleep", lambda seconds: handed.append(view._streamer.messages)
+                        if seconds == loop_link.IOPUB_HAND_OVER_SECONDS else sleep(seconds))  # fmt: skip
     feed = ViewFeed(view, lambda: cartpole_drawing(1), dict)
     for _ in range(7):  # states go out several to a message, from the loop's thread
         feed.show(force=True)
+    # once after each message, however many times the loop looked
     assert view._streamer.messages >= 2 and handed == list(range(1, view._streamer.messages + 1))

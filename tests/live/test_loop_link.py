@@ -67,9 +67,11 @@ def test_sending_a_frame_costs_the_loop_and_counts_with_the_next_frame():
     def pump():
         clock.now += 0.001  # sending takes the loop's thread a millisecond
         sent.append(1)
+        streamer.messages += 1
         return True
 
-    streamer = SimpleNamespace(encodes_elsewhere=False, last_encode_ms=0.0, last_drawn_by_page=False, busy=False, pump=pump)
+    streamer = SimpleNamespace(encodes_elsewhere=False, last_encode_ms=0.0, last_drawn_by_page=False, busy=False, pump=pump,
+                               messages=0)
     throttle = FrameThrottle(fps=120, max_overhead=0.01, clock=lambda: clock.now)
     link = link_with(throttle, encode_ms=0.0, streamer=streamer)
     link.record_cost(0.0)  # the throttle's ignored first sample
