@@ -6,7 +6,7 @@ Jupyter server and Chromium, with a watched env running in JupyterLab.
 Each env is watched with draw="page" in one notebook open in Chromium (on the same cores as the
 kernel) and run free for ``--seconds`` with a random policy, ``--runs`` times. Around each run the
 CPU time (user + system, /proc) of each process is read: the kernel's main thread (the loop), the
-kernel's other threads, the Jupyter server, and every Chromium process (renderer, GPU, browser).
+kernel's other threads (and each of them by name), the Jupyter server, and every Chromium process.
 Prints CPU milliseconds per frame drawn by the page, per part, and the medians over the runs. CPU
 time per frame moves less than wall-time ratios when other work shares the machine, so this is the
 measure to compare when making frames cheaper; benchmarks/scene_view.py gives the loop's ratio.
@@ -35,14 +35,21 @@ MAKE = {
 }
 TICK = os.sysconf("SC_CLK_TCK")
 
-SETUP = """
+SETUP = (
+    """
 import os, time, threading
 import gymnasium as gym, gymview
 gymview.setup()
 print("KERNEL", os.getpid(), threading.get_native_id(), flush=True)
-""" + RUN_SLICE + WARM_UP + """
+def thread_names():
+    return "THREADS " + " ".join(f"{t.native_id}={t.name.replace(' ', '_')}" for t in threading.enumerate())
+"""
+    + RUN_SLICE
+    + WARM_UP
+    + """
 print("READY")
 """
+)
 
 
 def cpu_seconds(path: str) -> float:
@@ -73,7 +80,7 @@ def children(pid: int) -> list[int]:
 
 
 def chromium_part(pid: int) -> str | None:
-    """"chromium <its --type>" (renderer, gpu-process...; "browser" for the main one), or None."""
+    """ "chromium <its --type>" (renderer, gpu-process...; "browser" for the main one), or None."""
     try:
         if "chrom" not in pathlib.Path(f"/proc/{pid}/comm").read_text():
             return None
@@ -85,12 +92,25 @@ def chromium_part(pid: int) -> str | None:
     return f"chromium {kinds[0] if kinds else 'browser'}"
 
 
+def kernel_threads(kernel: int) -> dict[int, float]:
+    """CPU seconds of each of the kernel's threads, by native thread id."""
+    tasks = pathlib.Path(f"/proc/{kernel}/task")
+    return {int(task.name): cpu_seconds(f"{task}/stat") for task in tasks.iterdir()}
+
+
 def reading(kernel: int, loop_thread: int, server: int) -> dict[str, float]:
     kernel_all = cpu_seconds(f"/proc/{kernel}/stat")
     loop = cpu_seconds(f"/proc/{kernel}/task/{loop_thread}/stat")
     server_own = cpu_seconds(f"/proc/{server}/stat")
-    parts = {"loop": loop, "kernel, other threads": kernel_all - loop, "server": server_own,
-             "chromium renderer": 0.0, "chromium gpu-process": 0.0, "chromium browser": 0.0, "chromium other": 0.0}
+    parts = {
+        "loop": loop,
+        "kernel, other threads": kernel_all - loop,
+        "server": server_own,
+        "chromium renderer": 0.0,
+        "chromium gpu-process": 0.0,
+        "chromium browser": 0.0,
+        "chromium other": 0.0,
+    }
     for pid in children(os.getpid()):
         part = chromium_part(pid)
         if part is not None:
@@ -102,7 +122,9 @@ def reading(kernel: int, loop_thread: int, server: int) -> dict[str, float]:
 def drawn(page, cell: int) -> int:
     return page.evaluate(
         "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"
-        ".querySelector('.gymview')?.dataset.framesDrawn || 0)", cell)
+        ".querySelector('.gymview')?.dataset.framesDrawn || 0)",
+        cell,
+    )
 
 
 def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str, list[dict[str, float]]]:
@@ -111,7 +133,7 @@ def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str
     source = [SETUP]
     for name in names:  # a cell that makes the view, then one cell per run, each printing its steps
         source.append(f"env = gymview.watch({MAKE[name]}, fps={fps}, draw='page')\nuntil_drawn(env)\nprint('WARM')")
-        source += [f"print('RAN', run_slice(env, {seconds}))"] * runs
+        source += [f"print('RAN', run_slice(env, {seconds}), thread_names())"] * runs
         source.append("env.close()\nprint('CLOSED')")
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,10 +154,12 @@ def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str
                     raise RuntimeError(warm)
                 for _ in range(runs):
                     cell += 1
+                    threads_before = kernel_threads(kernel)
                     before, drawn_before = reading(kernel, loop_thread, server.process.pid), drawn(page, view_cell)
                     start_cell(page, cell)
                     text = wait_for_output(page, cell, "RAN", int(seconds * 1000 * 4 + 60_000))
                     after, drawn_after = reading(kernel, loop_thread, server.process.pid), drawn(page, view_cell)
+                    threads_after = kernel_threads(kernel)
                     frames = max(drawn_after - drawn_before, 1)
                     if "Error" in text:
                         raise RuntimeError(text)
@@ -144,6 +168,20 @@ def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str
                     run.update(frames_drawn_per_s=frames / seconds, steps_per_s=steps_per_s)
                     results[name].append(run)
                     print(name, " ".join(f"{key}={value:.2f}" for key, value in run.items()), flush=True)
+                    names = dict(pair.split("=", 1) for pair in text.split("THREADS")[1].split())
+                    threads = {
+                        names.get(str(tid), f"thread {tid}"): (threads_after[tid] - threads_before.get(tid, 0.0))
+                        * 1000
+                        / frames
+                        for tid in threads_after
+                        if tid != loop_thread
+                    }
+                    print(
+                        "  kernel's other threads, CPU ms per frame drawn:",
+                        ", ".join(
+                            f"{thread} {ms:.2f}" for thread, ms in sorted(threads.items(), key=lambda item: -item[1])
+                        ),
+                    )
                 cell += 1
                 start_cell(page, cell)
                 wait_for_output(page, cell, "CLOSED", 120_000)

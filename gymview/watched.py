@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorWrapper
+from numpy import ndarray
 
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.loop_steps import LoopSteps
@@ -407,7 +408,7 @@ class WatchedEnv(gym.Wrapper):
             self.feed.obey_controls()
         result = self.env.step(action)
         # a caller may fill the same action array again for its next step
-        self._record((action.copy() if isinstance(action, np.ndarray) else action, result[1], result[2], result[3],
+        self._record((action.copy() if isinstance(action, ndarray) else action, result[1], result[2], result[3],
                       result[4]))  # fmt: skip
         if perf_counter() >= self._next_check:
             self._next_check = self._check()

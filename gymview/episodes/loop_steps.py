@@ -2,10 +2,10 @@
 and the latest steps for the replay's charts, with rows made only when they are read.
 
 A watched loop's every step appends one tuple (``record``). Every few hundred steps (``settle_after``)
-the loop's thread calls ``settle()``: it sums the new steps' rewards in one pass of C
-(``itertools.accumulate``) and keeps them as one chunk; chunks older than the latest ``limit`` steps
-are let go. A row is made when the page
-asks for the replay's charts (a pause) or ``log()`` adds to the latest step.
+the loop's thread calls ``settle()``: it counts the new steps and resets, sums the rewards since the
+last reset (the episode's return), and keeps the steps as one chunk of columns; chunks older than the
+latest ``limit`` steps are let go. A row, and the running return it shows, is made when the page asks
+for the replay's charts (a pause) or ``log()`` adds to the latest step.
 
 >>> steps = LoopSteps(limit=100)
 >>> steps.reset()
@@ -22,6 +22,7 @@ asks for the replay's charts (a pause) or ``log()`` adds to the latest step.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import operator
 import threading
@@ -40,14 +41,19 @@ SETTLE_STEPS = 256
 SETTLE_SECONDS = 0.005
 SHORTEST_SETTLE_SECONDS = 0.0002
 
-_REWARD = operator.itemgetter(1)
 _RESET = (None, 0.0, False, False, None)  # an episode's row 0: its first picture, before any action
 
 
 class _Chunk(NamedTuple):
+    """Settled steps as columns: an old chunk let go frees a few tuples, not several objects a step."""
+
     first: int  # the number of its first entry
-    entries: list[tuple[Any, ...]]  # (action, reward, terminated, truncated, info) of each step; _RESET rows
-    returns: list[Any]  # the running return after each entry
+    actions: tuple[Any, ...]  # one entry a step, and one a reset (None): its row 0, before any action
+    rewards: tuple[Any, ...]
+    terminated: tuple[Any, ...]
+    truncated: tuple[Any, ...]
+    infos: tuple[Any, ...] | None  # None when every info was empty, as most envs' are
+    start_return: Any  # the episode's return before its first entry (returns are summed when rows are made)
     episodes: list[tuple[int, int, int]]  # (index of the entry it starts at, episode, step number there)
     logged: dict[int, dict[str, float]]  # index in entries -> the values env.log() added to that step
 
@@ -100,33 +106,35 @@ class LoopSteps(KeptSteps):
             taken = len(pending)  # steps recorded meanwhile (another thread) wait for the next call
             if not taken:  # another thread settled them while this one waited
                 return
-            entries = pending[:taken]
+            actions, rewards, terminated, truncated, infos = zip(*pending[:taken])
             # All is worked out first and kept at the end, so that a Ctrl-C on the way leaves the steps waiting.
-            episode, next_episode, steps, episode_return = (
-                self.episode,
-                self._next_episode,
-                self.steps,
-                self.episode_return,
-            )
-            returns: list[Any] = []
-            episodes = [(0, episode, steps + 1)]
-            start = 0
-            for end in [*self._reset_at, taken]:  # the steps of one episode, then the row 0 of the next
-                if end > start:
-                    returns.extend(itertools.accumulate(map(_REWARD, entries[start:end]), initial=episode_return))
-                    del returns[-(end - start) - 1]  # the return before the first of them
-                    steps += end - start
-                    episode_return = returns[-1]
-                if end < taken:
-                    episode, next_episode, steps, episode_return = next_episode, next_episode + 1, 0, 0.0
-                    returns.append(0.0)
-                    episodes.append((end, episode, 0))
-                start = end + 1
+            resets = self._reset_at
+            episodes = [(0, self.episode, self.steps + 1)]
+            episodes += [(at, self._next_episode + index, 0) for index, at in enumerate(resets)]
+            if resets:  # the return counts from the last reset (its row 0's reward is 0.0)
+                episode, next_episode = episodes[-1][1], episodes[-1][1] + 1
+                steps, episode_return = taken - resets[-1] - 1, 0.0
+                last = rewards[resets[-1] + 1 :]
+            else:
+                episode, next_episode, steps, episode_return = (
+                    self.episode,
+                    self._next_episode,
+                    self.steps,
+                    self.episode_return,
+                )
+                steps += taken
+                last = rewards
+            # added one by one, as a step tracker adds them (sum() compensates from Python 3.12)
+            episode_return = functools.reduce(operator.add, last, episode_return)
             now = perf_counter()
             pace = (now - self._settled_at) * SETTLE_STEPS / taken
             del pending[:taken]
-            self._keep(_Chunk(self.count, entries, returns, episodes, {}))
-            self.resets += len(episodes) - 1
+            infos_kept = infos if any(infos) else None
+            start_return = self.episode_return
+            self._keep(
+                _Chunk(self.count, actions, rewards, terminated, truncated, infos_kept, start_return, episodes, {})
+            )
+            self.resets += len(resets)
             self._reset_at = []
             self.episode, self._next_episode, self.steps, self.episode_return = (
                 episode,
@@ -147,15 +155,15 @@ class LoopSteps(KeptSteps):
         if not self._chunks:
             raise RuntimeError(LOG_BEFORE_RESET)
         chunk = self._chunks[-1]
-        chunk.logged.setdefault(len(chunk.entries) - 1, {}).update(checked)
+        chunk.logged.setdefault(len(chunk.actions) - 1, {}).update(checked)
 
     def _keep(self, chunk: _Chunk) -> None:
         chunks = self._chunks
         chunks.append(chunk)
-        self._kept_count += len(chunk.entries)
-        self.count += len(chunk.entries)
-        while self._kept_count - len(chunks[0].entries) >= self._limit:
-            self._kept_count -= len(chunks.popleft().entries)
+        self._kept_count += len(chunk.actions)
+        self.count += len(chunk.actions)
+        while self._kept_count - len(chunks[0].actions) >= self._limit:
+            self._kept_count -= len(chunks.popleft().actions)
 
     @property
     def last(self) -> int:
@@ -166,12 +174,16 @@ class LoopSteps(KeptSteps):
         raws: list[RawStep] = []
         chunks = list(self._chunks)
         for chunk in chunks:
-            starts = [*chunk.episodes[1:], (len(chunk.entries), 0, 0)]
+            infos = chunk.infos or (None,) * len(chunk.actions)
+            starts = [*chunk.episodes[1:], (len(chunk.actions), 0, 0)]
             for (begin, episode, first_step), (end, _, _) in zip(chunk.episodes, starts):
-                for index in range(begin, end):
-                    action, reward, terminated, truncated, info = chunk.entries[index]
-                    raws.append([episode, first_step + index - begin, reward, chunk.returns[index], terminated,
-                                 truncated, action, info, chunk.logged.get(index)])  # fmt: skip
+                initial = chunk.start_return if begin == 0 and first_step else 0.0  # else from a reset's row 0
+                returns = itertools.accumulate(chunk.rewards[begin:end], operator.add, initial=initial)
+                next(returns)  # the initial value itself
+                for index, episode_return in zip(range(begin, end), returns):
+                    raws.append([episode, first_step + index - begin, chunk.rewards[index], episode_return,
+                                 chunk.terminated[index], chunk.truncated[index], chunk.actions[index], infos[index],
+                                 chunk.logged.get(index)])  # fmt: skip
         oldest = chunks[0].first if chunks else 0
         extra = max(0, len(raws) - self._limit)
         return oldest + extra, raws[extra:]

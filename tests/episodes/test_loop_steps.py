@@ -16,10 +16,10 @@ from gymview.episodes.recent import RecentSteps
 from gymview.episodes.rows import StepTracker
 
 
-def same_steps(seed, steps=3000, limit=500):
+def same_steps(seed, steps=3000, limit=500, infos=({}, {"lives": 1, "text": "x"})):
     """A LoopSteps and a StepTracker (with its RecentSteps) given the same random steps (some before the first
     reset), resets (some back to back), and logged values (some on a reset's row 0); the LoopSteps settled at
-    random moments, now and then after more steps than it keeps."""
+    random moments, now and then after more steps than it keeps. Each step's info is one of ``infos``."""
     rng = random.Random(seed)
     loop, tracker = LoopSteps(limit=limit), StepTracker()
     recent = RecentSteps(tracker, limit=limit)
@@ -35,7 +35,7 @@ def same_steps(seed, steps=3000, limit=500):
         action = rng.choice([rng.randrange(3), np.array([rng.random(), -1.0]), None])
         reward = rng.choice([1.0, -0.25, np.float32(0.1), 3])
         terminated, truncated = rng.random() < 0.01, False
-        info = rng.choice([{}, {"lives": rng.randrange(5), "text": "x"}])
+        info = dict(rng.choice(infos))
         loop.record((action, reward, terminated, truncated, info))
         tracker.step(action, reward, terminated, truncated, info)
         if rng.random() < 0.05:
@@ -52,11 +52,16 @@ def same_steps(seed, steps=3000, limit=500):
     return loop, tracker, recent
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_rows_counts_and_returns_are_the_step_tracker_s(seed):
-    loop, tracker, recent = same_steps(seed)
+@pytest.mark.parametrize(("seed", "infos"), [(1, None), (2, None), (3, None), (4, ({},)), (5, ({}, {}, {"lives": 2}))])
+def test_the_rows_counts_and_returns_are_the_step_tracker_s(seed, infos):
+    """Infos all empty (most envs'), now and then set, or mixed."""
+    loop, tracker, recent = same_steps(seed, **({} if infos is None else {"infos": infos}))
     assert (loop.count, loop.resets, loop.episode, loop.steps) == (
-        tracker.count, tracker.resets, tracker.episode, tracker.steps)
+        tracker.count,
+        tracker.resets,
+        tracker.episode,
+        tracker.steps,
+    )
     assert loop.episode_return == tracker.episode_return
     assert loop.last == recent.last
     numbers = [None, 0, recent.last - 600, recent.last - 499, recent.last - 250, recent.last]
