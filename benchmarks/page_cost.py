@@ -4,10 +4,12 @@ Jupyter server and Chromium, with a watched env running in JupyterLab.
     python benchmarks/page_cost.py [--seconds 15] [--runs 3] [--envs CartPole-v1,HalfCheetah-v5] [--fps 60]
 
 Each env is watched with draw="page" in one notebook open in Chromium (on the same cores as the
-kernel) and run free for ``--seconds`` with a random policy, ``--runs`` times. Around each run the
+kernel) and run free for ``--seconds`` with a random policy, ``--runs`` times, each run after one of
+its inner env, unwatched, for as long (the page open, its picture still). Around each run the
 CPU time (user + system, /proc) of each process is read: the kernel's main thread (the loop), the
 kernel's other threads (and each of them by name), the Jupyter server, and every Chromium process.
-Prints CPU milliseconds per frame drawn by the page, per part, and the medians over the runs. CPU
+Prints the CPU milliseconds each part spent per frame the page drew, above what it spent in the
+unwatched run (JupyterLab's own work for a busy kernel, the loop's stepping), and the medians. CPU
 time per frame moves less than wall-time ratios when other work shares the machine, so this is the
 measure to compare when making frames cheaper; benchmarks/scene_view.py gives the loop's ratio.
 """
@@ -27,7 +29,8 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from browser_loop import RUN_SLICE  # noqa: E402
-from scene_view import WARM_UP  # noqa: E402
+from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output  # noqa: E402
+from scene_view import WARM_UP, children  # noqa: E402
 
 MAKE = {
     "CartPole-v1": 'gym.make("CartPole-v1", render_mode="rgb_array")',
@@ -59,24 +62,6 @@ def cpu_seconds(path: str) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def children(pid: int) -> list[int]:
-    """Every descendant of ``pid``."""
-    parents: dict[int, list[int]] = {}
-    for entry in pathlib.Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            parents.setdefault(parent, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def chromium_part(pid: int) -> str | None:
@@ -127,13 +112,32 @@ def drawn(page, cell: int) -> int:
     )
 
 
-def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str, list[dict[str, float]]]:
-    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+def run_cell(page, cell: int, seconds: float, kernel: int, loop_thread: int, server: int) -> tuple[dict, dict, str]:
+    """Run ``cell`` (a run_slice); the CPU seconds each part and each kernel thread took meanwhile, and its output."""
+    threads_before = kernel_threads(kernel)
+    before = reading(kernel, loop_thread, server)
+    start_cell(page, cell)
+    text = wait_for_output(page, cell, "RAN", int(seconds * 1000 * 4 + 60_000))
+    after = reading(kernel, loop_thread, server)
+    threads_after = kernel_threads(kernel)
+    if "Error" in text:
+        raise RuntimeError(text)
+    names = dict(pair.split("=", 1) for pair in text.split("THREADS")[1].split())
+    threads = {
+        names.get(str(tid), f"thread {tid}"): threads_after[tid] - threads_before.get(tid, 0.0)
+        for tid in threads_after
+        if tid != loop_thread
+    }
+    return {part: after[part] - before[part] for part in after}, threads, text
 
+
+def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str, list[dict[str, float]]]:
     source = [SETUP]
-    for name in names:  # a cell that makes the view, then one cell per run, each printing its steps
+    for name in names:  # a cell that makes the view, then per run a cell stepping the inner env and one the watched
         source.append(f"env = gymview.watch({MAKE[name]}, fps={fps}, draw='page')\nuntil_drawn(env)\nprint('WARM')")
-        source += [f"print('RAN', run_slice(env, {seconds}), thread_names())"] * runs
+        for _ in range(runs):
+            source.append(f"print('RAN', run_slice(env.env, {seconds}), thread_names())")
+            source.append(f"print('RAN', run_slice(env, {seconds}), thread_names())")
         source.append("env.close()\nprint('CLOSED')")
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,34 +157,29 @@ def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str
                 if "Error" in warm:
                     raise RuntimeError(warm)
                 for _ in range(runs):
-                    cell += 1
-                    threads_before = kernel_threads(kernel)
-                    before, drawn_before = reading(kernel, loop_thread, server.process.pid), drawn(page, view_cell)
-                    start_cell(page, cell)
-                    text = wait_for_output(page, cell, "RAN", int(seconds * 1000 * 4 + 60_000))
-                    after, drawn_after = reading(kernel, loop_thread, server.process.pid), drawn(page, view_cell)
-                    threads_after = kernel_threads(kernel)
-                    frames = max(drawn_after - drawn_before, 1)
-                    if "Error" in text:
-                        raise RuntimeError(text)
-                    steps_per_s = float(text.split("RAN")[1].split()[0])
-                    run = {part: (after[part] - before[part]) * 1000 / frames for part in after}
-                    run.update(frames_drawn_per_s=frames / seconds, steps_per_s=steps_per_s)
+                    plain, plain_threads, _ = run_cell(page, cell + 1, seconds, kernel, loop_thread, server.process.pid)
+                    drawn_before = drawn(page, view_cell)
+                    watched, threads, text = run_cell(page, cell + 2, seconds, kernel, loop_thread, server.process.pid)
+                    frames = max(drawn(page, view_cell) - drawn_before, 1)
+                    cell += 2
+                    # what each part spent for a frame drawn, above what it spent while the inner env ran unwatched
+                    run = {part: (watched[part] - plain[part]) * 1000 / frames for part in watched}
+                    run.update(frames_drawn_per_s=frames / seconds, steps_per_s=float(text.split("RAN")[1].split()[0]))
+                    added = {
+                        thread: (spent - plain_threads.get(thread, 0.0)) * 1000 / frames
+                        for thread, spent in threads.items()
+                    }
+                    # the threads alive at the end, by name: the process's total also counts the threads that ended,
+                    # a view's earlier watcher among them
+                    run["kernel, other threads"] = sum(added.values())
                     results[name].append(run)
                     print(name, " ".join(f"{key}={value:.2f}" for key, value in run.items()), flush=True)
-                    names = dict(pair.split("=", 1) for pair in text.split("THREADS")[1].split())
-                    threads = {
-                        names.get(str(tid), f"thread {tid}"): (threads_after[tid] - threads_before.get(tid, 0.0))
-                        * 1000
-                        / frames
-                        for tid in threads_after
-                        if tid != loop_thread
-                    }
+                    busiest = sorted(added.items(), key=lambda item: -item[1])[:5]
+                    print("  the kernel's other threads:", ", ".join(f"{thread} {ms:.2f}" for thread, ms in busiest))
+                    unwatched = sorted(plain_threads.items(), key=lambda item: -item[1])[:5]
                     print(
-                        "  kernel's other threads, CPU ms per frame drawn:",
-                        ", ".join(
-                            f"{thread} {ms:.2f}" for thread, ms in sorted(threads.items(), key=lambda item: -item[1])
-                        ),
+                        "  the same, CPU ms a second while the inner env ran:",
+                        ", ".join(f"{thread} {spent * 1000 / seconds:.1f}" for thread, spent in unwatched),
                     )
                 cell += 1
                 start_cell(page, cell)
@@ -198,7 +197,10 @@ def main() -> None:
     args = parser.parse_args()
     results = measure(args.envs.split(","), args.runs, args.seconds, args.fps)
     load = os.getloadavg()[0]
-    print(f"\nCPU ms per frame drawn (medians of {args.runs} runs of {args.seconds:.0f} s; load {load:.1f}):")
+    print(
+        f"\nCPU ms per frame drawn, above the same parts' while the inner env ran unwatched (the page open, its"
+        f" picture still; medians of {args.runs} runs of {args.seconds:.0f} s each; load {load:.1f}):"
+    )
     parts = list(next(iter(results.values()))[0])
     print("| env | " + " | ".join(parts) + " |")
     print("|---|" + "---:|" * len(parts))

@@ -12,16 +12,19 @@ floor, frames/s sent and drawn by the page after the warm-up (which lasts until 
 gets the scene and its modules first), the bytes of each frame's data and the bytes on the wire per
 frame after the warm-up (Jupyter's envelope and the acks' busy/idle messages included, measured at the
 proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is
-1 Mbit/s each way with 40 ms of latency (tests/browser/slow_link.py).
+1 Mbit/s each way with 40 ms of latency (tests/browser/slow_link.py). ``--apart`` holds the kernel on one
+CPU and the rest on another: what the page costs the loop beside the share of the cores it takes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 import tempfile
+import threading
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "kernel"))
@@ -68,6 +71,38 @@ def drawn_in(page, cell: int) -> int:
     return page.evaluate(
         "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"
         ".querySelector('.gymview')?.dataset.framesDrawn || 0)", cell)
+
+
+def children(pid: int) -> list[int]:
+    """Every descendant of ``pid``."""
+    parents: dict[int, list[int]] = {}
+    for entry in pathlib.Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            parents.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def keep_apart(stop: threading.Event) -> None:
+    """Until ``stop``: every 0.5 s the kernels' threads on this machine's first CPU, and everything else this
+    benchmark started (the server, Chromium, the proxy and this process) on its last."""
+    cpus = sorted(os.sched_getaffinity(0))
+    while not stop.wait(0.5):
+        for pid in [os.getpid(), *children(os.getpid())]:
+            try:
+                kernel = b"ipykernel_launcher" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+                for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+                    os.sched_setaffinity(int(task.name), {cpus[0] if kernel else cpus[-1]})
+            except OSError:  # a process or thread that ended meanwhile
+                continue
 
 
 def measure(links: list[float], names: list[str], rounds: int, fps: float) -> list[dict]:
@@ -121,8 +156,16 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=60.0, help="the views' fps")
     parser.add_argument("--links", default="0,1", help="Mbit/s each way, 0 for localhost (unlimited)")
     parser.add_argument("--envs", default=",".join(MAKE), help="comma-separated")
+    parser.add_argument("--apart", action="store_true",
+                        help="hold the kernel on the first CPU and the server and Chromium on the last (Linux)")
     args = parser.parse_args()
-    results = measure([float(x) for x in args.links.split(",")], args.envs.split(","), args.rounds, args.fps)
+    stop = threading.Event()
+    if args.apart:
+        threading.Thread(target=keep_apart, args=(stop,), daemon=True).start()
+    try:
+        results = measure([float(x) for x in args.links.split(",")], args.envs.split(","), args.rounds, args.fps)
+    finally:
+        stop.set()
     print(f"\nwatched / plain, medians of {args.rounds} rounds of alternating slices, fps={args.fps:g}, the page open:\n")
     print("| link | env | draw | loop ratio | noise floor | frames/s sent | frames/s drawn | data bytes/frame "
           "| bytes/frame on the wire | sent as |")

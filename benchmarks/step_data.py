@@ -5,7 +5,7 @@ Loop speed (steps/s, medians of interleaved repeats, the variants in turn in one
 * CartPole-v1 under ``gymview.watch`` (outside a notebook the view is inactive: only the wrapper's
   own work counts), as it is (each step kept for the replay's charts: ``LoopSteps``), with each step
   going through a ``StepTracker`` and ``RecentSteps`` instead (as recordings keep steps), and with that
-  bookkeeping taken out;
+  bookkeeping taken out; against CartPole-v1 unwatched, and under a wrapper that passes each step on;
 * 8 CartPole-v1 sub-envs (``gym.make_vec``) under ``gymview.watch``, each vector step kept
   (``KeyedStepTracker``) against the same wrapper without that bookkeeping;
 * MountainCar-v0 recorded by ``gymview.RecordVideo`` with its step table (the default) and with
@@ -110,8 +110,17 @@ def vector_steps_per_second(keep_steps: bool, steps: int) -> float:
     return steps / elapsed
 
 
+def unwatched(wrapped: bool) -> Any:
+    """CartPole as gym.make gives it; ``wrapped``: under a wrapper that passes each step on (the least a
+    wrapper such as watch()'s costs)."""
+    import gymnasium as gym
+
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    return gym.Wrapper(env) if wrapped else env
+
+
 def watch_steps_per_second(keep_steps: bool | str, steps: int) -> float:
-    env = watched(keep_steps)
+    env = unwatched(keep_steps == "wrapper") if keep_steps in ("plain", "wrapper") else watched(keep_steps)
     observation, _ = env.reset(seed=0)
     started = time.perf_counter()
     for _ in range(steps):
@@ -123,10 +132,14 @@ def watch_steps_per_second(keep_steps: bool | str, steps: int) -> float:
     return steps / elapsed
 
 
+EPISODE_STEPS = 22  # a CartPole episode under a random policy, about
+
+
 def bookkeeping_microseconds(repeats: int) -> tuple[float, float, float]:
     """(microseconds a step's bookkeeping takes in a watched loop: LoopSteps.record, and settle() every
     SETTLE_STEPS steps; in a recording: StepTracker.step; one CartPole env.step), medians of ``repeats``
-    timeit runs of about 100,000 steps: the cost itself, without the loop's noise."""
+    timeit runs of about 100,000 steps in episodes of EPISODE_STEPS (resets included): the cost itself,
+    without the loop's noise."""
     import timeit
 
     import gymnasium as gym
@@ -144,17 +157,26 @@ def bookkeeping_microseconds(repeats: int) -> tuple[float, float, float]:
     result = (np.zeros(4), np.float64(1.0), False, False, {})
     record, settle = loop.record, loop.settle
 
-    chunks = 100_000 // SETTLE_STEPS
+    episodes = 100_000 // EPISODE_STEPS
 
     def watched_steps() -> None:
-        for _ in range(chunks):
-            for _ in range(SETTLE_STEPS):
+        for episode in range(episodes):
+            loop.reset()
+            for _ in range(EPISODE_STEPS):
                 record((1, result[1], result[2], result[3], result[4]))
-            settle()
+            if episode % episodes_a_settle == 0:
+                settle()
 
-    loop_kept = [seconds * 100_000 / (chunks * SETTLE_STEPS) for seconds in
-                 timeit.repeat(watched_steps, number=1, repeat=repeats)]  # fmt: skip
-    kept = timeit.repeat(lambda: tracker.step(1, result[1], False, False, result[4]), number=100_000, repeat=repeats)
+    def tracked_steps() -> None:
+        for _ in range(episodes):
+            tracker.reset()
+            for _ in range(EPISODE_STEPS):
+                tracker.step(1, result[1], False, False, result[4])
+
+    episodes_a_settle = max(1, SETTLE_STEPS // EPISODE_STEPS)
+    steps = episodes * EPISODE_STEPS
+    loop_kept = [seconds * 100_000 / steps for seconds in timeit.repeat(watched_steps, number=1, repeat=repeats)]
+    kept = [seconds * 100_000 / steps for seconds in timeit.repeat(tracked_steps, number=1, repeat=repeats)]
     stepped = timeit.repeat(lambda: env.step(1) if env.unwrapped.steps_beyond_terminated is None else env.reset(),
                             number=100_000, repeat=repeats)  # fmt: skip
     return statistics.median(loop_kept) * 10, statistics.median(kept) * 10, statistics.median(stepped) * 10
@@ -222,10 +244,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=200_000, help="steps of the long runs for memory (0: none)")
     options = parser.parse_args()
-    names = ("watch", "watch-tracker", "watch-bare", "vector", "vector-bare", "record", "record-bare")
+    names = (
+        "plain",
+        "wrapper",
+        "watch",
+        "watch-tracker",
+        "watch-bare",
+        "vector",
+        "vector-bare",
+        "record",
+        "record-bare",
+    )
     rates: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(options.repeats):  # interleaved: a busy moment slows every variant alike
+            rates["plain"].append(watch_steps_per_second("plain", 100_000))
+            rates["wrapper"].append(watch_steps_per_second("wrapper", 100_000))
             rates["watch"].append(watch_steps_per_second(True, 100_000))
             rates["watch-tracker"].append(watch_steps_per_second("tracker", 100_000))
             rates["watch-bare"].append(watch_steps_per_second(False, 100_000))
@@ -235,29 +269,47 @@ def main() -> None:
             rates["record-bare"].append(record_steps_per_second(False, 10_000, folder))
     median = {name: statistics.median(values) for name, values in rates.items()}
     loop_kept, kept, stepped = bookkeeping_microseconds(options.repeats)
-    print(f"a step's bookkeeping: {loop_kept:.3f} us in a watched loop (LoopSteps), {kept:.3f} us in a recording "
-          f"(StepTracker.step); a CartPole env.step: {stepped:.2f} us ({loop_kept / stepped:.1%} and "
-          f"{kept / stepped:.1%} of it)")
+    print(
+        f"a step's bookkeeping: {loop_kept:.3f} us in a watched loop (LoopSteps), {kept:.3f} us in a recording "
+        f"(StepTracker.step); a CartPole env.step: {stepped:.2f} us ({loop_kept / stepped:.1%} and "
+        f"{kept / stepped:.1%} of it)"
+    )
     print(f"loop speed, medians of {options.repeats} interleaved runs (steps/s):")
-    print(f"  watch(CartPole), steps kept:        {median['watch']:>10,.0f}")
+    print(f"  CartPole, unwatched:                {median['plain']:>10,.0f}")
+    print(
+        f"  a wrapper passing each step on:     {median['wrapper']:>10,.0f}   "
+        f"ratio {median['wrapper'] / median['plain']:.3f} to the unwatched loop"
+    )
+    print(
+        f"  watch(CartPole), steps kept:        {median['watch']:>10,.0f}   "
+        f"ratio {median['watch'] / median['plain']:.3f} to the unwatched loop"
+    )
     print(f"  watch(CartPole), each step tracked: {median['watch-tracker']:>10,.0f}")
-    print(f"  watch(CartPole), no step data:      {median['watch-bare']:>10,.0f}   "
-          f"ratio {median['watch'] / median['watch-bare']:.3f} (each step tracked: "
-          f"{median['watch-tracker'] / median['watch-bare']:.3f})")
+    print(
+        f"  watch(CartPole), no step data:      {median['watch-bare']:>10,.0f}   "
+        f"ratio {median['watch'] / median['watch-bare']:.3f} (each step tracked: "
+        f"{median['watch-tracker'] / median['watch-bare']:.3f})"
+    )
     print(f"  watch(8 CartPoles), steps kept:     {median['vector']:>10,.0f}   (vector steps/s)")
-    print(f"  watch(8 CartPoles), no step data:   {median['vector-bare']:>10,.0f}   "
-          f"ratio {median['vector'] / median['vector-bare']:.3f}")
+    print(
+        f"  watch(8 CartPoles), no step data:   {median['vector-bare']:>10,.0f}   "
+        f"ratio {median['vector'] / median['vector-bare']:.3f}"
+    )
     print(f"  RecordVideo(MountainCar), table:    {median['record']:>10,.0f}")
-    print(f"  RecordVideo(MountainCar), no table: {median['record-bare']:>9,.0f}   "
-          f"ratio {median['record'] / median['record-bare']:.3f}")
+    print(
+        f"  RecordVideo(MountainCar), no table: {median['record-bare']:>9,.0f}   "
+        f"ratio {median['record'] / median['record-bare']:.3f}"
+    )
     if not options.steps:
         return
     print(f"memory held after {options.steps:,} steps (tracemalloc, Python objects):")
     for kind, what in (("watch", "watch(CartPole)"), ("vector", "watch(8 CartPoles)"),
                        ("record", "RecordVideo(MountainCar)")):  # fmt: skip
         kept, bare = memory_held(kind, True, options.steps), memory_held(kind, False, options.steps)
-        print(f"  {what}: {kept / 2**20:.2f} MiB with step data, {bare / 2**20:.2f} MiB without "
-              f"({(kept - bare) / 2**20:+.2f} MiB)")
+        print(
+            f"  {what}: {kept / 2**20:.2f} MiB with step data, {bare / 2**20:.2f} MiB without "
+            f"({(kept - bare) / 2**20:+.2f} MiB)"
+        )
 
 
 if __name__ == "__main__":
