@@ -9,7 +9,9 @@ its inner env, unwatched, for as long (the page open, its picture still). Around
 CPU time (user + system, /proc) of each process is read: the kernel's main thread (the loop), the
 kernel's other threads (and each of them by name), the Jupyter server, and every Chromium process.
 Prints the CPU milliseconds each part spent per frame the page drew, above what it spent in the
-unwatched run (JupyterLab's own work for a busy kernel, the loop's stepping), and the medians. CPU
+unwatched run (JupyterLab's own work for a busy kernel, the loop's stepping), and the medians. The
+loop's thread runs for the same wall time in both runs, so its figure is the time it spent off a core or
+waiting for the interpreter, less its own work on frames (negative when the waits are larger). CPU
 time per frame moves less than wall-time ratios when other work shares the machine, so this is the
 measure to compare when making frames cheaper; benchmarks/scene_view.py gives the loop's ratio.
 """
@@ -123,11 +125,11 @@ def run_cell(page, cell: int, seconds: float, kernel: int, loop_thread: int, ser
     if "Error" in text:
         raise RuntimeError(text)
     names = dict(pair.split("=", 1) for pair in text.split("THREADS")[1].split())
-    threads = {
-        names.get(str(tid), f"thread {tid}"): threads_after[tid] - threads_before.get(tid, 0.0)
-        for tid in threads_after
-        if tid != loop_thread
-    }
+    threads: dict[str, float] = {}  # by name: threads of one name (two views' watchers) add up
+    for tid in threads_after:
+        if tid != loop_thread:
+            name = names.get(str(tid), f"thread {tid}")
+            threads[name] = threads.get(name, 0.0) + threads_after[tid] - threads_before.get(tid, 0.0)
     return {part: after[part] - before[part] for part in after}, threads, text
 
 
@@ -169,8 +171,8 @@ def measure(names: list[str], runs: int, seconds: float, fps: float) -> dict[str
                         thread: (spent - plain_threads.get(thread, 0.0)) * 1000 / frames
                         for thread, spent in threads.items()
                     }
-                    # the threads alive at the end, by name: the process's total also counts the threads that ended,
-                    # a view's earlier watcher among them
+                    # the threads alive at the end of each run, by name: a thread that ended during a run (a view's
+                    # watcher idles out after 10 s) is left out, where the process's total would count it in that run
                     run["kernel, other threads"] = sum(added.values())
                     results[name].append(run)
                     print(name, " ".join(f"{key}={value:.2f}" for key, value in run.items()), flush=True)

@@ -13,7 +13,8 @@ gets the scene and its modules first), the bytes of each frame's data and the by
 frame after the warm-up (Jupyter's envelope and the acks' busy/idle messages included, measured at the
 proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is
 1 Mbit/s each way with 40 ms of latency (tests/browser/slow_link.py). ``--apart`` holds the kernel on one
-CPU and the rest on another: what the page costs the loop beside the share of the cores it takes.
+CPU (with its helper process) and the rest on another, checked every 0.5 s: what the page costs the loop
+beside the share of the cores it takes.
 """
 
 from __future__ import annotations
@@ -92,17 +93,29 @@ def children(pid: int) -> list[int]:
 
 
 def keep_apart(stop: threading.Event) -> None:
-    """Until ``stop``: every 0.5 s the kernels' threads on this machine's first CPU, and everything else this
-    benchmark started (the server, Chromium, the proxy and this process) on its last."""
+    """Until ``stop``: every 0.5 s the kernels and their helper processes on this machine's first CPU, and
+    everything else this benchmark started (the server, Chromium, the proxy and this process) on its last."""
     cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        print("--apart: this process may run on one CPU only; nothing is kept apart", flush=True)
+        return
     while not stop.wait(0.5):
-        for pid in [os.getpid(), *children(os.getpid())]:
+        started = [os.getpid(), *children(os.getpid())]
+        kernels = [pid for pid in started if b"ipykernel_launcher" in _command_line(pid)]
+        kernel_side = set(kernels).union(*(children(pid) for pid in kernels))
+        for pid in started:
             try:
-                kernel = b"ipykernel_launcher" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
                 for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
-                    os.sched_setaffinity(int(task.name), {cpus[0] if kernel else cpus[-1]})
+                    os.sched_setaffinity(int(task.name), {cpus[0] if pid in kernel_side else cpus[-1]})
             except OSError:  # a process or thread that ended meanwhile
                 continue
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def measure(links: list[float], names: list[str], rounds: int, fps: float) -> list[dict]:

@@ -42,5 +42,12 @@ def without_bookkeeping(env: Any, controls: bool) -> Any:
                 self._next_check = self.feed.show()
             return result
 
+        def reset(self, **kwargs):  # no step data: nothing recorded at a reset either
+            self.feed.before_reset()
+            result = self.env.reset(**kwargs)
+            self.episode += 1
+            self.return_so_far = 0.0
+            return result
+
     env.__class__ = Bare
     return env

@@ -55,7 +55,15 @@ class _Chunk(NamedTuple):
     infos: tuple[Any, ...] | None  # None when every info was empty, as most envs' are
     start_return: Any  # the episode's return before its first entry (returns are summed when rows are made)
     episodes: list[tuple[int, int, int]]  # (index of the entry it starts at, episode, step number there)
-    logged: dict[int, dict[str, float]]  # index in entries -> the values env.log() added to that step
+    logged: dict[int, dict[str, float]]  # index in the columns -> the values env.log() added to that step
+
+
+def _any_info(infos: tuple[Any, ...]) -> bool:
+    """Whether any info holds something (an info whose truth is ambiguous, an array, counts as one)."""
+    try:
+        return any(infos)
+    except Exception:
+        return True
 
 
 class LoopSteps(KeptSteps):
@@ -128,8 +136,8 @@ class LoopSteps(KeptSteps):
             episode_return = functools.reduce(operator.add, last, episode_return)
             now = perf_counter()
             pace = (now - self._settled_at) * SETTLE_STEPS / taken
+            infos_kept = infos if _any_info(infos) else None
             del pending[:taken]
-            infos_kept = infos if any(infos) else None
             start_return = self.episode_return
             self._keep(
                 _Chunk(self.count, actions, rewards, terminated, truncated, infos_kept, start_return, episodes, {})

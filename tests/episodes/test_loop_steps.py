@@ -122,3 +122,14 @@ def test_a_watched_env_keeps_the_action_an_array_held_at_its_step(shown):
     (message,) = [header for header, _ in view.sent if header.get("type") == "steps"]
     assert message["columns"]["action"][-2:] == [0.5, -0.5]
     env.close()
+
+
+def test_an_info_whose_truth_is_ambiguous_is_kept_and_loses_no_step():
+    """Gymnasium's infos are dicts; an env that returns an array still has its steps counted and kept."""
+    loop = LoopSteps(limit=100)
+    loop.reset()
+    loop.record((0, 1.0, False, False, np.zeros(2)))
+    loop.record((1, 2.0, False, False, {}))
+    loop.settle()
+    assert (loop.count, loop.resets, loop.steps, loop.episode_return) == (3, 1, 2, 3.0)
+    assert [row["return"] for row in loop.rows([1, 2])] == [1.0, 3.0]
