@@ -29,7 +29,9 @@ GENERATION_AT_LEAST = """(n) => {
     const generation = found ? Number(found[1]) : -1;
     return n < 0 ? generation : generation >= n;
 }"""
-RESULT = "result = job.wait(timeout=120)\nprint('RESULT', result.stopped, result.generations > 1, result.winner.fitness > 0)"
+# the line's end marks it whole: print's parts may reach the page in separate flushes
+RESULT = ("result = job.wait(timeout=120)\n"
+          "print('RESULT', result.stopped, result.generations > 1, result.winner.fitness > 0, 'END')")
 
 
 def test_panel_shows_chart_network_and_the_champion_playing_and_stop_returns_the_best(tmp_path):
@@ -50,6 +52,6 @@ def test_panel_shows_chart_network_and_the_champion_playing_and_stop_returns_the
         assert canvas_luminance_spread(page, 0) > 10, "the champion's view shows CartPole, not a blank canvas"
         page.locator(".gymview-job").get_by_role("button", name="Stop").click()
         start_cell(page, 1)
-        assert "RESULT True True True" in wait_for_output(page, 1, "RESULT", timeout_ms=120_000)
+        assert "RESULT True True True END" in wait_for_output(page, 1, "END", timeout_ms=120_000)
         errors = [e for e in page.errors if "gymview" in e]
         assert not errors, errors

@@ -51,7 +51,7 @@ def test_jupyterlab_attached_to_a_script_steers_it_and_follows_it_across_a_resta
     root.mkdir()
     cells = [f"import gymview\nview = gymview.attach({address!r}, token={token!r}, timeout=90)",
              "view.close()\nimport threading\nprint('THREADS', sorted(t.name for t in threading.enumerate() "
-             "if t.name.startswith('gymview')))"]
+             "if t.name.startswith('gymview')), 'END')"]
     (root / "attach.ipynb").write_text(json.dumps(notebook_of(cells)))
     try:
         script = start_script()
@@ -82,7 +82,8 @@ def test_jupyterlab_attached_to_a_script_steers_it_and_follows_it_across_a_resta
             wait_until(lambda: frames_received(page) > before + 5, "frames from the run started again", timeout=90)
             assert widget_counters(page)["decodeErrors"] == 0
             start_cell(page, 1)
-            assert "THREADS []" in wait_for_output(page, 1, "THREADS")
+            # read once the line's end is on the page: print's parts may reach it in separate flushes
+            assert "THREADS [] END" in wait_for_output(page, 1, "END")
             assert not [error for error in page.errors if "gymview" in error], page.errors
     finally:
         for script in scripts:

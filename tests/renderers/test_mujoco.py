@@ -1,5 +1,6 @@
 """MuJoCo frames drawn away from the loop, from a copy of the simulation state, are env.render()'s pixels."""
 
+import gc
 import io
 import pickle
 import warnings
@@ -21,6 +22,14 @@ ENV_IDS = ["HalfCheetah-v5", "Humanoid-v5", "Ant-v5", "Reacher-v5", "Pusher-v5",
 @pytest.fixture(autouse=True, scope="module")
 def _software_opengl(software_opengl):
     """env.render() through OSMesa (tests/conftest.py)."""
+
+
+@pytest.fixture(autouse=True)
+def _earlier_viewers_freed():
+    """The viewers of envs that earlier tests left unclosed are freed before this test draws, not by the
+    garbage collector in the middle of it: a freed OSMesa context can leave the others drawing black
+    (gymview/renderers/mujoco.py keeps its own viewers to the end for that reason)."""
+    gc.collect()
 
 
 def make(env_id, **kwargs):
