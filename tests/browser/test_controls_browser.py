@@ -32,8 +32,7 @@ finally:
 """
 AFTER = """
 env.close()
-# one line, read once its end is on the page: print's parts may reach the page in separate flushes
-print("THREADS", sorted(t.name for t in threading.enumerate() if t.name.startswith("gymview")), "END")
+print("THREADS", sorted(t.name for t in threading.enumerate() if t.name.startswith("gymview")))
 """
 PLAY = """
 actions_seen = []
@@ -46,7 +45,7 @@ run = gymview.play(gym.make("CartPole-v1", render_mode="rgb_array"), keys={"Arro
 inner_step = run.env.env.step
 run.env.env.step = lambda action: inner_step(keyed(action))
 """
-RESULTS = "run.wait(timeout=30)\nprint('KEYS', sorted(set(actions_seen)), 'RUN', run.stopped, run.done, 'END')"
+RESULTS = "run.wait(timeout=30)\nprint('KEYS', sorted(set(actions_seen)), 'RUN', run.stopped, run.done)"
 
 
 def cell_text(page, index):
@@ -119,7 +118,7 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         assert len([t for t in times if resumed < t]) > 1, "Play resumed the loop"
         assert len([t for t in times if stopped < t]) <= 1, "Stop ended the loop"
         start_cell(page, 1)
-        assert "THREADS [] END" in wait_for_output(page, 1, "END")
+        assert "THREADS []" in wait_for_output(page, 1, "THREADS")
 
         # gymview.play: the cell ends at once; a person plays with the keyboard, then Stop.
         start_cell(page, 2)
@@ -138,7 +137,7 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
                                timeout=60_000)
         game.get_by_role("button", name="Stop").click()
         start_cell(page, 3)
-        text = wait_for_output(page, 3, "END")
+        text = wait_for_output(page, 3, "RUN")
         assert "KEYS [0, 1]" in text and "RUN True True" in text, text
         errors = [e for e in page.errors if "gymview" in e]
         assert not errors, errors
