@@ -163,6 +163,7 @@ def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, 
     view = gymview.attach(address, timeout=60, display=False)
     page = pages(view)
     wait_until(lambda: len(page.frames()) > 3, "frames before the fuzzing")
+    run_id = view.run.id  # a view that stops hearing its hub for a moment (a loaded machine) shows no run meanwhile
     rng = random.Random(37)
     host, port = address.split(":")
     for _ in range(20):  # raw TCP: not even zmq's greeting
@@ -177,13 +178,13 @@ def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, 
         oversized.send([b"x" * (wire.MAX_PART_BYTES + 1), b""])  # over MAXMSGSIZE: disconnected
         insider = HostilePeer(context, address, token=token)
         for _ in range(1500):
-            with_token_junk(insider, rng, view.run.id)
+            with_token_junk(insider, rng, run_id)
         steps, frames = script.steps, len(page.frames())
         wait_until(lambda: script.steps > steps + 1000 and len(page.frames()) > frames + 3,
                    "the run to step and its frames to reach the notebook after the fuzzing")
     finally:
         context.destroy(linger=0)
-    assert view.run is not None and view.run.name == "CartPole-v1"
+    wait_until(lambda: view.run is not None and view.run.id == run_id, "the view to show the run again")
     stop = page.click("stop")  # the buttons still act
     wait_until(lambda: page.heard(stop), f"the run to hear Stop: {script.output()[-3000:]} {page.states()[-3:]}")
     assert script.wait(90) == 0
