@@ -328,6 +328,15 @@ def start_cell(page, index: int) -> None:
     )
 
 
+def wait_for_reply(page, index: int, timeout_ms: int = 60_000) -> None:
+    """Wait until the kernel answered cell ``index``'s run (its prompt shows a number). After a cell that
+    raised, the kernel aborts the runs it was sent before that answer: start the next cell after it."""
+    page.wait_for_function(
+        "(i) => window.jupyterapp.shell.currentWidget.content.widgets[i].model.executionCount !== null",
+        arg=index, timeout=timeout_ms,
+    )
+
+
 def wait_for_output(page, index: int, marker: str, timeout_ms: int = 60_000) -> str:
     """Wait until cell ``index``'s output contains ``marker``; return that output's text."""
     page.wait_for_function(

@@ -12,6 +12,7 @@ from lab import (
     running_server,
     start_cell,
     wait_for_output,
+    wait_for_reply,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -117,6 +118,7 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         assert len([t for t in times if stepped < t < resumed]) == 1, "Step let exactly one step through"
         assert len([t for t in times if resumed < t]) > 1, "Play resumed the loop"
         assert len([t for t in times if stopped < t]) <= 1, "Stop ended the loop"
+        wait_for_reply(page, 0)  # Stop raised in cell 0: a cell started before the kernel's answer is aborted
         start_cell(page, 1)
         assert "THREADS []" in wait_for_output(page, 1, "THREADS")
 
