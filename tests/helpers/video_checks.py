@@ -66,9 +66,12 @@ def random_states(env, renderer, count: int, seed: int) -> np.ndarray:
             env.reset()
     return np.stack(states)
 def frames_decodable(path: str | os.PathLike[str]) -> int:
-    """Frames of the video that decode now (0 while it has none, or is being written and cannot be read yet)."""
+    """Frames of the video that decode now (0 while it has none, or is being written and cannot be read yet),
+    counted as they decode and none kept: a video a running batch still grows may hold thousands."""
     try:
-        return decode(path).shape[0]
+        reader = imageio_ffmpeg.read_frames(os.fspath(path))
+        next(reader)
+        return sum(1 for _ in reader)
     except (RuntimeError, StopIteration, OSError):
         return 0
 
