@@ -65,6 +65,8 @@ def random_states(env, renderer, count: int, seed: int) -> np.ndarray:
         if terminated or truncated:
             env.reset()
     return np.stack(states)
+
+
 def frames_decodable(path: str | os.PathLike[str]) -> int:
     """Frames of the video that decode now (0 while it has none, or is being written and cannot be read yet),
     counted as they decode and none kept: a video a running batch still grows may hold thousands."""

@@ -155,8 +155,8 @@ def test_async_vector_env_workers_forked_from_a_publishing_parent_publish_each_u
                                                                                                scripts, pages):
     script = scripts("--publish", address, code=ASYNC_WORKERS)
     runs = {}
-    wait_until(lambda: {"parent", "async-0", "async-1"} <= set(seen_runs(address, runs)), "both workers' runs",
-               timeout=120)
+    wait_until(lambda: {"parent", "async-0", "async-1"} <= set(seen_runs(address, runs)),
+               "the parent's and both workers' runs", timeout=120)
     assert runs["parent"] == script.process.pid
     assert len({runs["parent"], runs["async-0"], runs["async-1"]}) == 3, "each worker is a process of its own"
     worker = gymview.attach(address, run="async-1", display=False)
