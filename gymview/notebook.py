@@ -31,7 +31,7 @@ def setup(
 
     * On Colab, it turns on the custom widget manager the live view needs.
     * Without a display, it finds the OpenGL backend MuJoCo renders with by trying them in a child
-      process (EGL first with a GPU, GLX on the virtual display, OSMesa) and sets ``MUJOCO_GL`` and
+      process (EGL first with a GPU, else OSMesa; GLX on the virtual display last) and sets ``MUJOCO_GL`` and
       ``PYOPENGL_PLATFORM`` to it, or says what to install when none works. With no display at
       all, it sets ``SDL_VIDEODRIVER=dummy``. Variables you set are kept (and checked).
 

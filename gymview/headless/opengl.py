@@ -111,10 +111,13 @@ def probe(backend: str | None, timeout: float = 120.0) -> GLProbe:
 
 
 def backends_to_try(gpu: bool, display: bool) -> tuple[str, ...]:
-    """The backends worth trying, best first: EGL on a GPU, GLX on a display, else OSMesa."""
+    """The backends worth trying, best first: EGL on a GPU, else OSMesa; GLFW (GLX on a display) last.
+
+    Without a GPU all three draw with the same software renderer (Mesa's llvmpipe), and GLFW makes its
+    windows only on a process's main thread, where gymview's own drawing does not run."""
     if gpu:
         return ("egl", "glfw", "osmesa") if display else ("egl", "osmesa")
-    return ("glfw", "osmesa", "egl") if display else ("osmesa", "egl")
+    return ("osmesa", "egl", "glfw") if display else ("osmesa", "egl")
 
 
 def library_present(backend: str) -> bool:

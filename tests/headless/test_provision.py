@@ -203,7 +203,7 @@ MUJOCO_AFTER_SETUP = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize(("display", "backend"), [("display", ["glfw", None]), ("none", ["osmesa", "osmesa"])])
+@pytest.mark.parametrize(("display", "backend"), [("display", ["osmesa", "osmesa"]), ("none", ["osmesa", "osmesa"])])
 def test_a_mujoco_env_renders_after_setup_through_the_backend_it_chose(display, backend):
     pytest.importorskip("mujoco")
     done = subprocess.run([sys.executable, "-c", MUJOCO_AFTER_SETUP, display], capture_output=True, text=True,

@@ -2,6 +2,8 @@
 still makes as pictures (a page that just rendered, the still image, replays of an older scene, clips)."""
 
 import io
+import os
+import pathlib
 
 import gymnasium as gym
 import numpy as np
@@ -228,3 +230,47 @@ def test_a_page_that_asks_for_the_mujoco_module_is_sent_it_and_nothing_else_is()
     assert header == {"type": "module", "name": "mujoco"} and buffers[0].decode() == frontend.SCENE3D_ESM
     assert view.stats["modules_sent"] == 1
     view.close()
+
+
+GLFW_PICTURES = """
+import json, os, threading
+import gymnasium as gym, numpy as np
+from gymview.headless.virtual_display import start_virtual_display
+from gymview.live.encoding.drawn_here import draw_scene_here
+from gymview.renderers import MujocoPainter
+
+start_virtual_display()
+errors = []
+def draw(frame, truth):
+    picture = draw_scene_here(frame.painter, frame.state)
+    errors.append(float(np.abs(picture.astype(int) - truth).mean()))
+for name in ("Reacher-v5", "Swimmer-v5", "Hopper-v5"):  # as a notebook that watches and closes one after another
+    env = gym.make(name, render_mode="rgb_array", width=96, height=80)
+    env.reset(seed=0)
+    truth = env.render()  # the loop's first frame, on the main thread, where GLFW makes windows
+    frame = MujocoPainter.for_env(env).frame_of(env)
+    for _ in range(2):  # the still image on the caller's thread, a reloaded page's picture on the watcher's
+        thread = threading.Thread(target=draw, args=(frame, truth))
+        thread.start()
+        thread.join()
+    env.close()  # gymnasium's viewer ends GLFW here: every window of the process goes with it
+print(json.dumps(errors), flush=True)
+os._exit(0)  # the virtual display stops at exit before GLFW's windows close, and Xlib would exit with 1
+"""
+
+
+def test_mujoco_pictures_made_in_the_kernel_through_glfw_never_make_windows_off_the_main_thread():
+    # GLFW makes windows only on a process's main thread, and a MuJoCo env's close() ends GLFW in its process:
+    # drawn on a thread of the kernel, the still image of a second watched MuJoCo env crashed the kernel
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("mujoco")
+    environment = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "PYOPENGL_PLATFORM")}
+    environment.update(MUJOCO_GL="glfw", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[2]))
+    done = subprocess.run([sys.executable, "-c", GLFW_PICTURES], capture_output=True, text=True, timeout=300,
+                          env=environment)
+    assert done.returncode == 0, done.stderr[-3000:]
+    errors = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(errors) == 6 and max(errors) < 1.0, errors  # each the env's own picture, every time

@@ -31,8 +31,7 @@ import numpy as np
 
 from gymview._internal.checks import check_int
 from gymview.image.codec import encode_frame
-from gymview.image.frames import downsample
-from gymview.live.encoding.drawn_here import draw_here
+from gymview.live.encoding.drawn_here import draw_scene_here
 from gymview.live.encoding.h264 import H264, decode_h264
 from gymview.live.encoding.scene_frames import SCENE
 
@@ -157,16 +156,13 @@ def _undecodable(header: dict[str, Any]) -> bool:
 
 
 def _picture(header: dict[str, Any], data: bytes, painters: dict[int, Any]) -> np.ndarray:
-    """A scene frame drawn here (on the one drawing thread: ``draw_here``), at the size the page showed it:
+    """A scene frame drawn here (``draw_scene_here``), at the size the page showed it:
     by the painter's ``paint_page_state`` where it has one (the frame holds only what its ``page_state``
     kept), else by its ``paint``."""
     state = np.frombuffer(data, "<f4").astype(np.float64)
     painter = painters[header["scene"]]
-    paint_page_state = getattr(painter, "paint_page_state", None)
     size = max(header["width"], header["height"])
-    if paint_page_state is None:
-        return downsample(draw_here(painter, painter.paint, state, None), size)
-    return downsample(draw_here(painter, paint_page_state, state, size), size)
+    return draw_scene_here(painter, state, size, page_state=hasattr(painter, "paint_page_state"))
 
 
 def _decoded(frames: Iterable[tuple[dict[str, Any], Any]]) -> Iterator[np.ndarray]:
