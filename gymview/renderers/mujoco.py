@@ -264,7 +264,7 @@ class MujocoPainter:
 
     def paint_page_state(self, page_state: np.ndarray, max_size: int | None = None) -> np.ndarray:
         """Draw a :meth:`page_state` as :meth:`paint` draws the state it came from: the bodies placed by
-        their poses, the geoms and lights by theirs on their bodies (what MuJoCo's kinematics does)."""
+        their poses, the geoms, sites and lights by theirs on their bodies (what MuJoCo's kinematics does)."""
         import mujoco
 
         bodies = self._poses().bodies
@@ -278,15 +278,8 @@ class MujocoPainter:
         data.xpos[bodies], data.xquat[bodies] = poses[:, :3], poses[:, 3:]
         for body, quat in zip(bodies, poses[:, 3:]):
             mujoco.mju_quat2Mat(data.xmat[body], quat)
-        geoms = np.flatnonzero(np.isin(model.geom_bodyid, bodies))
-        owners = data.xmat[model.geom_bodyid[geoms]].reshape(-1, 3, 3)
-        data.geom_xpos[geoms] = data.xpos[model.geom_bodyid[geoms]] + np.einsum(
-            "nij,nj->ni", owners, model.geom_pos[geoms]
-        )
-        for geom, owner in zip(geoms, owners):
-            local = np.zeros(9)
-            mujoco.mju_quat2Mat(local, model.geom_quat[geom])
-            data.geom_xmat[geom] = (owner @ local.reshape(3, 3)).ravel()
+        for kind in ("geom", "site"):
+            _place_on_bodies(model, data, bodies, kind)
         lights = np.flatnonzero(np.isin(model.light_bodyid, bodies))
         owners = data.xmat[model.light_bodyid[lights]].reshape(-1, 3, 3)
         data.light_xpos[lights] = data.xpos[model.light_bodyid[lights]] + np.einsum(
@@ -387,6 +380,22 @@ class MujocoPainter:
     def __repr__(self) -> str:
         kind = ", preview" if self.preview else ""
         return f"MujocoPainter({self.width}x{self.height}, {len(self._layout)} data fields{kind})"
+
+
+def _place_on_bodies(model: Any, data: Any, bodies: np.ndarray, kind: str) -> None:
+    """The world poses of the model's geoms or sites (``kind``) on ``bodies``, from their poses on them
+    (what MuJoCo's kinematics does)."""
+    import mujoco
+
+    owner, xpos, xmat = getattr(model, f"{kind}_bodyid"), getattr(data, f"{kind}_xpos"), getattr(data, f"{kind}_xmat")
+    placed = np.flatnonzero(np.isin(owner, bodies))
+    owners = data.xmat[owner[placed]].reshape(-1, 3, 3)
+    local_pos, local_quat = getattr(model, f"{kind}_pos"), getattr(model, f"{kind}_quat")
+    xpos[placed] = data.xpos[owner[placed]] + np.einsum("nij,nj->ni", owners, local_pos[placed])
+    for item, rotation in zip(placed, owners):
+        local = np.zeros(9)
+        mujoco.mju_quat2Mat(local, local_quat[item])
+        xmat[item] = (rotation @ local.reshape(3, 3)).ravel()
 
 
 class MujocoFrame(NamedTuple):

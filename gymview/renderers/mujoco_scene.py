@@ -38,7 +38,7 @@ __all__ = ["GEOM_TYPES", "ScenePoses", "camera_pose", "page_scene"]
 GEOM_TYPES = {0: "plane", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh"}
 TEXTURE_TYPES = {0: "2d", 1: "cube", 2: "skybox"}
 LIGHT_TYPES = {0: "spot", 1: "directional"}  # point and image lights: MuJoCo's classic renderer skips them
-OBJ_GEOM = 5  # mjtObj.mjOBJ_GEOM: scene geoms made from model geoms (not sites, tendons or decorations)
+OBJ_GEOM, OBJ_SITE = 5, 6  # mjtObj: scene geoms made from model geoms and sites (not tendons or decorations)
 ROLE_RGB = 1  # mjtTextureRole.mjTEXROLE_RGB: a material's colour texture
 # scn.flags (mjtRndFlag) the page follows: shadow 0, reflection 2, skybox 4; these others it cannot draw
 WIREFRAME, SEGMENT, IDCOLOR = 1, 7, 8
@@ -95,15 +95,14 @@ def page_scene(
     )
     drawn = [scene.geoms[i] for i in range(scene.ngeom)]
     if (
-        any(geom.objtype != OBJ_GEOM or int(geom.type) not in GEOM_TYPES for geom in drawn)
+        any(not _drawable(geom) for geom in drawn)
         or any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR))
         or any(model.light_mode[i] != 0 or _light_type(model, i) not in LIGHT_TYPES for i in range(model.nlight))
     ):
         return None
-    geom_ids = [int(geom.objid) for geom in drawn]
-    moving = _moving_bodies(model, [model.geom_bodyid[i] for i in geom_ids] + list(model.light_bodyid))
+    moving = _moving_bodies(model, [_body_of(model, geom) for geom in drawn] + list(model.light_bodyid))
     index = {body: n for n, body in enumerate(moving)}
-    meshes = sorted({int(model.geom_dataid[i]) for i in geom_ids if model.geom_type[i] == 7})
+    meshes = sorted({int(model.geom_dataid[geom.objid]) for geom in drawn if GEOM_TYPES[int(geom.type)] == "mesh"})
     fovy = model.cam_fovy[camera_id] if camera_id >= 0 else model.vis.global_.fovy
     extent = float(model.stat.extent)
     description = {
@@ -127,6 +126,17 @@ def page_scene(
         "skybox": bool(scene.flags[4]),
     }
     return description, ScenePoses(np.array(moving, np.int64))
+
+
+def _drawable(geom: Any) -> bool:
+    """Whether the page draws this scene geom: a model geom of a shape it knows, or a site (never a mesh)."""
+    kind = GEOM_TYPES.get(int(geom.type))
+    return kind is not None and (geom.objtype == OBJ_GEOM or (geom.objtype == OBJ_SITE and kind != "mesh"))
+
+
+def _body_of(model: Any, geom: Any) -> int:
+    """The body a scene geom (a model geom or a site) moves with."""
+    return int((model.geom_bodyid if geom.objtype == OBJ_GEOM else model.site_bodyid)[geom.objid])
 
 
 def _moving_bodies(model: Any, bodies: list[int]) -> list[int]:
@@ -156,9 +166,8 @@ def _geom(model: Any, data: Any, geom: Any, index: dict[int, int], meshes: list[
         texture = int(model.mat_texid[material, ROLE_RGB])
         repeat, uniform = model.mat_texrepeat[material], bool(model.mat_texuniform[material])
     kind = GEOM_TYPES[int(geom.type)]
-    pose = _pose_on_body(
-        data, int(model.geom_bodyid[objid]), index, data.geom_xpos[objid], data.geom_xmat[objid].reshape(3, 3)
-    )
+    xpos, xmat = (data.geom_xpos, data.geom_xmat) if geom.objtype == OBJ_GEOM else (data.site_xpos, data.site_xmat)
+    pose = _pose_on_body(data, _body_of(model, geom), index, xpos[objid], xmat[objid].reshape(3, 3))
     return {
         "type": kind,
         "size": _floats(geom.size),

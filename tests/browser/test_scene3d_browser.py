@@ -75,7 +75,7 @@ def states_along(env_id, count=4, steps=15, seed=0):
     return painter, pairs
 
 
-@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5", "Humanoid-v5"])
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5", "Humanoid-v5", "InvertedDoublePendulum-v5"])
 def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, artifacts):
     painter, pairs = states_along(env_id)
     scene = {**painter.page_scene(), "id": 1}

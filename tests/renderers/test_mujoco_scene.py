@@ -100,7 +100,7 @@ def test_the_free_camera_s_pose_is_the_headlight_s_position():
     env.close()
 
 
-@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Humanoid-v5"])
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Humanoid-v5", "InvertedDoublePendulum-v5"])  # a site too
 def test_a_page_state_painted_in_the_kernel_is_env_render_s_picture(env_id):
     env, painter = stepped(env_id)
     expected = env.render()
@@ -148,14 +148,24 @@ def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
         "<asset><hfield name='h' nrow='2' ncol='2' size='1 1 .1 .1'/></asset>"
         "<worldbody><geom type='hfield' hfield='h'/></worldbody>"
     )
-    site = model_of("<worldbody><body><freejoint/><geom size='.1'/><site size='.1'/></body></worldbody>")
     tracking_light = model_of("<worldbody><body><freejoint/><geom size='.1'/><light mode='trackcom'/></body></worldbody>")
     plain = model_of("<worldbody><body><freejoint/><geom size='.1'/></body></worldbody>")
     assert page_scene(heightfield, 64, 48, -1) is None
-    assert page_scene(site, 64, 48, -1) is None  # sites of group 0 are drawn, as decorations
     assert page_scene(tracking_light, 64, 48, -1) is None
     assert page_scene(plain, 64, 48, -1, flags={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True}) is None
     assert page_scene(plain, 64, 48, -1) is not None
+
+
+def test_a_site_is_drawn_as_the_shape_it_is_on_its_body():
+    # sites of groups 0-2 are drawn (InvertedDoublePendulum's tip); those of other groups are hidden
+    site = model_of("<worldbody><body pos='0 0 1'><freejoint/><geom size='.1'/>"
+                    "<site type='box' size='.1 .2 .3' pos='0 0 .5' rgba='1 0 0 1'/><site group='4' size='.3'/>"
+                    "</body></worldbody>")  # fmt: skip
+    scene, poses = page_scene(site, 64, 48, -1)
+    geom, box = scene["geoms"]
+    assert poses.bodies.tolist() == [1] and geom["type"] == "sphere"
+    assert box["type"] == "box" and box["size"] == pytest.approx([0.1, 0.2, 0.3]) and box["rgba"] == [1, 0, 0, 1]
+    assert box["body"] == 0 and box["pos"] == pytest.approx([0, 0, 0.5]) and box["mesh"] == -1
 
 
 def test_a_mesh_goes_as_base64_arrays():
