@@ -42,7 +42,8 @@ from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.pacing.cpus import torch_fills_cpus
 from gymview.live.widget import LiveView
 from gymview.remote.publisher import publication
-from gymview.renderers.grid import drawing_of, first_tiled, state_painter, tiled
+from gymview.renderers import MujocoGridPainter
+from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
 from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
 
@@ -51,7 +52,7 @@ __all__ = ["WatchCallback", "WatchedVecEnv"]
 
 def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]:
     """What makes the tiled frame of ``venv``'s sub-envs, given their running returns: a drawing
-    from their states (a ``DummyVecEnv``'s sub-envs that gymview's renderers draw, under
+    from their states (a ``DummyVecEnv``'s sub-envs that gymview's renderers or MuJoCo painters draw, under
     VecEnvWrappers that leave its frames alone) or their renders."""
 
     def renders(returns: np.ndarray) -> np.ndarray:
@@ -66,9 +67,21 @@ def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]
         return renders
     sub_envs = inner.envs
     painter = state_painter(sub_envs)
-    if painter is None:
+    if painter is not None:
+        return lambda returns: drawing_of(painter, sub_envs, returns)
+    mujoco = MujocoGridPainter.for_envs(sub_envs, preview=True) if len(sub_envs) <= MAX_TILED_ENVS else None
+    if mujoco is None:
         return renders
-    return lambda returns: drawing_of(painter, sub_envs, returns)
+
+    def painted(returns: np.ndarray) -> Any:
+        frame = mujoco.frame_of(sub_envs, returns)
+        if frame is None:  # a sub-env that has not rendered yet: its render makes its viewer and camera
+            rendered = renders(returns)
+            frame = mujoco.frame_of(sub_envs, returns)
+            return rendered if frame is None else frame
+        return frame
+
+    return painted
 
 
 class _Returns:

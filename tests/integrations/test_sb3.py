@@ -92,6 +92,24 @@ def test_in_process_sub_envs_are_drawn_from_their_states_like_their_renders(show
         assert mse == 0
 
 
+def test_mujoco_sub_envs_are_drawn_by_the_page_as_a_grid(shown, software_opengl):
+    pytest.importorskip("mujoco")
+    import numpy as np
+    from live_helpers import sent_frames
+
+    vec = make_vec_env("Hopper-v5", 2, env_kwargs={"render_mode": "rgb_array", "width": 64, "height": 48})
+    view = shown(fps=120)
+    watched = gymview.watch(vec, view=view, display=False)
+    watched.reset()
+    for _ in range(5):
+        watched.step(np.zeros((2, 3)))
+    watched.show_final_frame()
+    formats = [frame["format"] for frame in sent_frames(view.sent)]
+    watched.close()
+    # the first frame is rendered (it makes each sub-env's viewer and camera), the others are poses
+    assert formats[-1] == "scene" and view.stats["sent_as"] == "scene", formats
+
+
 def test_a_vec_env_wrapper_that_makes_its_own_frames_is_shown_as_it_makes_them(shown, venv):
     import numpy as np
     from stable_baselines3.common.vec_env import VecEnvWrapper
