@@ -94,6 +94,7 @@ def _load_function(spec: str, what: str) -> Callable:
 def _record(arguments: argparse.Namespace) -> int:
     from gymnasium.error import Error as GymnasiumError
 
+    from gymview.headless.provision import prepare
     from gymview.video.batch import record_batch
     from gymview.video.env_ids import registered_env
 
@@ -105,6 +106,9 @@ def _record(arguments: argparse.Namespace) -> int:
         make_env = registered_env(arguments.env, arguments.imports)
     except (ImportError, GymnasiumError) as error:
         raise SystemExit(f"gymview: {error}") from error
+    # the workers inherit an OpenGL backend that renders here (MuJoCo on a server without a display)
+    for problem in prepare(display=False).problems:
+        print(f"gymview: {problem}", file=sys.stderr)
     result = record_batch(
         make_env, policy, episodes=arguments.episodes, out=arguments.out, keep=keep,
         workers=arguments.workers, layout=arguments.layout, tiles=arguments.tiles, seed=arguments.seed,

@@ -78,12 +78,40 @@ def test_doctor_names_a_broken_imageio_ffmpeg_variable_which_recording_does_not_
     assert check.status == "ok" and "ffmpeg version" in check.detail
 
 
-def record_command(tmp_path, *arguments):
+def record_command(tmp_path, *arguments, environment=None):
     return subprocess.run(
         [sys.executable, "-m", "gymview", "record", *arguments, "--out", str(tmp_path / "out"), "--no-progress"],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**(os.environ if environment is None else environment), "PYTHONPATH": str(ROOT)},
     )
+
+
+def headless_environment():
+    """This machine's environment as a server's without a display or any OpenGL setting."""
+    return {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MUJOCO_GL", "PYOPENGL_PLATFORM")}
+
+
+def test_record_renders_mujoco_on_a_server_with_no_display_or_opengl_setting(tmp_path):
+    pytest.importorskip("mujoco")
+    done = record_command(tmp_path, "InvertedPendulum-v5", "--episodes", "2", "--max-steps", "5", "--workers", "2",
+                          environment=headless_environment())
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "out").glob("*.mp4"))) == 2
+
+
+def test_a_batch_whose_workers_cannot_render_says_how_to_make_them_render(tmp_path):
+    pytest.importorskip("mujoco")
+    code = (
+        "import gymview\n"
+        "result = gymview.record_batch('InvertedPendulum-v5', None, episodes=1, max_steps=5, workers=1, out='out',"
+        " progress=False)\n"
+        "print(result.failed[0]['error'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**headless_environment(), "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert "could not render in the worker: run gymview.setup()" in done.stdout
+    assert "MUJOCO_GL=osmesa" in done.stdout and "python -m gymview doctor" in done.stdout
 
 
 @pytest.mark.parametrize("env_id", ["ALE/Breakout-v5", "ale_py:ALE/Breakout-v5"])

@@ -21,13 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gymview._internal.opengl_failures import OPENGL_ADVICE, opengl_failure
 from gymview.episodes.recent import KeptSteps
 from gymview.live.controls import PAUSED
 from gymview.live.widget import LiveView
 
 __all__ = ["ViewFeed", "render_fps"]
-
-_GL_WORDS = ("OpenGL", "GLFW", "EGL", "OSMesa")
 
 
 class ViewFeed:
@@ -93,12 +92,8 @@ class ViewFeed:
                 frame = self._frame()
             except Exception as error:
                 view.stop()  # the view keeps its last frame; the error is the user's
-                if hasattr(error, "add_note") and any(word in str(error) for word in _GL_WORDS):
-                    error.add_note(
-                        "gymview: the env could not render for the live view. Run gymview.setup() (or "
-                        "%load_ext gymview) before making the env; python -m gymview doctor says which "
-                        "OpenGL backend works here"
-                    )
+                if hasattr(error, "add_note") and opengl_failure(error):
+                    error.add_note(f"gymview: the env could not render for the live view: {OPENGL_ADVICE}")
                 raise
             view.push(frame, force=force, **self._info())
             link.hand_over_to_iopub()  # states for the page go out at once, from this thread

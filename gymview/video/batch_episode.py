@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
+from gymview._internal.opengl_failures import OPENGL_ADVICE, opengl_failure
 from gymview._internal.user_code import error_text
 from gymview.episodes.current import logging_to
 from gymview.episodes.rows import RawStep, StepTracker
@@ -144,6 +145,8 @@ def run_episode(job: BatchSpec, index: int, seed: int) -> dict[str, Any]:
         _play(job, setup, index, seed, row, frames)
     except Exception as error:
         row["error"] = error_text(error)
+        if opengl_failure(error):
+            row["error"] += f"; the env could not render in the worker: {OPENGL_ADVICE}"
         if setup is None:  # no env: nothing to record
             return finish_row(row)
     kept = True
