@@ -98,6 +98,9 @@ def _record(arguments: argparse.Namespace) -> int:
     from gymview.video.batch import record_batch
     from gymview.video.env_ids import registered_env
 
+    # An OpenGL backend that renders here (MuJoCo on a server without a display), chosen before any module
+    # imports PyOpenGL and inherited by the workers; an episode that still cannot render says what to do.
+    prepare(display=False)
     policy = None if arguments.policy == "random" else _load_function(arguments.policy, "policy")
     keep = KEEP_RULES[arguments.keep] if arguments.keep in KEEP_RULES else _load_function(arguments.keep, "keep")
     if os.getcwd() not in sys.path:  # --import and module: ids may name modules in the current folder
@@ -106,9 +109,6 @@ def _record(arguments: argparse.Namespace) -> int:
         make_env = registered_env(arguments.env, arguments.imports)
     except (ImportError, GymnasiumError) as error:
         raise SystemExit(f"gymview: {error}") from error
-    # the workers inherit an OpenGL backend that renders here (MuJoCo on a server without a display)
-    for problem in prepare(display=False).problems:
-        print(f"gymview: {problem}", file=sys.stderr)
     result = record_batch(
         make_env, policy, episodes=arguments.episodes, out=arguments.out, keep=keep,
         workers=arguments.workers, layout=arguments.layout, tiles=arguments.tiles, seed=arguments.seed,

@@ -47,7 +47,7 @@ from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
 from gymview.live.encoding.deferred import DeferredFrame
-from gymview.live.encoding.drawn_here import draw_scene_here
+from gymview.live.encoding.drawn_here import draw_frame_here
 from gymview.live.encoding.encoder_process import EncoderProcess
 from gymview.live.encoding.h264 import H264
 from gymview.live.encoding.replay import FrameHistory
@@ -514,7 +514,7 @@ class FrameStreamer:
         if self._latest_scene is not None:  # drawn here once, for a page that has just rendered or the still image
             frame, image = self._latest_scene
             if image is None:
-                picture = draw_scene_here(frame.painter, frame.state, self.max_size)
+                picture = draw_frame_here(frame, self.max_size)
                 header = {**self._latest[0], "format": self.image_format, "scene": None}
                 image = (header, encode_frame(picture, self.image_format, self.quality))
                 self._latest_scene = (frame, image)
@@ -548,7 +548,7 @@ class FrameStreamer:
 
     def _encode_here(self, frame: Frame, image_format: str, key: bool) -> tuple[bytes, int, int, bool]:
         started = time.perf_counter()
-        picture = frame if isinstance(frame, np.ndarray) else draw_scene_here(frame.painter, frame.state)
+        picture = frame if isinstance(frame, np.ndarray) else draw_frame_here(frame)
         if image_format == H264:
             height, width = fit_size(picture.shape[0], picture.shape[1], self.max_size)
             data, key = self._video.encode_here(picture, (width, height), key)

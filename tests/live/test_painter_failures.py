@@ -281,3 +281,36 @@ def test_after_a_helper_died_a_helper_that_cannot_start_never_moves_drawing_into
     with pytest.raises(EncoderProcessError):
         view.flush()
     assert os.getpid() not in DRAWN_HERE and len(sent) == 1
+
+
+class Counted:
+    """Paints how many painters of its kind the helper unpickled before it, itself included (counted in
+    the helper's environment: each pickle brings its class anew)."""
+
+    def __init__(self, label):
+        self.label = label
+
+    def __setstate__(self, state):
+        self.number = int(os.environ.get("GYMVIEW_TEST_UNPICKLED", "0")) + 1
+        os.environ["GYMVIEW_TEST_UNPICKLED"] = str(self.number)
+
+    def paint(self, state, canvas):
+        return np.full((8, 8, 3), self.number, np.uint8)
+
+
+def test_a_painter_sent_to_the_helper_again_is_the_one_it_unpickled_before():
+    # two views' MuJoCo painters taking turns in one helper made an OpenGL context (94 MB) at each turn
+    import io
+
+    from PIL import Image
+
+    helper = encoder_process.EncoderProcess()
+    try:
+        first, second = Counted("first"), Counted("second")
+        painted = [
+            np.asarray(Image.open(io.BytesIO(helper.encode(Frame(painter), 8, "png", 0)[0])))[0, 0, 0]
+            for painter in (first, second, first, second, first)
+        ]
+    finally:
+        helper.close()
+    assert painted == [1, 2, 1, 2, 1]

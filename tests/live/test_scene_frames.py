@@ -233,28 +233,34 @@ def test_a_page_that_asks_for_the_mujoco_module_is_sent_it_and_nothing_else_is()
 
 
 GLFW_PICTURES = """
-import json, os, threading
+import gc, json, os, threading, weakref
 import gymnasium as gym, numpy as np
 from gymview.headless.virtual_display import start_virtual_display
+from gymview.image.frames import downsample
 from gymview.live.encoding.drawn_here import draw_scene_here
 from gymview.renderers import MujocoPainter
 
 start_virtual_display()
-errors = []
+errors, painters = [], []
 def draw(frame, truth):
     picture = draw_scene_here(frame.painter, frame.state)
     errors.append(float(np.abs(picture.astype(int) - truth).mean()))
+    small = draw_scene_here(frame.painter, frame.painter.page_state(frame.state), 48, page_state=True)
+    errors.append(float(np.abs(small.astype(int) - downsample(truth, 48)).mean()))
 for name in ("Reacher-v5", "Swimmer-v5", "Hopper-v5"):  # as a notebook that watches and closes one after another
     env = gym.make(name, render_mode="rgb_array", width=96, height=80)
     env.reset(seed=0)
     truth = env.render()  # the loop's first frame, on the main thread, where GLFW makes windows
     frame = MujocoPainter.for_env(env).frame_of(env)
+    painters.append(weakref.ref(frame.painter))
     for _ in range(2):  # the still image on the caller's thread, a reloaded page's picture on the watcher's
         thread = threading.Thread(target=draw, args=(frame, truth))
         thread.start()
         thread.join()
     env.close()  # gymnasium's viewer ends GLFW here: every window of the process goes with it
-print(json.dumps(errors), flush=True)
+del frame
+gc.collect()
+print(json.dumps({"errors": errors, "alive": [painter() is not None for painter in painters]}), flush=True)
 os._exit(0)  # the virtual display stops at exit before GLFW's windows close, and Xlib would exit with 1
 """
 
@@ -272,5 +278,6 @@ def test_mujoco_pictures_made_in_the_kernel_through_glfw_never_make_windows_off_
     done = subprocess.run([sys.executable, "-c", GLFW_PICTURES], capture_output=True, text=True, timeout=300,
                           env=environment)
     assert done.returncode == 0, done.stderr[-3000:]
-    errors = json.loads(done.stdout.strip().splitlines()[-1])
-    assert len(errors) == 6 and max(errors) < 1.0, errors  # each the env's own picture, every time
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(seen["errors"]) == 12 and max(seen["errors"]) < 2.0, seen  # each the env's own picture, every time
+    assert seen["alive"] == [False, False, True], seen  # the helper holds the painter it drew last, no other

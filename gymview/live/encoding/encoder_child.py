@@ -8,7 +8,9 @@ value | format << 16 | KEY << 20) and a payload, by kind. Format 0 = JPEG and 1 
 quality as value; 2 = H.264 (:mod:`.h264`, one continuous stream) ignores it, and KEY asks for a key
 frame. Kinds:
 FRAME (height, width; the H*W*3 pixels), PAINTER (byte count; a pickled painter, kept for the
-STATE requests that follow, no reply), STATE (byte count; the float64 state to paint).
+STATE requests that follow, no reply), STATE (byte count; the float64 state to paint). The last few
+painters are kept by their pickles: one sent again (two views' painters taking turns) is the one
+unpickled before, with its OpenGL context, not a new one.
 Child → parent, on a descriptor of its own (what was its stdout when it started; from then on its
 stdout goes where its stderr goes, so a painter's ``print`` or a library's banner cannot be read as a
 reply): a 20-byte header (out width, out height, byte count, microseconds spent, flags: KEY for a key
@@ -18,6 +20,7 @@ traceback's text, after which the child serves the next request.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import struct
@@ -37,6 +40,7 @@ REPLY = struct.Struct("<5I")
 FORMATS = ("jpeg", "png", "h264")
 KEY = 1
 FAILED = 2
+KEPT_PAINTERS = 8
 
 
 def write_all(fd: int, parts: list) -> None:
@@ -83,6 +87,7 @@ def serve(stdin: int | None = None, replies: int | None = None) -> None:
         replies = os.dup(sys.stdout.fileno())
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     painter: Any = None
+    painters: dict[bytes, Any] = {}  # the painters taken last, by their pickles' digests, oldest first
     canvas, stream = None, None
     while True:
         try:
@@ -91,10 +96,7 @@ def serve(stdin: int | None = None, replies: int | None = None) -> None:
         except EOFError:
             return
         if kind == PAINTER:
-            try:
-                painter, canvas = pickle.loads(payload), None
-            except Exception:  # the painter's module may be missing here: each frame says so
-                painter = _Unloadable(traceback.format_exc())
+            painter, canvas = _taken(painters, payload), None
             continue
         started = time.perf_counter()
         try:
@@ -108,6 +110,21 @@ def serve(stdin: int | None = None, replies: int | None = None) -> None:
             data, width, height, flags = traceback.format_exc().encode(), 0, 0, FAILED
         microseconds = round((time.perf_counter() - started) * 1e6)
         write_all(replies, [REPLY.pack(width, height, len(data), microseconds, flags), data])
+
+
+def _taken(painters: dict[bytes, Any], pickled: bytes) -> Any:
+    """The painter of ``pickled``: the one kept from the same pickle, else unpickled now and kept."""
+    key = hashlib.blake2b(pickled, digest_size=16).digest()
+    painter = painters.pop(key, None)
+    if painter is None:
+        try:
+            painter = pickle.loads(pickled)
+        except Exception:  # the painter's module may be missing here: each frame says so
+            return _Unloadable(traceback.format_exc())
+    painters[key] = painter
+    if len(painters) > KEPT_PAINTERS:
+        del painters[next(iter(painters))]
+    return painter
 
 
 class _Unloadable:
