@@ -476,6 +476,15 @@ def test_a_producer_is_told_to_wait_for_a_slow_frame_rather_than_poll(patient_wa
     assert len(sent.messages) == 2 and streamer.seconds_until_reply() == stream.POLL_SECONDS
 
 
+def test_the_encoder_process_imports_gymview_from_the_folder_it_was_imported_from():
+    # not from gymview/ itself: that made gymview's modules (errors, video, image...) top-level names there
+    import pathlib
+
+    import gymview
+
+    assert pathlib.Path(encoder_command()[-1]) / "gymview" == pathlib.Path(gymview.__file__).resolve().parent
+
+
 def test_the_encoder_process_finds_the_standard_library_before_gymview_s_folder(tmp_path):
     # A module named like a standard one beside gymview (site-packages, a checkout) must not win.
     (tmp_path / "struct.py").write_text("raise ImportError('the shadowing struct.py was imported')\n")

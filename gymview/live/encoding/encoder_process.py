@@ -25,6 +25,7 @@ import select
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,7 +79,7 @@ serve(replies=replies)
 def encoder_command(package_root: str | None = None) -> list[str]:
     """The command line that starts an encoder process importing gymview from ``package_root``
     (default: the folder this gymview was imported from)."""
-    root = package_root or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = package_root or str(Path(__file__).resolve().parents[3])  # gymview/live/encoding/ -> the folder above
     return [sys.executable, "-c", _BOOT, root]
 
 
