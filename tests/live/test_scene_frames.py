@@ -281,3 +281,54 @@ def test_mujoco_pictures_made_in_the_kernel_through_glfw_never_make_windows_off_
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert len(seen["errors"]) == 12 and max(seen["errors"]) < 2.0, seen  # each the env's own picture, every time
     assert seen["alive"] == [False, False, True], seen  # the helper holds the painter it drew last, no other
+
+
+@pytest.mark.parametrize(("variables", "platform", "glfw"), [
+    ({"MUJOCO_GL": "glfw"}, "linux", True),
+    ({"MUJOCO_GL": "osmesa", "DISPLAY": ":0"}, "linux", False),
+    ({"DISPLAY": ":0"}, "linux", True),  # gymnasium tries GLFW first
+    ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+    ({}, "linux", False),  # GLFW cannot start: gymnasium goes on to EGL, OSMesa
+    ({}, "darwin", True),
+    ({}, "win32", True),
+])
+def test_mujoco_is_known_to_render_through_glfw_where_gymnasium_would_use_it(monkeypatch, variables, platform, glfw):
+    from gymview.live.encoding.drawn_here import makes_glfw_windows
+
+    for name in ("MUJOCO_GL", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("sys.platform", platform)
+    assert makes_glfw_windows() is glfw
+
+
+NO_HELPER = """
+import json, os, threading
+import numpy as np
+from gymview.live.encoding import encoder_process
+from gymview.live.encoding.drawn_here import draw_scene_here
+
+encoder_process.encoder_command = lambda: ["/nonexistent/python"]  # no helper can start here
+threads = []
+class PretendsOpenGL:
+    draws_with_opengl = True
+    def paint(self, state, canvas=None):
+        threads.append(threading.current_thread().name)
+        return np.full((6, 8, 3), int(state[0]), np.uint8)
+pictures = [int(draw_scene_here(PretendsOpenGL(), np.array([value]))[0, 0, 0]) for value in (7.0, 9.0)]
+print(json.dumps({"pictures": pictures, "threads": threads}))
+"""
+
+
+def test_where_no_helper_can_start_glfw_painters_draw_on_the_drawing_thread():
+    import json
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "MUJOCO_GL": "glfw", "PYTHONPATH": str(pathlib.Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", NO_HELPER], capture_output=True, text=True, timeout=120,
+                          env=environment)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["pictures"] == [7, 9] and all(name.startswith("gymview-draw") for name in seen["threads"]), seen

@@ -111,7 +111,9 @@ def draw_frame_here(frame: DeferredFrame, max_size: int | None = None) -> np.nda
     return downsample(picture, max_size) if max_size else picture
 
 
-def draw_scene_here(painter: Any, state: np.ndarray, max_size: int | None = None, page_state: bool = False) -> Any:
+def draw_scene_here(
+    painter: Any, state: np.ndarray, max_size: int | None = None, page_state: bool = False
+) -> np.ndarray:
     """``painter``'s picture of ``state`` (a ``page_state``: the poses a page draws, by ``paint_page_state``),
     at most ``max_size`` long where given: drawn by :func:`draw_here`, or for an OpenGL painter where MuJoCo
     renders through GLFW, by a helper process (a :class:`~gymview.errors.FrameError` says why it could not).
