@@ -2,7 +2,7 @@
 // buttons' state.
 import { showReplayCharts } from "./replay_charts.js";
 import { drawScene, missingModule } from "./scene.js";
-import { KERNEL_GONE, RateMeter, buttonsOff, speedLabel, statusText } from "./status.js";
+import { KERNEL_GONE, RateMeter, StatusLine, buttonsOff, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
  * returns the unbinding. */
@@ -10,6 +10,7 @@ export function drawLoop(dom, stream) {
   const { el, canvas, status, pause, play, step, stop, speed, slider, notice } = dom;
   const context = canvas.getContext("2d");
   const meter = new RateMeter();
+  const statusLine = new StatusLine(status);
   let drawnFrame = null;
   let lastHeader = null;
   let drawn = 0;
@@ -53,10 +54,12 @@ export function drawLoop(dom, stream) {
     notice.hidden = stream.controls.notice === "";
     el.dataset.notice = stream.controls.notice;
     el.dataset.unanswered = String(pending.size); // clicks the kernel has not applied yet
-    if (lastHeader !== null) status.textContent = statusText(lastHeader, meter.rate(performance.now()), state && now);
     el.dataset.kernelGone = String(stream.kernelGone);
+    if (!stream.kernelGone && lastHeader !== null) {
+      statusLine.show(statusText(lastHeader, meter.rate(performance.now()), state && now), state && now);
+    }
     if (stream.kernelGone) {
-      status.textContent = KERNEL_GONE; // the last frame stays above it
+      statusLine.show(KERNEL_GONE, KERNEL_GONE); // the last frame stays above it
       for (const button of el.querySelectorAll("button, select, input")) button.disabled = true;
     }
   };
@@ -94,14 +97,18 @@ export function drawLoop(dom, stream) {
     drawnFrame = frame;
     el.dataset.replayIndex = frame === stream.replayed ? String(header.replay) : "";
     if (frame === stream.replayed) {
-      status.textContent = statusText(header, 0, `replay ${header.replay + 1}/${stream.controls.state?.history ?? "?"}`);
+      const position = `replay ${header.replay + 1}/${stream.controls.state?.history ?? "?"}`;
+      statusLine.show(statusText(header, 0, position), position);
       return;
     }
     lastHeader = header;
     drawn += 1;
     const now = performance.now();
     meter.tick(now);
-    if (!stream.kernelGone) status.textContent = statusText(header, meter.rate(now), stream.controls.state && stream.controls.state.state);
+    if (!stream.kernelGone) {
+      const label = stream.controls.state && stream.controls.state.state;
+      statusLine.show(statusText(header, meter.rate(now), label), label);
+    }
     el.dataset.framesReceived = String(stream.received);
     el.dataset.framesDrawn = String(drawn);
     el.dataset.lastSeq = String(header.seq);
@@ -117,6 +124,7 @@ export function drawLoop(dom, stream) {
   schedule();
   return () => {
     stream.listeners.delete(schedule);
+    statusLine.close();
     if (scheduled !== 0) cancelAnimationFrame(scheduled);
   };
 }

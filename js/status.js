@@ -29,11 +29,14 @@ export function returnsText(returns) {
   return `returns ${shown.join(", ")}`;
 }
 
+// Counts with thousands separators: one formatter for every call (toLocaleString makes one each time).
+const COUNT = new Intl.NumberFormat("en-US");
+
 /** "paused · 12.3 fps · step 1,234 · episode 5 · return 37.0 · dropped 456"; for a multi-agent env
  * "... · episode 5 · player_1 to move · returns player_0 1.0, player_1 -1.0 · dropped 456". */
 export function statusText(header, fps, state = null) {
   const parts = state ? [state, `${fps.toFixed(1)} fps`] : [`${fps.toFixed(1)} fps`];
-  const number = (x) => Number(x).toLocaleString("en-US");
+  const number = (x) => COUNT.format(Number(x));
   if (header.step !== null && header.step !== undefined) parts.push(`step ${number(header.step)}`);
   if (header.episode !== null && header.episode !== undefined) parts.push(`episode ${number(header.episode)}`);
   if (header.episode_return !== null && header.episode_return !== undefined) {
@@ -43,6 +46,58 @@ export function statusText(header, fps, state = null) {
   if (header.returns !== null && header.returns !== undefined) parts.push(returnsText(header.returns));
   parts.push(`dropped ${number(header.dropped)}`);
   return parts.join(" · ");
+}
+
+// While frames stream, the status line is rewritten at most this often: each rewrite costs the page a
+// layout and a paint, about half of its CPU time per frame at 60 frames/s (docs/performance.md).
+export const STATUS_PERIOD_MS = 250;
+
+/** A view's status line: text under a new label (a loop state such as "paused", a replay position,
+ * the kernel gone) shows at once; new numbers under the same label at most once per STATUS_PERIOD_MS,
+ * and the last of them always. */
+export class StatusLine {
+  /**
+   * @param {{textContent: string}} element
+   * @param {() => number} clock milliseconds (performance.now)
+   */
+  constructor(element, clock = () => performance.now(), setTimer = (f, ms) => setTimeout(f, ms),
+    clearTimer = (id) => clearTimeout(id)) {
+    this.element = element;
+    this.clock = clock;
+    this.setTimer = setTimer;
+    this.clearTimer = clearTimer;
+    this.label = undefined;
+    this.wanted = element.textContent;
+    this.writtenAt = -Infinity;
+    this.timer = null;
+  }
+
+  /** @param {string} text @param {string | null} label */
+  show(text, label) {
+    this.wanted = text;
+    const now = this.clock();
+    if (label !== this.label || now - this.writtenAt >= STATUS_PERIOD_MS) {
+      this.label = label;
+      this.write(now);
+    } else if (this.timer === null) {
+      this.timer = this.setTimer(() => {
+        this.timer = null;
+        this.write(this.clock());
+      }, this.writtenAt + STATUS_PERIOD_MS - now);
+    }
+  }
+
+  write(now) {
+    this.close();
+    if (this.element.textContent !== this.wanted) this.element.textContent = this.wanted;
+    this.writtenAt = now;
+  }
+
+  /** No later write: the view is going away. */
+  close() {
+    if (this.timer !== null) this.clearTimer(this.timer);
+    this.timer = null;
+  }
 }
 
 /** Frames drawn per second over a sliding one-second window. */
