@@ -1,7 +1,7 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
 import { showReplayCharts } from "./replay_charts.js";
-import { drawScene, missingModule } from "./scene.js";
+import { canvasScale, drawScene, missingModule } from "./scene.js";
 import { KERNEL_GONE, RateMeter, StatusLine, buttonsOff, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
@@ -68,16 +68,21 @@ export function drawLoop(dom, stream) {
   const paint = ({ header, bitmap }) => {
     const scene = stream.scene;
     if (header.format === "scene" && (scene?.id !== header.scene || missingModule(scene) !== null)) return false;
-    if (canvas.width !== header.width || canvas.height !== header.height) {
-      canvas.width = header.width;
-      canvas.height = header.height;
+    // a scene drawn smaller than shown: the canvas at the drawn size, shown at the frame's size
+    const shrink = header.format === "scene" ? canvasScale(scene, header.width, header.height) : 1;
+    const [width, height] = [Math.max(1, Math.floor(header.width * shrink)), Math.max(1, Math.floor(header.height * shrink))];
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
     }
+    const shownWidth = shrink === 1 ? "" : `${header.width}px`;
+    if (canvas.style.width !== shownWidth) canvas.style.width = shownWidth;
     if (header.format !== "scene") {
       context.drawImage(bitmap, 0, 0);
       return true;
     }
     try {
-      drawScene(context, scene, bitmap.state, canvas.width, canvas.height);
+      drawScene(context, scene, bitmap.state, canvas.width, canvas.height, shrink !== 1);
     } catch (error) {
       stream.sceneFailed(scene, error);
       return false;

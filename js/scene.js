@@ -11,7 +11,8 @@
 
 const BLACK = "rgb(0,0,0)";
 
-/** Modules that draw kinds of scene this one does not: kind -> {drawMujoco, loadMujoco} (scene3d.js). */
+/** Modules that draw kinds of scene this one does not: kind -> {drawMujoco, drawnScale, loadMujoco} (scene3d.js;
+ * one a kernel with an older gymview sent may lack drawnScale). */
 const modules = new Map();
 
 /** Draw scenes of `kind` with `module` from now on (the widget adds scene3d.js once it has loaded it). */
@@ -59,24 +60,35 @@ export function loadScene(scene, onLoad = () => {}) {
 }
 
 /**
- * Draw `state` (the frame's float32 numbers) of `scene` on `context`, scaled to width x height.
- * @param {CanvasRenderingContext2D} context @param {object} scene @param {Float32Array} state
- * @param {number} width @param {number} height
+ * The share of a view's shown width and height its canvas needs to show `scene` at width x height: below
+ * one where the page draws the scene smaller than shown (MuJoCo in software WebGL), so that the browser
+ * scales the canvas up as it shows it, instead of the page scaling each frame onto a larger canvas.
  */
-export function drawScene(context, scene, state, width, height) {
+export function canvasScale(scene, width, height) {
+  return scene.kind === "mujoco" && modules.has("mujoco") ? (modules.get("mujoco").drawnScale?.(width, height) ?? 1) : 1;
+}
+
+/**
+ * Draw `state` (the frame's float32 numbers) of `scene` on `context`, scaled to width x height.
+ * `atSize`: the canvas is already the size to draw at (canvasScale's share of the shown size).
+ * @param {CanvasRenderingContext2D} context @param {object} scene @param {Float32Array} state
+ * @param {number} width @param {number} height @param {boolean} atSize
+ */
+export function drawScene(context, scene, state, width, height, atSize = false) {
   context.save();
   context.setTransform(1, 0, 0, 1, 0, 0);
   context.fillStyle = BLACK; // a grid's empty cells
   context.fillRect(0, 0, width, height);
   if (scene.kind === "grid") drawGrid(context, scene, state, width / scene.width);
-  else drawCell(context, scene, state, width / scene.width, 0, 0);
+  else drawCell(context, scene, state, width / scene.width, 0, 0, atSize ? 1 : undefined);
   context.restore();
 }
 
-/** One env's picture with its top-left corner at (left, top) on the canvas, `scale` canvas pixels per pixel. */
-function drawCell(context, scene, state, scale, left, top) {
+/** One env's picture with its top-left corner at (left, top) on the canvas, `scale` canvas pixels per pixel;
+ * a MuJoCo one drawn at `drawnAt` of that size (undefined: the size its module chooses). */
+function drawCell(context, scene, state, scale, left, top, drawnAt = undefined) {
   if (scene.kind === "mujoco") {
-    modules.get("mujoco").drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale);
+    modules.get("mujoco").drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale, drawnAt);
     return;
   }
   const draw = KINDS[scene.kind];

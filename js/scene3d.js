@@ -249,8 +249,14 @@ function webgl(width, height) {
   return renderer;
 }
 
-/** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top). */
-export function drawMujoco(context, scene, state, left, top, width, height) {
+/** The share of a width x height box's width and height that a MuJoCo scene is drawn at on this page. */
+export function drawnScale(width, height) {
+  return webgl(width, height).software && width * height >= SCALED_FROM ? SOFTWARE_SCALE : 1;
+}
+
+/** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top): drawn at
+ * `scale` of that size (drawnScale's, unless the caller's box is already the size to draw at), then fitted. */
+export function drawMujoco(context, scene, state, left, top, width, height, scale = drawnScale(width, height)) {
   const drawing = webgl(width, height);
   const made = builtFor(scene, drawing.software);
   poseMujoco(made, state);
@@ -258,7 +264,6 @@ export function drawMujoco(context, scene, state, left, top, width, height) {
   made.camera.updateProjectionMatrix();
   drawing.shadowMap.enabled = made.shadows;
   const canvas = drawing.domElement; // resized only when the size changes: resizing reallocates its buffers
-  const scale = drawing.software && width * height >= SCALED_FROM ? SOFTWARE_SCALE : 1;
   const [drawnWidth, drawnHeight] = [Math.max(1, Math.floor(width * scale)), Math.max(1, Math.floor(height * scale))];
   if (canvas.width !== drawnWidth || canvas.height !== drawnHeight) drawing.setSize(drawnWidth, drawnHeight, false);
   if (made.sky) context.drawImage(skyBehind(made, drawing), left, top, width, height);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { stateOf } from "../protocol.js";
-import { drawScene, envLabel } from "../scene.js";
+import { addSceneModule, canvasScale, drawScene, envLabel } from "../scene.js";
 import { FrameStream } from "../stream.js";
 
 function fakeModel(scene = null) {
@@ -90,4 +90,23 @@ test("a MuJoCo scene that cannot be drawn makes the page say it has no WebGL, on
   assert.deepEqual(model.sent.filter((msg) => msg.type === "ready").map((msg) => msg.codecs), [["h264"]]);
   assert.equal(stream.errors, 3);
   stream.close();
+});
+
+test("a MuJoCo view's canvas is the size its module draws at, and the module draws at that size", () => {
+  const drawn = [];
+  addSceneModule("mujoco", {
+    drawnScale: (width, height) => (width * height >= 320 * 320 ? 0.75 : 1),
+    drawMujoco: (...args) => drawn.push(args.slice(3)),
+  });
+  const scene = { kind: "mujoco", width: 480, height: 480 };
+  assert.equal(canvasScale(scene, 480, 480), 0.75);
+  assert.equal(canvasScale(scene, 240, 240), 1);
+  assert.equal(canvasScale({ kind: "cartpole", width: 600, height: 400 }, 600, 400), 1);
+  assert.equal(canvasScale({ kind: "grid", width: 960, height: 960, cell: scene }, 960, 960), 1); // cells: their own size
+  drawScene(recordingContext(), scene, new Float32Array(1), 360, 360, true);
+  assert.deepEqual(drawn.pop(), [0, 0, 360, 360, 1]); // the canvas is the drawn size: drawn at it, not shrunk again
+  drawScene(recordingContext(), scene, new Float32Array(1), 480, 480);
+  assert.deepEqual(drawn.pop(), [0, 0, 480, 480, undefined]); // elsewhere (a still, a test page): the module's choice
+  addSceneModule("mujoco", { drawMujoco: () => {} }); // sent by a kernel with an older gymview
+  assert.equal(canvasScale(scene, 480, 480), 1);
 });

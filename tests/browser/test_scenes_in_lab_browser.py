@@ -37,6 +37,12 @@ def test_a_watched_env_is_drawn_by_the_page_from_its_states(tmp_path, env_id, th
             "() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) >= 10"
             " && document.querySelector('.gymview').dataset.format === 'scene'", timeout=60_000)
         assert canvas_luminance_spread(page) > 10
+        # Chromium draws WebGL in software here: a MuJoCo picture is drawn at 3/4 of its size, on a canvas of
+        # that size that the browser shows at the frame's size (the page does not scale each frame itself)
+        backing, shown = page.evaluate("() => { const c = document.querySelector('.gymview canvas');"
+                                       " return [[c.width, c.height], [c.clientWidth, c.clientHeight]]; }")
+        assert shown == ([480, 480] if three_js else [512, 341])
+        assert backing == ([360, 360] if three_js else shown)
         assert not [error for error in page.errors if "gymview" in error or "three" in error.lower()], page.errors
 
 
