@@ -74,6 +74,7 @@ class Player {
     this.count = Math.max(...this.episodes.map((episode) => episode.count));
     this.frame = Math.min(model.get("frame"), this.count - 1);
     this.playing = false;
+    this.unfollow = null; // stops listening for the end of the video a play follows
     dom.slider.max = String(this.count - 1);
   }
 
@@ -150,6 +151,8 @@ class Player {
 
   pause() {
     this.playing = false;
+    this.unfollow?.();
+    this.unfollow = null;
     this.dom.play.textContent = "▶ Play";
     for (const video of this.dom.videos) video.pause();
     this.tellKernel();
@@ -179,6 +182,11 @@ class Player {
     };
     const schedule = () =>
       video.requestVideoFrameCallback ? video.requestVideoFrameCallback(next) : requestAnimationFrame(next);
+    // A busy machine drops frames, and no frame callback comes for a frame never presented: the video's end
+    // ends the play at its last frame all the same.
+    const ended = () => next(0, undefined);
+    video.addEventListener("ended", ended);
+    this.unfollow = () => video.removeEventListener("ended", ended);
     schedule();
   }
 

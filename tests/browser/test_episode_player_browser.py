@@ -140,6 +140,39 @@ CHARTS = """() => {
 CHART_ROW = 56  # ROW_HEIGHT in js/charts.js: one chart a row
 
 
+# A busy machine: from halfway on, the video presents no frame a callback hears of (it drops them), as a
+# loaded Chromium did when the player was left playing at the end.
+FRAMES_DROPPED_FROM_HALFWAY = """
+const ask = HTMLVideoElement.prototype.requestVideoFrameCallback;
+HTMLVideoElement.prototype.requestVideoFrameCallback = function (callback) {
+  return ask.call(this, (now, metadata) => {
+    if (!(this.currentTime >= this.duration / 2)) callback(now, metadata);
+  });
+};
+"""
+
+
+def test_play_stops_at_the_last_frame_even_when_the_video_ends_on_frames_it_dropped(tmp_path):
+    root = tmp_path / "root"
+    (root / "videos").mkdir(parents=True)
+    rows = record_episode(root / "videos")
+    (root / "player.ipynb").write_text(json.dumps(notebook_of([PLAYER])))
+    with running_server(root) as server, chromium_page() as page:
+        page.add_init_script(FRAMES_DROPPED_FROM_HALFWAY)
+        open_notebook(page, server, "player.ipynb")
+        run_all_cells(page)
+        page.wait_for_function("() => document.querySelector('.gymview-episode video')?.readyState >= 2",
+                               timeout=60_000)
+        page.locator(".gymview-episode").get_by_role("button", name="Play").click()
+        page.wait_for_function("() => document.querySelector('.gymview-episode video').ended", timeout=60_000)
+        page.wait_for_function(  # the end is heard at once, whatever the frame callbacks said last
+            "(last) => { const el = document.querySelector('.gymview-episode');"
+            " return Number(el.dataset.frame) === last"
+            " && el.querySelector('.gymview-controls .gymview-button').textContent.includes('Play'); }",
+            arg=len(rows) - 1, timeout=5_000)
+        assert not page.errors
+
+
 def charts_showing(page, names):
     """The charts once the chips say exactly ``names`` are charted."""
     page.wait_for_function(
