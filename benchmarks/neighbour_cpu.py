@@ -26,10 +26,14 @@ from typing import Any
 PERIOD_S = 0.010
 
 
-def neighbour(share: Any, cpu: int, work: str) -> None:
-    """Do ``work`` for ``share`` of every PERIOD_S on ``cpu``, sleep the rest; until killed."""
+def neighbour(share: Any, cpu: int, work: str, parent: int) -> None:
+    """Do ``work`` for ``share`` of every PERIOD_S on ``cpu``, sleep the rest; until killed, or until
+    the benchmark's process dies (even by SIGKILL)."""
     import numpy as np
 
+    from gymview.neat.workers import die_with_parent
+
+    die_with_parent(parent)
     os.sched_setaffinity(0, {cpu})
     pixels = np.ones(1 << 18, np.float32)
     while True:
@@ -81,7 +85,7 @@ def main() -> None:
     print("|---|---|---:|---:|---:|")
     for work in works:
         share = context.Value("d", 0.0, lock=False)
-        helper = context.Process(target=neighbour, args=(share, cpus[1], work), daemon=True)
+        helper = context.Process(target=neighbour, args=(share, cpus[1], work, os.getpid()), daemon=True)
         helper.start()
         try:
             for name in args.envs.split(","):
