@@ -121,10 +121,10 @@ class HostilePeer:
             pass
         self._hear()
 
-    def deliver(self, parts):
-        """Send, waiting while the run's process reads slower than this peer sends (every message arrives)."""
-        while not self.socket.poll(100, zmq.POLLOUT):
-            self._hear()
+    def deliver(self, parts, why=None):
+        """Send, waiting while the run's process reads slower than this peer sends (every message arrives);
+        ``why``: what to say if it stops reading (a function, called then)."""
+        wait_until(lambda: self._hear() and self.socket.poll(0, zmq.POLLOUT), why or "the run's process to read")
         self.socket.send_multipart(parts)
         self._hear()
 
@@ -158,6 +158,13 @@ def with_token_junk(peer, rng, run_id):
         peer.authenticated("page", {"type": "ack", "seq": rng.choice([-5, 2**62, 0]), "client": "fuzz"}, run=run_id)
 
 
+def where(script, page, view):
+    """Where a run and its view are, for a failure's message."""
+    ended = script.process.poll()
+    return (f"now steps {script.steps}, frames {len(page.frames())}, run {view.run}, the script's process "
+            f"{'running' if ended is None else f'ended ({ended})'}; its output: {script.output()[-2000:]}")
+
+
 def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, scripts, pages):
     script = scripts("--publish", address)
     view = gymview.attach(address, timeout=60, display=False)
@@ -181,7 +188,8 @@ def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, 
             with_token_junk(insider, rng, run_id)
         steps, frames = script.steps, len(page.frames())
         wait_until(lambda: script.steps > steps + 1000 and len(page.frames()) > frames + 3,
-                   "the run to step and its frames to reach the notebook after the fuzzing")
+                   lambda: f"the run to step and its frames to reach the notebook after the fuzzing (from steps "
+                   f"{steps}, frames {frames}: {where(script, page, view)})")
     finally:
         context.destroy(linger=0)
     wait_until(lambda: view.run is not None and view.run.id == run_id, "the view to show the run again")
@@ -206,16 +214,22 @@ def test_a_flood_of_strangers_neither_stops_the_run_nor_grows_its_memory(address
         scene = raw_head("scene", run=view.run.id, nonce="n", hub="stale", auth=None)
         big = json.dumps({"kind": "mujoco", "pad": "x" * 2**18}).encode()  # parsed only once a proof holds: never
         sent = 8_000
+
+        def still_reading():
+            return f"the run's process to read the flood: {where(script, page, view)}"
+
         began = time.monotonic()
         for n in range(sent):  # handshakes, each asking for an answer, and now and then a scene's body
             flooder = flooders[n % len(flooders)]
             if n % 20 == 0:
-                flooder.deliver([scene, big])
+                flooder.deliver([scene, big], still_reading)
             else:
-                flooder.deliver(wire.encode("watch", {"run": None, "nonce": f"f{n}", "hub": None, "auth": None}))
+                flooder.deliver(wire.encode("watch", {"run": None, "nonce": f"f{n}", "hub": None, "auth": None}),
+                                still_reading)
         steps, frames = script.steps, len(page.frames())
         wait_until(lambda: script.steps > steps + 1000 and len(page.frames()) > frames + 3,
-                   "the run to step and its frames to reach the notebook after the flood")
+                   lambda: f"the run to step and its frames to reach the notebook after the flood (from steps "
+                   f"{steps}, frames {frames}: {where(script, page, view)})")
         for flooder in flooders:
             flooder.deliver([b"x"])  # what is still on its way back is read
         answered = sum(flooder.heard for flooder in flooders)
