@@ -16,6 +16,7 @@ thread: ipykernel's shell-channel thread hands them over while a cell blocks the
 from __future__ import annotations
 
 import collections
+import reprlib
 import threading
 import warnings
 from collections.abc import Callable
@@ -73,7 +74,7 @@ class BrowserMessages:
         elif message.type == protocol.READY:
             if message.version != protocol.PROTOCOL_VERSION:
                 warnings.warn(
-                    f"the gymview front-end speaks protocol {message.version!r}, the kernel "
+                    f"the gymview front-end speaks protocol {reprlib.repr(message.version)}, the kernel "
                     f"{protocol.PROTOCOL_VERSION}: reload the browser page after upgrading gymview",
                     stacklevel=1,
                 )

@@ -120,6 +120,9 @@ def test_a_page_of_another_protocol_version_is_told_to_reload():
     with pytest.warns(UserWarning, match="reload the browser page"):
         messages.receive({"type": protocol.READY, "v": protocol.PROTOCOL_VERSION + 1, "client": "A"})
     assert pages == [("A", True, True)]
+    with pytest.warns(UserWarning) as said:  # a peer's version of any length: the warning stays a line
+        messages.receive({"type": protocol.READY, "v": "9" * 5000, "client": "A"})
+    assert len(str(said[0].message)) < 200
 
 
 def test_garbage_is_ignored():
