@@ -3,6 +3,8 @@ start_method='fork', os.fork): the child never touches its parent's zmq sockets.
 view sends nothing; a view it makes publishes under its own name on sockets of its own; and the parent
 goes on publishing, whatever the child does and however it ends."""
 
+import re
+
 import pytest
 from waiting import wait_until
 
@@ -110,8 +112,9 @@ def test_a_forked_child_publishes_on_its_own_sockets_and_the_parent_goes_on(addr
     script = scripts("--publish", address, code=FORKING)
     parent = gymview.attach(address, run="parent", timeout=60, display=False)
     parent_page = pages(parent)
-    wait_until(lambda: "WORKER INHERITED" in script.output(), f"the children to step the parent's env: "
-               f"{script.output()[-2000:]}", timeout=90)
+    # print() may write its pieces one by one (PYTHONUNBUFFERED): the line is read once it is whole
+    wait_until(lambda: re.search(r"WORKER INHERITED frames made \d+\n", script.output()),
+               lambda: f"the children to step the parent's env: {script.output()[-2000:]}", timeout=90)
     output = script.output()
     assert "FORK INHERITED frames made 0" in output and "WORKER INHERITED frames made 0" in output, output
     wait_until(lambda: "worker" in listed(address), "the worker's own run to be listed")
