@@ -72,7 +72,7 @@ def unauthenticated(rng):
     if choice == 1:
         return [junk_json(rng), junk_json(rng)]
     if choice == 2:
-        return [b"x"] * rng.randrange(5, 64)  # more parts than any message has (thousands: docs/remote.md, Limits)
+        return [b"x"] * rng.randrange(5, 64)  # more parts than any message has (thousands: see docs/remote.md)
     if choice == 3:
         kind = rng.choice(KINDS)
         head = {"v": rng.choice([1, 2, "1", None]), "kind": kind, "nonce": odd(rng), "hub": odd(rng), "auth": odd(rng)}
