@@ -13,6 +13,7 @@ import collections
 import numbers
 import os
 import threading
+import time
 from typing import Any
 
 from gymview.live import protocol
@@ -31,7 +32,8 @@ __all__ = ["ENDED", "AttachedView", "attach"]
 
 ENDED = "ended"  # the state the page shows while no run is attached (its buttons are off)
 MAX_PAGES = 16  # pages whose ready and visibility are kept, to tell a run attached later
-STILL_WAIT_SECONDS = 1.0  # closing a view of a scene the page draws: how long the run may take to send a picture
+# Closing a view of a scene the page draws: how long a run that still answers may take to send a picture of it
+STILL_WAIT_SECONDS = 10.0
 
 
 def attach(
@@ -180,14 +182,18 @@ class AttachedView(LiveView):
 
     def _ask_for_picture(self) -> None:
         """The page drew the last frame from a scene's state: the run sends it as a picture to a page that has
-        just opened, so its pages say so again; waits ``STILL_WAIT_SECONDS`` at most."""
+        just opened, so its pages say so again. Waits while the run is shown (a loaded machine or a slow
+        tunnel may take seconds; a run that ends or stops answering sends none), ``STILL_WAIT_SECONDS`` at most."""
         with self._state_lock:
             readies = [kept[0] for kept in self._pages.values() if kept and kept[0].get("type") == protocol.READY]
         if readies and self._display_handle is not None:
-            self._last_frame.pictured.clear()
+            pictured = self._last_frame.pictured
+            pictured.clear()
             for ready in readies:
                 self._runs_link.to_run(ready)
-            self._last_frame.pictured.wait(STILL_WAIT_SECONDS)
+            ends = time.monotonic() + STILL_WAIT_SECONDS
+            while not pictured.wait(0.1) and self._current is not None and time.monotonic() < ends:
+                pass
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         if self._display_handle is not None:  # attach() showed it: a cell's result would show it twice
