@@ -5,6 +5,7 @@ import time
 
 import gymnasium as gym
 import pytest
+from live_helpers import ShownView, browser_says
 from waiting import wait_until
 
 import gymview
@@ -164,3 +165,22 @@ def test_stop_ends_a_slowly_paced_run_at_once():
     run.stop(timeout=10)  # the pacing wait ends on the click, not after 20 s
     assert run.stopped
     run.env.close()
+
+
+def test_a_click_the_page_gave_up_on_still_acts_on_a_play_loop():
+    """A busy kernel may answer a click after the page stopped waiting for it, and the page then sends a
+    cancel; play()'s loop runs on in its own thread and obeys the click all the same."""
+    view = ShownView()
+    run = gymview.play(gymview.watch(cartpole(), view=view), balance, speed="max")
+    try:
+        wait_until(lambda: run.steps_taken >= 10, "ten steps")
+        browser_says(view, {"type": "control", "action": "pause", "id": "page:1"})
+        browser_says(view, {"type": "control", "action": "cancel", "of": "page:1", "id": "page:2"})
+        wait_until(lambda: run.env.feed.controls.holding, "the loop held by the pause")
+        browser_says(view, {"type": "control", "action": "stop", "id": "page:3"})
+        browser_says(view, {"type": "control", "action": "cancel", "of": "page:3", "id": "page:4"})
+        run.wait(timeout=60)
+        assert run.stopped
+    finally:
+        run.stop()
+        run.env.close()

@@ -36,7 +36,8 @@ class BrowserMessages:
     ``post_state()`` sends the state message after a click that changes nothing the controls post
     themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not;
     ``send_module(name)`` sends a page the module it asked for; ``steps()`` gives the feeding loop's
-    latest steps (None: it keeps none), charted under the replay.
+    latest steps (None: it keeps none), charted under the replay; ``loop_runs_elsewhere()`` whether the loop
+    feeding the view runs on in another thread (a click the page gave up on is then kept: that loop obeys it).
     """
 
     def __init__(
@@ -47,6 +48,7 @@ class BrowserMessages:
         page_seen: Callable[[str, bool, bool], None],
         send_module: Callable[[str], None] = lambda name: None,
         steps: Callable[[], KeptSteps | None] = lambda: None,
+        loop_runs_elsewhere: Callable[[], bool] = lambda: False,
     ) -> None:
         self.controls = controls
         self.streamer = streamer
@@ -55,8 +57,9 @@ class BrowserMessages:
         self._send_module = send_module
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
-        self._applied: dict[str, str] = {}  # click id -> action, for a cancel
+        self._applied: dict[str, tuple[str, bool]] = {}  # click id -> action, and whether a cancel undoes it
         self._steps = steps
+        self._loop_runs_elsewhere = loop_runs_elsewhere
 
     @property
     def heard(self) -> list[str]:
@@ -109,7 +112,7 @@ class BrowserMessages:
         with self._lock:
             if message.id is not None:
                 self._heard.append(message.id)  # the state message that follows names it
-                self._applied[message.id] = action
+                self._applied[message.id] = (action, not self._loop_runs_elsewhere())
                 while len(self._applied) > 64:  # only a click the page may still cancel matters
                     del self._applied[next(iter(self._applied))]
         if action == "speed":
@@ -126,10 +129,15 @@ class BrowserMessages:
         }[action]()
 
     def _cancel(self, click: str) -> None:
-        """The page gave up on this click (no answer while a cell ran): undo it if it came only now,
-        so a late Pause or Stop does not hit the next run."""
+        """The page gave up on this click (no answer in time): undo it if it came after the loop it was
+        meant for, so a late Pause or Stop does not hit the next run. A cell that held the kernel hands
+        its clicks over when it ends, on the thread its loop ran in; a loop that runs on in another thread
+        (``play()``, a background job, a published script) got the click late only because the kernel or
+        the link was slow, and obeys it."""
         with self._lock:
-            action = self._applied.pop(click, None)
+            action, undo = self._applied.pop(click, ("", False))
+        if not undo:
+            return
         if action == "stop":
             self.controls.undo_stop()
         elif action in ("pause", "step"):

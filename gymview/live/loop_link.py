@@ -16,6 +16,7 @@ the env's own frame rate (``env_fps``, what speed 1.0 plays at).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -86,11 +87,18 @@ class LoopLink:
         # how much of the helper's time for a frame the loop pays for
         self.helper_cost = helper_cost if helper_cost is not None else HelperCost(cgroup_cpu_limit(), usable_cpus())
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
+        self._loop_thread: threading.Thread | None = None  # the thread of the loop that called service() last
 
     @property
     def active(self) -> bool:
         """Whether pushed frames can reach a notebook front-end (in a kernel, view not closed)."""
         return self._is_active()
+
+    def loop_runs_elsewhere(self) -> bool:
+        """Whether the loop feeding the view runs on, in another thread than the caller's (``play()``, a
+        background job, a script's loop while its publisher's thread hears the page)."""
+        thread = self._loop_thread
+        return thread is not None and thread is not threading.current_thread() and thread.is_alive()
 
     @property
     def polls_browser(self) -> bool:
@@ -132,6 +140,7 @@ class LoopLink:
     def service(self) -> float:
         """:meth:`pump`, then on ipykernel 6 and marimo :meth:`poll_browser`; the seconds until the next call is
         due (there at most the polling period, so clicks are fetched even when no frame is)."""
+        self._loop_thread = threading.current_thread()
         seconds = self.pump()
         if self.poller is None:
             return seconds

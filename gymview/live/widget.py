@@ -171,14 +171,6 @@ class LiveView(anywidget.AnyWidget):
             else lambda active: None,
         )
         self._controls = RunControls(on_change=self._post_state)
-        self._messages = BrowserMessages(
-            self._controls,
-            self._streamer,
-            self._post_state,
-            self._page_seen,
-            send_module=self._send_module,
-            steps=lambda: self._link.steps,
-        )
         self._modules_sent = 0
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
@@ -194,6 +186,15 @@ class LiveView(anywidget.AnyWidget):
             keep_still_image=lambda: self._leave_last_frame(keep_widget=True),
             report=lambda message: self._post_state(message=message),
             take_keys=lambda on: setattr(self, "_keyboard", bool(on)),
+        )
+        self._messages = BrowserMessages(
+            self._controls,
+            self._streamer,
+            self._post_state,
+            self._page_seen,
+            send_module=self._send_module,
+            steps=lambda: self._link.steps,
+            loop_runs_elsewhere=self._link.loop_runs_elsewhere,
         )
         self._display_handle: Any = None  # from show(): where close() leaves the last frame
         forked = in_forked_child()

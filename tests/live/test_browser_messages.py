@@ -36,10 +36,10 @@ class History(list):
         return self[index]
 
 
-def messages_for(kept=()):
+def messages_for(kept=(), loop_runs_elsewhere=lambda: False):
     controls, streamer, pages, posts = RunControls(), Streamer(kept), [], []
     messages = BrowserMessages(controls, streamer, post_state=lambda: posts.append("state"),
-                               page_seen=lambda *seen: pages.append(seen))
+                               page_seen=lambda *seen: pages.append(seen), loop_runs_elsewhere=loop_runs_elsewhere)
     return messages, controls, streamer, pages, posts
 
 
@@ -73,6 +73,22 @@ def test_a_cancelled_click_is_undone():
     messages.receive(control("stop", 3))
     messages.receive(control("cancel", 4, of="page:3"))
     assert controls.state == "running" and not controls.engaged
+
+
+def test_a_cancelled_click_that_a_loop_running_elsewhere_heard_stays():
+    loop_runs = [True]
+    messages, controls, _, _, _ = messages_for(loop_runs_elsewhere=lambda: loop_runs[0])
+    messages.receive(control("pause", 1))
+    messages.receive(control("cancel", 2, of="page:1"))
+    assert controls.state == "paused"
+    messages.receive(control("stop", 3))
+    loop_runs[0] = False  # the loop ended after the click came: the click was in time all the same
+    messages.receive(control("cancel", 4, of="page:3"))
+    assert controls.state == "stopped"
+    messages.receive(control("play", 5))
+    messages.receive(control("pause", 6))  # came with no loop running: the cancel undoes it
+    messages.receive(control("cancel", 7, of="page:6"))
+    assert controls.state == "running"
 
 
 def test_keys_go_down_and_up():
