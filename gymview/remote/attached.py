@@ -327,6 +327,12 @@ class AttachedView(LiveView):
                 f"SSH tunnel up (ssh -N -L {port}:127.0.0.1:{port} server)?"
             )
         runs = "; ".join(str(run) for run in self._runs_link.runs) or "none"
+        silent = self._runs_link.silent_for()
+        if silent > SILENT_SECONDS:
+            return (
+                f"no run {self._wanted!r} at {where} in {timeout:g} s: the process listening there stopped "
+                f"answering {silent:.0f} s ago (ended, or stuck?); the runs it listed last: {runs}"
+            )
         return f"no run {self._wanted!r} at {where} in {timeout:g} s; the runs there: {runs}"
 
 

@@ -67,6 +67,10 @@ class ViewerLink:
     def refused(self) -> str | None:
         return self.session.refused
 
+    def silent_for(self) -> float:
+        """Seconds since the hub last said something (infinity before it ever did)."""
+        return time.monotonic() - self.session.heard_at
+
     def watch(self, run_id: str | None) -> None:
         """Watch run ``run_id`` from now on (None: none); said to the hub at once."""
         self._wanted = run_id

@@ -87,9 +87,12 @@ class Script:
         return self.process.wait(timeout)
 
     def kill(self) -> None:
+        """Kill the script (and its children); what it printed goes to the test's output, which pytest shows
+        when the test failed."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(30)
+        print(f"script pid {self.process.pid} (exit {self.process.returncode}) printed:\n{self.output()[-3000:]}")
 
 
 class FakePage:

@@ -15,6 +15,9 @@ from waiting import wait_until
 
 import gymview
 from gymview.remote import runs_at
+from gymview.remote.address import parse_address
+from gymview.remote.attached import AttachedView
+from gymview.remote.hub import SILENT_SECONDS
 
 pytestmark = pytest.mark.slow
 
@@ -150,6 +153,18 @@ def test_a_script_prints_the_token_it_made_and_an_unchanged_script_publishes_wit
 def test_nothing_listening_says_where_to_look(address, token):
     with pytest.raises(TimeoutError, match=r"nothing answered at .* is a script publishing there.*ssh -N -L"):
         gymview.attach(address, timeout=1.5, display=False)
+
+
+def test_a_process_that_stopped_answering_while_attach_waited_is_named_in_the_error(address, token):
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish=address, run="a", display=False)
+    view = AttachedView(parse_address(address), token, run="b")
+    try:
+        wait_until(lambda: view.runs, "the list of runs")
+        env.close()  # the only run there ends, and its process stops listening
+        with pytest.raises(TimeoutError, match=r"no run 'b' .* stopped answering \d+ s ago .* listed last: 'a'"):
+            view.wait_for_run(SILENT_SECONDS + 1)
+    finally:
+        view.close()
 
 
 def test_a_view_of_a_run_that_ended_answers_its_page_itself(address, token, pages):
