@@ -29,6 +29,11 @@ class FarPages(Protocol):
         """The scene the pages draw scene frames with (``LiveView``'s ``_scene``), also for pages that come later."""
         ...
 
+    def give_turn(self) -> None:
+        """Called by the view's loop at its checks: let the thread that sends to the pages run, if the loop has
+        kept it from the interpreter (never waits long)."""
+        ...
+
     def listen(self, receive: Callable[[Any], None]) -> None:
         """Where the pages' messages go (``receive(content)``, from another thread)."""
         ...

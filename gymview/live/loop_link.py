@@ -54,6 +54,8 @@ class LoopLink:
     ``is_active()``: frames can reach a front-end now. ``handlers()``: comm id -> message handler of
     every open view (a poll delivers the messages of all of them). ``keep_still_image()``,
     ``report(message)`` and ``take_keys(on)`` act on the view's output, status line and keyboard.
+    ``give_turn()``, at each :meth:`service`, lets the thread that sends to pages elsewhere run if the loop kept
+    it from the interpreter (a published run's, ``FarPages.give_turn``).
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class LoopLink:
         report: Callable[[str], None],
         take_keys: Callable[[bool], None],
         helper_cost: HelperCost | None = None,
+        give_turn: Callable[[], None] = lambda: None,
     ) -> None:
         self.streamer = streamer
         self.throttle = throttle
@@ -88,6 +91,7 @@ class LoopLink:
         self.helper_cost = helper_cost if helper_cost is not None else HelperCost(cgroup_cpu_limit(), usable_cpus())
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
         self._loop_thread: threading.Thread | None = None  # the thread of the loop that called service() last
+        self._give_turn = give_turn
 
     @property
     def active(self) -> bool:
@@ -141,6 +145,7 @@ class LoopLink:
         """:meth:`pump`, then on ipykernel 6 and marimo :meth:`poll_browser`; the seconds until the next call is
         due (there at most the polling period, so clicks are fetched even when no frame is)."""
         self._loop_thread = threading.current_thread()
+        self._give_turn()
         seconds = self.pump()
         if self.poller is None:
             return seconds

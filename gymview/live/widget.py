@@ -186,6 +186,7 @@ class LiveView(anywidget.AnyWidget):
             keep_still_image=lambda: self._leave_last_frame(keep_widget=True),
             report=lambda message: self._post_state(message=message),
             take_keys=lambda on: setattr(self, "_keyboard", bool(on)),
+            give_turn=far_pages.give_turn if far_pages is not None else lambda: None,
         )
         self._messages = BrowserMessages(
             self._controls,

@@ -36,13 +36,17 @@ from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
 from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, end_worker, inbox_pair, zmq
 
-__all__ = ["HEARTBEAT_SECONDS", "PUBLISH_VARIABLE", "PublishedRun", "Publisher", "publication"]
+__all__ = ["HEARTBEAT_SECONDS", "PUBLISH_VARIABLE", "PublishedRun", "Publisher", "Turns", "publication"]
 
 PUBLISH_VARIABLE = "GYMVIEW_PUBLISH"
 HEARTBEAT_SECONDS = 0.5  # how often peers say they are there (notebooks: which run they watch)
 POLL_SECONDS = 0.25  # the thread's longest sleep: how late a heartbeat or an expiry may come
 INBOX_MESSAGES = 256  # messages that may wait for the thread; more are dropped (the loop never waits)
 GOODBYE_SECONDS = 0.2  # at the end, how long the last messages (runs ended) may take to go out
+# A publisher's thread that has not gone round its loop for this long is kept from the interpreter by the run's
+# loop: its view's next check (a few times a second) waits until the thread has gone round, TURN_SECONDS at most.
+LATE_SECONDS = 2 * POLL_SECONDS
+TURN_SECONDS = 0.02
 
 _publishers: dict[str, Publisher] = {}
 _inherited: list[Publisher] = []  # in a forked child: the parent's, never used
@@ -69,6 +73,49 @@ def publication(publish: str | bool | None, name: str) -> PublishedRun | None:
         if publisher is None or publisher.closed:
             publisher = _publishers[address.text] = Publisher(address)
         return publisher.add_run(name)
+
+
+class Turns:
+    """When the thread that owns a publisher's sockets last went round its loop, and a way for the run's loop to
+    let it: CPython hands the interpreter over badly to a thread that waits for it while the thread holding it lets
+    go and takes it back at every step (numpy's random numbers and ``env.reset()`` do): on some machines such a
+    loop keeps the publisher's thread out for minutes, and notebooks find the run silent.
+
+    >>> now = [10.0]
+    >>> def sleep(seconds):  # the thread, kept out, never goes round here
+    ...     now[0] += seconds
+    >>> turns = Turns(clock=lambda: now[0], sleep=sleep)
+    >>> turns.went_round(); now[0] += 0.1
+    >>> turns.give()  # the thread went round 0.1 s ago: nothing to wait for
+    False
+    >>> now[0] += 1.0
+    >>> turns.give()  # 1.1 s ago: the loop waited for it (TURN_SECONDS at most)
+    True
+    """
+
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self._clock = clock
+        self._sleep = sleep
+        self._round = 0
+        self._at = clock()
+
+    def went_round(self) -> None:
+        """The thread went round its loop (on that thread)."""
+        self._round += 1
+        self._at = self._clock()
+
+    def give(self) -> bool:
+        """On the run's loop: when the thread is ``LATE_SECONDS`` behind, sleep (letting go of the interpreter)
+        until it has gone round once more, ``TURN_SECONDS`` at most. True when it waited."""
+        now = self._clock()
+        if now - self._at < LATE_SECONDS:
+            return False
+        behind, ends = self._round, now + TURN_SECONDS
+        while self._round == behind and self._clock() < ends:
+            self._sleep(0.0005)
+        return True
 
 
 class PublishedRun:
@@ -100,6 +147,10 @@ class PublishedRun:
         self.scene = parts
         if parts is not None and not self._closed:
             self._publisher.post("scene", self.info.id, *parts)
+
+    def give_turn(self) -> None:
+        """The run's loop lets the publisher's thread go round its loop if it fell behind (:class:`Turns`)."""
+        self._publisher.turns.give()
 
     def listen(self, receive: Callable[[Any], None]) -> None:
         """Where the pages' messages go (held weakly: a view is not kept alive by its publisher)."""
@@ -148,6 +199,7 @@ class Publisher:
         self._warned_limit = False
         self._hub_socket = bind_hub(self._context, address)  # may raise: before the thread starts
         self._peer_socket: Any = None
+        self.turns = Turns()
         self._worker = Worker("publish", self._serve, wake=lambda: self.post("stop", ""))
         self._worker.start()
         if not address.loopback:
@@ -254,6 +306,7 @@ class Publisher:
                         if not sock.getsockopt(zmq().EVENTS) & zmq().POLLIN:
                             break
                 hub.expire(now)
+                self.turns.went_round()
         finally:
             self._take_inbox(hub.from_local, hub.run_added)  # what the runs posted last (a run ended) goes first
             hub.leave()
@@ -290,6 +343,7 @@ class Publisher:
                     if self._hub_socket is not None:  # this process listens now: the other runs come to it
                         return
                     uplink = Uplink(self.token, self.address.text, send, self.local_runs, now)
+                self.turns.went_round()
         finally:
             if stop.is_set():
                 self._take_inbox(uplink.from_local, lambda: None)
