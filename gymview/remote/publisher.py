@@ -149,8 +149,10 @@ class PublishedRun:
             self._publisher.post("scene", self.info.id, *parts)
 
     def give_turn(self) -> None:
-        """The run's loop lets the publisher's thread go round its loop if it fell behind (:class:`Turns`)."""
-        self._publisher.turns.give()
+        """The run's loop lets the publisher's thread go round its loop if it fell behind (:class:`Turns`); a run
+        that ended, or a forked child's copy, has no thread to wait for."""
+        if not self._closed:
+            self._publisher.turns.give()
 
     def listen(self, receive: Callable[[Any], None]) -> None:
         """Where the pages' messages go (held weakly: a view is not kept alive by its publisher)."""

@@ -1,6 +1,7 @@
 """Turns: a published run's loop lets its publisher's thread go round when it fell behind, and never waits long."""
 
-from gymview.remote.publisher import LATE_SECONDS, TURN_SECONDS, Turns
+from gymview.remote.publisher import LATE_SECONDS, TURN_SECONDS, PublishedRun, Turns
+from gymview.remote.wire import RunInfo
 
 
 class Thread:
@@ -37,3 +38,27 @@ def test_the_loop_waits_for_a_late_thread_turn_seconds_at_most():
     started = thread.now
     assert thread.turns.give()
     assert TURN_SECONDS <= thread.now - started < TURN_SECONDS + 0.001
+
+
+class Publisher:
+    """What a PublishedRun asks of its publisher here: its turns, and to be told the run ended."""
+
+    def __init__(self):
+        self.given = 0
+        self.turns = self
+
+    def give(self):
+        self.given += 1
+
+    def remove(self, run):
+        pass
+
+
+def test_a_run_that_ended_or_was_forked_waits_for_no_thread():
+    for end in ("close", "go_inert"):
+        publisher = Publisher()
+        run = PublishedRun(publisher, RunInfo("vm/1/1", "a", "vm", 1))
+        run.give_turn()
+        getattr(run, end)()
+        run.give_turn()  # a forked child's copy of its parent's publisher has no thread that goes round
+        assert publisher.given == 1, end
