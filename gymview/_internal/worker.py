@@ -54,11 +54,12 @@ class Worker:
         """True when the thread ended with an error that :meth:`check` has not raised yet."""
         return self._error is not None
 
-    def start(self) -> None:
-        """Start the thread unless it already runs; re-raise an earlier failure first."""
+    def start(self, again: bool = False) -> None:
+        """Start the thread unless it already runs (``again``: even if the last one has not ended yet, because
+        it is ending of its own accord: it is not waited for); re-raise an earlier failure first."""
         with self._lock:
             self.check()
-            if self.running:
+            if self.running and not again:
                 return
             self._stop_event = threading.Event()
             self._thread = threading.Thread(

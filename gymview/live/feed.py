@@ -6,6 +6,11 @@ view's buttons (pause, step, stop, speed), pumps encoded frames out (and, on ipy
 the browser's messages), shows the final state, and stops or closes the view once. A step costs the
 loop one clock read until ``next_check``: the loops users watch run at up to 100,000 steps a second.
 
+A feed is an observer: what goes wrong in showing frames (a render or a painter that raises, a helper
+process killed, a message the page cannot be sent) never raises into the loop. The view's status line
+says what happened, one warning of each kind names it (with the painter's traceback), and the next
+frames go on, from a new helper where the last one died.
+
 >>> from time import perf_counter
 >>> import numpy as np
 >>> from gymview.live.widget import LiveView
@@ -18,15 +23,21 @@ loop one clock read until ``next_check``: the loops users watch run at up to 100
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from gymview._internal.opengl_failures import OPENGL_ADVICE, opengl_failure
+from gymview._internal.warn import warn_user
 from gymview.episodes.recent import KeptSteps
+from gymview.errors import EncoderProcessError, FrameError, WorkerError
 from gymview.live.controls import PAUSED
 from gymview.live.widget import LiveView
 
-__all__ = ["ViewFeed", "render_fps"]
+__all__ = ["VIEW_FAILURES", "ViewFeed", "render_fps"]
+
+# What showing frames can go wrong with, which a feed tells the user of instead of raising into the loop
+VIEW_FAILURES = (FrameError, EncoderProcessError, WorkerError)
 
 
 class ViewFeed:
@@ -64,6 +75,7 @@ class ViewFeed:
         self._info = info
         self._helper_competes = helper_competes
         self._closed = False
+        self._told: dict[type, int] = {}  # the failures of showing frames, by kind: how many so far
         self._close_hooks: list[Callable[[], None]] = []
         self._clock = link.clock
 
@@ -89,13 +101,9 @@ class ViewFeed:
                 link.helper_cost.before_frame()
             started = self._clock()
             try:
-                frame = self._frame()
-            except Exception as error:
-                view.stop()  # the view keeps its last frame; the error is the user's
-                if hasattr(error, "add_note") and opengl_failure(error):
-                    error.add_note(f"gymview: the env could not render for the live view: {OPENGL_ADVICE}")
-                raise
-            view.push(frame, force=force, **self._info())
+                view.push(self._frame(), force=force, **self._info())
+            except Exception as error:  # the env's render, its state for the painter, the view's helper
+                self._tell(error)
             link.hand_over_to_iopub()  # states for the page go out at once, from this thread
             link.record_cost(self._clock() - started, count_helper=self._helper_competes())
             if link.streamer.last_drawn_by_page:
@@ -110,7 +118,10 @@ class ViewFeed:
         notebook's output as a still image beside the live view."""
         if self._link.active:
             self.show(force=True)
-            self.view.flush()
+            try:
+                self.view.flush()
+            except VIEW_FAILURES as error:
+                self._tell(error)
             self._link.keep_still_image()
 
     def report(self, message: str) -> None:
@@ -148,9 +159,29 @@ class ViewFeed:
 
     def _end_view(self) -> None:
         if self.owns_view:
-            self.view.close()
-        else:
+            self.view.close()  # warns of a frame lost at the end itself
+            return
+        try:
             self.view.stop()
+        except VIEW_FAILURES as error:
+            self._tell(error)
+
+    def _tell(self, error: Exception) -> None:
+        """A frame was lost (see the module docstring): the status line says so; the first of its kind is
+        also a warning, with the whole message (a painter's traceback is in a FrameError's; an error raised
+        here, by the env's render for one, brings its own)."""
+        kind = type(error)
+        count = self._told[kind] = self._told.get(kind, 0) + 1
+        ours = isinstance(error, VIEW_FAILURES)
+        first_line = str(error).split("\n", 1)[0] if ours else f"{kind.__name__}: {error}".split("\n", 1)[0]
+        again = f" ({count} times so far)" if count > 1 else ""
+        self._link.report(f"{first_line}{again}; the run goes on")
+        if count > 1:
+            return
+        told = str(error) if ours else "".join(traceback.format_exception(error)).rstrip()
+        if opengl_failure(error):
+            told += f"\nThe env could not render for the live view: {OPENGL_ADVICE}"
+        warn_user(f"gymview: the live view lost a frame; the run goes on, and so do the frames:\n{told}")
 
 
 def render_fps(metadata: Mapping[str, Any] | None) -> float | None:

@@ -48,7 +48,7 @@ from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.drawn_here import draw_frame_here
-from gymview.live.encoding.encoder_process import EncoderProcess
+from gymview.live.encoding.encoder_process import EncoderProcess, HelperEnding
 from gymview.live.encoding.h264 import H264
 from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE, SceneFrames
@@ -60,6 +60,7 @@ from gymview.live.protocol import frame_header
 __all__ = ["FrameStreamer", "check_max_size"]
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
+Image = tuple[dict[str, Any], bytes]  # a frame's header and its JPEG or PNG bytes
 Frame = np.ndarray | DeferredFrame
 
 # While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
@@ -107,13 +108,16 @@ class FrameStreamer:
         self.image_format = check_format(image_format)
         self.quality = check_quality(quality)
         self.max_lag = float(max_lag)
-        self._send = send
+        self._send = send  # through _deliver, which keeps what it raises for the user
         self._budget = budget
         self._clock = clock  # flow control's time: ack freshness, waits for room, message rate
         # Downsampling and compressing in a helper process keeps that work clear of the GIL,
         # which a busy loop holds (see encoder_process); encoding here is the fallback.
-        self._encoder: EncoderProcess | None = EncoderProcess() if offload else None
-        self._lock = threading.Lock()  # guards everything below and the encoder process
+        self._encoder: EncoderProcess | None = EncoderProcess(on_ended=self._helper_ended) if offload else None
+        # guards everything below and the encoder process; never held across a call that can block (drawing,
+        # decoding, waiting for a process or a thread): the loop's offer and the page's acks take it
+        self._lock = threading.Lock()
+        self._endings_due = 0  # helpers found dying whose ending is still to be told (by _helper_ended)
         self._waiting: tuple[Frame, dict[str, Any], float] | None = None  # offered, not yet submitted
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
@@ -224,7 +228,7 @@ class FrameStreamer:
                 self._collect()
                 self._advance()
                 self._send_scenes(due_only=False)
-                done = not self.busy
+                done = not self.busy and self._endings_due <= 0
             if done or time.perf_counter() >= deadline:
                 break
             time.sleep(POLL_SECONDS)
@@ -251,8 +255,7 @@ class FrameStreamer:
         with self._lock:
             self._retired = False
             stuck = self._in_encoder is not None and self._encoded_here is None and self._encoder is not None
-            if self._encoder is not None:
-                self._encoder.close(timeout=0.0 if stuck else 5.0)  # a helper stuck on a frame is killed now
+            end_helper = self._encoder.let_go() if self._encoder is not None else None
             if self._in_encoder is not None:
                 self._in_encoder = self._encoded_here = None
                 if stuck:
@@ -265,8 +268,12 @@ class FrameStreamer:
                 else:
                     self.skipped += 1
             while self._outbox:  # state changes and replays still owed to the browser
-                self._send(*self._outbox.popleft())
-            self._raise_failure()
+                self._deliver(*self._outbox.popleft())
+            failure, self._failure = self._failure, None
+        if end_helper is not None:
+            end_helper(0.0 if stuck else 5.0)  # a helper stuck on a frame is killed now
+        if failure is not None:
+            raise failure
 
     def forget_after_fork(self) -> None:
         """In a child forked from this process: let go of the parent's helper (see ``EncoderProcess``)."""
@@ -349,10 +356,18 @@ class FrameStreamer:
     def latest(self) -> tuple[dict[str, Any], bytes] | None:
         """The header and image bytes (``image_format``) of the last frame sent, or None before the first.
 
-        An H.264 frame is decoded from the packets since its key frame (and kept, for the next call).
+        An H.264 frame is decoded from the packets since its key frame, a frame the page drew is drawn
+        here (each kept, for the next call), outside the lock: the loop's offer never waits for it.
         """
         with self._lock:
-            return self._latest_image()
+            image = self._latest_image()
+        if not callable(image):
+            return image
+        latest, image = self._latest, image()
+        if image is not None:
+            with self._lock:
+                self._keep_image(latest, image)
+        return image
 
     def resend_latest(self) -> None:
         """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
@@ -377,10 +392,11 @@ class FrameStreamer:
 
     # -- with the lock held --------------------------------------------------------------------
     def _keep_watching(self) -> None:
-        if self._retired:  # the last watcher ended after idling (or is about to)
-            self._watcher.stop()
+        if self._retired:  # the last watcher ended after idling (or is about to): a new one, without waiting
             self._retired = False
-        self._watcher.start()
+            self._watcher.start(again=True)
+        else:
+            self._watcher.start()
 
     def _advance(self) -> None:
         """Submit the waiting frame if the encoder is free, the browser has room and the budget allows."""
@@ -446,9 +462,7 @@ class FrameStreamer:
                 data, width, height = self._encoder.receive()
             except Exception as error:  # the frame is done with either way: nothing is left half-set
                 self._in_encoder = None
-                if not isinstance(error, (FrameError, EncoderProcessError)):
-                    error = EncoderProcessError(f"gymview's helper process could not hand a frame back: {error!r}")
-                self._lose_frame(error)
+                self._lost_in_helper(error)
                 return False
             self._encoded_here = (data, width, height, self._encoder.last_was_key)
             self.last_encode_ms = self._encoder.last_encode_seconds * 1000.0
@@ -473,7 +487,7 @@ class FrameStreamer:
         if image_format == SCENE:
             self._scenes.hold(header, data, self._clock())
             return self._send_scenes(due_only=True)
-        self._send(header, [data])
+        self._deliver(header, [data])
         self._went_out([self._seq], len(data))
         return True
 
@@ -485,9 +499,16 @@ class FrameStreamer:
         if batch is None:
             return False
         header, data, numbers = batch
-        self._send(header, [data])
+        self._deliver(header, [data])
         self._went_out(numbers, len(data))
         return True
+
+    def _deliver(self, header: dict[str, Any], buffers: list[bytes]) -> None:
+        """``send`` a message; what it raises (a comm or socket gone) waits for the user as a lost frame's error."""
+        try:
+            self._send(header, buffers)
+        except Exception as error:
+            self._lose_frame(FrameError(f"a message could not be sent to the page: {error!r}"), error)
 
     def _went_out(self, numbers: list[int], size: int) -> None:
         sent_at = self._clock()
@@ -498,28 +519,53 @@ class FrameStreamer:
         self.sent += len(numbers)
         self.bytes_sent += size
 
-    def _resend_latest(self) -> None:
+    def _resend_latest(self) -> Callable[[], Image | None] | None:
+        """With the lock held: send the last frame again, as an image (a page that just rendered has no
+        decoder yet); or return the function that makes it, to call without the lock, then :meth:`_resend_made`."""
         if self._latest is None:
             self._resend = False
         elif self._can_send() and self._budget.try_acquire():
             self._resend = False
             self._send_scenes(due_only=False)  # before the resent frame, which is the newest
-            image = self._latest_image()  # a page that just rendered has no decoder yet
+            image = self._latest_image()
+            if callable(image):
+                return image
             if image is not None:
-                self._send(image[0], [image[1]])
+                self._deliver(image[0], [image[1]])
+        return None
 
-    def _latest_image(self) -> tuple[dict[str, Any], bytes] | None:
-        if self._latest is None:
+    def _resend_made(self, latest: Image | None, make: Callable[[], Image | None]) -> None:
+        image = make()
+        if image is None:
+            return
+        with self._lock:
+            self._keep_image(latest, image)
+            if self._latest is latest:  # else a newer frame went out meanwhile: this one is old news
+                self._deliver(image[0], [image[1]])
+
+    def _latest_image(self) -> Image | Callable[[], Image | None] | None:
+        """With the lock held: the last frame as an image, or the function that makes it (call it without the
+        lock, then :meth:`_keep_image`)."""
+        latest = self._latest
+        if latest is None:
             return None
         if self._latest_scene is not None:  # drawn here once, for a page that has just rendered or the still image
             frame, image = self._latest_scene
-            if image is None:
-                picture = draw_frame_here(frame, self.max_size)
-                header = {**self._latest[0], "format": self.image_format, "scene": None}
-                image = (header, encode_frame(picture, self.image_format, self.quality))
-                self._latest_scene = (frame, image)
-            return image
-        return self._video.image_of(self._latest, self.image_format, self.quality)
+            if image is not None:
+                return image
+            header = {**latest[0], "format": self.image_format, "scene": None}
+            max_size, image_format, quality = self.max_size, self.image_format, self.quality
+            return lambda: (header, encode_frame(draw_frame_here(frame, max_size), image_format, quality))
+        return self._video.image_of(latest, self.image_format, self.quality)
+
+    def _keep_image(self, latest: Image | None, image: Image) -> None:
+        """With the lock held: keep ``image``, made from ``latest``, unless a newer frame went out meanwhile."""
+        if latest is None or self._latest is not latest:
+            return
+        if self._latest_scene is not None:
+            self._latest_scene = (self._latest_scene[0], image)
+        else:
+            self._video.keep_still(latest, image)
 
     def _lose_frame(self, error: FrameError | EncoderProcessError, cause: BaseException | None = None) -> None:
         """Count the frame that could not be made as skipped; its error waits for the user's next call.
@@ -530,6 +576,22 @@ class FrameStreamer:
         self.skipped += 1
         if self._failure is None:
             self._failure = error
+
+    def _lost_in_helper(self, error: Exception) -> None:
+        if isinstance(error, HelperEnding):  # how it ended comes to _helper_ended
+            self.skipped += 1
+            self._endings_due += 1
+            return
+        if not isinstance(error, (FrameError, EncoderProcessError)):
+            error = EncoderProcessError(f"gymview's helper process could not hand a frame back: {error!r}")
+        self._lose_frame(error)
+
+    def _helper_ended(self, error: EncoderProcessError) -> None:
+        """How a helper found dying ended (from the thread that waited for it): the user hears it next."""
+        with self._lock:
+            self._endings_due -= 1
+            if self._failure is None:
+                self._failure = error
 
     def _take_painter(self, painter: Any) -> None:
         if self._encoder is not None:
@@ -573,23 +635,28 @@ class FrameStreamer:
             self._nudge.clear()
             if stop.is_set():
                 return
+            make_image, retiring, end_helper = None, False, None
             with self._lock:
                 while self._outbox and self._budget.try_acquire():
                     header, buffers = self._outbox.popleft()
-                    self._send(header, buffers)
+                    self._deliver(header, buffers)
                 self._collect(older_than=PUMP_WAIT_SECONDS)
                 self._advance()
                 self._send_scenes(due_only=True)
                 if self._resend:
-                    self._resend_latest()
+                    make_image, latest = self._resend_latest(), self._latest
                 now = time.perf_counter()
-                active = self.busy or self._resend or self._outbox or self.holding
+                active = self.busy or self._resend or self._outbox or self.holding or make_image is not None
                 if active:
                     idle_since = now
                 elif now - idle_since >= IDLE_EXIT_SECONDS:
-                    self._retired = True
-                    if self._encoder is not None:
-                        self._encoder.close()
-                    return
+                    self._retired = retiring = True
+                    end_helper = self._encoder.let_go() if self._encoder is not None else None
+            if make_image is not None:
+                self._resend_made(latest, make_image)
+            if retiring:
+                if end_helper is not None:
+                    end_helper(5.0)
+                return
             if active:
                 give_back_free_memory()  # outside the lock: the loop's push and pump never wait for a trim

@@ -72,8 +72,15 @@ class LastFrame:
     def picture(self) -> tuple[dict[str, Any], bytes] | None:
         """The last frame as a picture (header, JPEG or PNG bytes), or None when none came."""
         with self._lock:
-            if self._video_latest is not None:
-                decoded = self._video.image_of(self._video_latest, STILL_FORMAT, STILL_QUALITY)
-                if decoded is not None:
-                    return decoded
-            return self._picture
+            latest, picture = self._video_latest, self._picture
+            if latest is None:
+                return picture
+            image = self._video.image_of(latest, STILL_FORMAT, STILL_QUALITY)
+        if not callable(image):
+            return image
+        decoded = image()  # outside the lock: the link's thread never waits for it
+        if decoded is None:
+            return picture
+        with self._lock:
+            self._video.keep_still(latest, decoded)
+        return decoded

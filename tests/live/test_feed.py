@@ -6,6 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from live_helpers import ShownView
+from waiting import wait_until
 
 from gymview.live.feed import ViewFeed
 from gymview.live.pacing.cpus import HelperCost
@@ -43,9 +44,32 @@ def test_the_env_closes_even_when_its_last_frame_fails_and_a_gl_error_says_what_
 
     view, closed = ShownView(fps=120), []
     feed = ViewFeed(view, broken, dict, owns_view=True)
-    with pytest.raises(RuntimeError, match="OpenGL") as raised:
+    with pytest.warns(RuntimeWarning, match="OpenGL context") as caught:
         feed.close(started=True, close_env=lambda: closed.append(True))
-    assert closed == [True] and "gymview.setup()" in "\n".join(raised.value.__notes__)
+    assert closed == [True] and "gymview.setup()" in str(caught[0].message)
+
+
+def test_a_render_that_raises_is_told_once_with_its_traceback_and_frames_come_again_when_it_renders():
+    failing = [True]
+
+    def flaky():
+        if failing[0]:
+            raise ValueError("render bug 3")
+        return np.zeros((8, 8, 3), np.uint8)
+
+    view = ShownView(fps=120)
+    feed = ViewFeed(view, flaky, dict)
+    with pytest.warns(RuntimeWarning, match="render bug 3") as caught:
+        for _ in range(3):
+            feed.show(force=True)  # never raises into the loop
+    assert len([w for w in caught if "lost a frame" in str(w.message)]) == 1
+    assert "Traceback" in str(caught[0].message) and "in flaky" in str(caught[0].message)
+    told = "ValueError: render bug 3 (3 times so far); the run goes on"
+    wait_until(lambda: told in [state["message"] for state, _ in view.states], "the status line")
+    failing[0] = False
+    feed.show(force=True)
+    assert view.flush() and view.stats["frames_sent"] == 1
+    view.close()
 
 
 def test_a_view_without_a_frame_rate_takes_the_envs():

@@ -12,7 +12,7 @@ from PIL import Image
 
 from live_helpers import STREAMERS
 from waiting import wait_until
-from gymview.errors import EncoderProcessError, WorkerError
+from gymview.errors import EncoderProcessError, FrameError, WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
 from gymview.live.pacing import page_acks
@@ -228,24 +228,33 @@ def test_send_errors_reach_the_user(patient_watcher):
 
     streamer, _ = make(broken, budget=MessageBudget(100, 10))
     streamer.offer(frame(h=20, w=20), {})
-    with pytest.raises(ConnectionError, match="iopub closed"):  # sent by the caller's own flush
+    with pytest.raises(FrameError, match="could not be sent.*iopub closed") as caught:  # sent by the caller's flush
         streamer.flush()
+    assert isinstance(caught.value.__cause__, ConnectionError)
     streamer.stop()
 
 
-def test_errors_in_the_watcher_reach_the_user_on_the_next_offer():
-    failed = threading.Event()
+def test_a_send_that_fails_in_the_watcher_reaches_the_user_and_the_watcher_goes_on():
+    failing = threading.Event()
+    failing.set()
+    sent = []
 
-    def broken(header, buffers):
-        failed.set()
-        raise ConnectionError("iopub closed")
+    def flaky(header, buffers):
+        if failing.is_set():
+            failing.clear()
+            raise ConnectionError("iopub closed")
+        sent.append(header["seq"])
 
-    streamer, _ = make(broken, budget=MessageBudget(100, 10))
+    streamer, _ = make(flaky, budget=MessageBudget(100, 10))
     streamer.offer(frame(h=20, w=20), {})  # nobody pumps: the watcher sends it, and fails
-    wait_until(lambda: failed.is_set() and not streamer.running)
-    with pytest.raises(WorkerError, match="iopub closed"):
+    wait_until(lambda: not failing.is_set())
+    with pytest.raises(FrameError, match="iopub closed"):
         streamer.offer(frame(h=20, w=20), {})
+    assert streamer.running, "a failed send does not end the watcher"
+    streamer.offer(frame(h=20, w=20), {})
+    wait_until(lambda: sent)  # the watcher sends it
     streamer.stop()
+    assert sent == [1]
 
 
 def test_bad_settings_are_rejected():

@@ -7,9 +7,11 @@ Parent → child, on the child's stdin: a 20-byte header of uint32 (kind, two si
 value | format << 16 | KEY << 20) and a payload, by kind. Format 0 = JPEG and 1 = PNG take the JPEG
 quality as value; 2 = H.264 (:mod:`.h264`, one continuous stream) ignores it, and KEY asks for a key
 frame. Kinds:
-FRAME (height, width; the H*W*3 pixels), PAINTER (byte count; a pickled painter, kept for the
-STATE requests that follow, no reply), STATE (byte count; the float64 state to paint). The last few
-painters are kept by their pickles: one sent again (two views' painters taking turns) is the one
+FRAME (height, width; the H*W*3 pixels); SHARED_FRAME (height, width; no payload: the pixels are at the
+start of the shared frame file, a memory-backed file the parent passes to the child at its start); PAINTER
+(byte count; a pickled painter, kept for the STATE requests that follow, no reply); SHARED_PAINTER (byte
+count; no payload: a PAINTER's pickle, at the start of that file); STATE (byte count; the float64 state to
+paint). The last few painters are kept by their pickles: one sent again (two views' painters taking turns) is the one
 unpickled before, with its OpenGL context, not a new one.
 Child → parent, on a descriptor of its own (what was its stdout when it started; from then on its
 stdout goes where its stderr goes, so a painter's ``print`` or a library's banner cannot be read as a
@@ -21,6 +23,7 @@ traceback's text, after which the child serves the next request.
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import pickle
 import struct
@@ -35,7 +38,7 @@ from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample, fit_size
 
 REQUEST = struct.Struct("<5I")
-FRAME, PAINTER, STATE = range(3)
+FRAME, PAINTER, STATE, SHARED_FRAME, SHARED_PAINTER = range(5)
 REPLY = struct.Struct("<5I")
 FORMATS = ("jpeg", "png", "h264")
 KEY = 1
@@ -79,9 +82,10 @@ def read_reply(fd: int) -> tuple[bytes, int, int, int, int]:
     return data, width, height, microseconds, flags
 
 
-def serve(stdin: int | None = None, replies: int | None = None) -> None:
+def serve(stdin: int | None = None, replies: int | None = None, shared: int | None = None) -> None:
     """The child's loop: answer requests until the parent closes the pipe. By default requests come
-    on stdin and replies go out on a copy of stdout, which then takes stderr's place."""
+    on stdin and replies go out on a copy of stdout, which then takes stderr's place; ``shared`` is the
+    descriptor of the shared frame file, if the parent passed one."""
     stdin = sys.stdin.fileno() if stdin is None else stdin
     if replies is None:
         replies = os.dup(sys.stdout.fileno())
@@ -89,20 +93,25 @@ def serve(stdin: int | None = None, replies: int | None = None) -> None:
     painter: Any = None
     painters: dict[bytes, Any] = {}  # the painters taken last, by their pickles' digests, oldest first
     canvas, stream = None, None
+    frames = SharedPixels(shared) if shared is not None else None
     while True:
         try:
             kind, size, width, max_size, packed = REQUEST.unpack(read_exactly(stdin, REQUEST.size))
-            payload = read_exactly(stdin, size * width * 3 if kind == FRAME else size)
+            shared_payload = kind in (SHARED_FRAME, SHARED_PAINTER)
+            payload = b"" if shared_payload else read_exactly(stdin, size * width * 3 if kind == FRAME else size)
         except EOFError:
             return
-        if kind == PAINTER:
-            painter, canvas = _taken(painters, payload), None
+        if kind in (PAINTER, SHARED_PAINTER):
+            pickled = frames.read_bytes(size) if kind == SHARED_PAINTER and frames is not None else payload
+            painter, canvas = _taken(painters, pickled), None
             continue
         started = time.perf_counter()
         try:
             if kind == STATE:
                 canvas = _paint(painter, np.frombuffer(payload, np.float64), canvas, max_size)
                 frame = canvas
+            elif kind == SHARED_FRAME and frames is not None:
+                frame = frames.read(size, width)
             else:
                 frame = np.frombuffer(payload, np.uint8).reshape(size, width, 3)
             data, width, height, flags, stream = _encode(frame, max_size, packed, stream)
@@ -110,6 +119,29 @@ def serve(stdin: int | None = None, replies: int | None = None) -> None:
             data, width, height, flags = traceback.format_exc().encode(), 0, 0, FAILED
         microseconds = round((time.perf_counter() - started) * 1e6)
         write_all(replies, [REPLY.pack(width, height, len(data), microseconds, flags), data])
+
+
+class SharedPixels:
+    """The child's view of the shared frame file: the parent writes a frame's pixels at its start, then
+    asks for it; the file only grows, and is mapped again when a frame is larger than the mapping."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._map: mmap.mmap | None = None
+
+    def read(self, height: int, width: int) -> np.ndarray:
+        """The frame at the start of the file (valid until the reply to it is written)."""
+        size = height * width * 3
+        return np.frombuffer(self._mapped(size), np.uint8, count=size).reshape(height, width, 3)
+
+    def read_bytes(self, size: int) -> bytes:
+        """A copy of the first ``size`` bytes (a painter's pickle: the next request may overwrite them)."""
+        return self._mapped(size)[:size]
+
+    def _mapped(self, size: int) -> mmap.mmap:
+        if self._map is None or len(self._map) < size:  # the old mapping goes when no frame uses it
+            self._map = mmap.mmap(self._fd, os.fstat(self._fd).st_size, access=mmap.ACCESS_READ)
+        return self._map
 
 
 def _taken(painters: dict[bytes, Any], pickled: bytes) -> Any:

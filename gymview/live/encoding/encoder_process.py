@@ -7,8 +7,9 @@ interpreter's switch interval (5 ms), which made milliseconds of work take tens 
 
 It also draws :class:`~gymview.live.encoding.deferred.DeferredFrame` s: the painter is pickled to the child
 once, then each frame sends only its state, so the loop neither draws (on caches it has made cold)
-nor copies hundreds of kilobytes of pixels into the pipe. The wire format is in
-:mod:`.encoder_child`.
+nor copies hundreds of kilobytes of pixels into the pipe. Pixels go through a memory-backed file both
+processes map (POSIX): the loop copies a frame there and writes 20 bytes to the pipe, so a frame of any
+size is handed over without waiting for the child to read it. The wire format is in :mod:`.encoder_child`.
 
 >>> import numpy as np
 >>> encoder = EncoderProcess()
@@ -20,11 +21,14 @@ nor copies hundreds of kilobytes of pixels into the pipe. The wire format is in
 
 from __future__ import annotations
 
+import mmap
 import os
 import select
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,17 +50,21 @@ from gymview.live.encoding.encoder_child import (
     KEY,
     PAINTER,
     REQUEST,
+    SHARED_FRAME,
+    SHARED_PAINTER,
     STATE,
     read_reply,
     write_all,
 )
 
-__all__ = ["EncoderProcess", "encoder_command"]
+__all__ = ["EncoderProcess", "HelperEnding", "encoder_command"]
 
 # In a forked child, the parent's helpers, held so that nothing here ever waits for or kills them.
 _PARENTS_HELPERS: list[subprocess.Popen] = []
 
 OUTPUT_LIMIT = 1 << 20  # bytes of the child's output kept, at least
+# A helper whose pipe closed is given this long to end on its own before it is killed (off the caller's thread).
+DYING_SECONDS = 2.0
 
 # Run by `python -c`: move the replies off the descriptor print writes to before anything is imported,
 # put the folder gymview was imported from on the path *after* the standard library (PYTHONPATH would
@@ -72,15 +80,19 @@ sys.path[:] = [p for p in sys.path[1:] if p != root]
 after = max((i + 1 for i, p in enumerate(sys.path) if p.startswith(stdlib) or p.endswith(".zip")), default=0)
 sys.path.insert(after, root)
 from gymview.live.encoding.encoder_child import serve
-serve(replies=replies)
+serve(replies=replies, shared=int(sys.argv[2]) if len(sys.argv) > 2 else None)
 """
 
 
 def encoder_command(package_root: str | None = None) -> list[str]:
     """The command line that starts an encoder process importing gymview from ``package_root``
-    (default: the folder this gymview was imported from)."""
+    (default: the folder this gymview was imported from); the shared frame file's descriptor, if any, follows."""
     root = package_root or str(Path(__file__).resolve().parents[3])  # gymview/live/encoding/ -> the folder above
     return [sys.executable, "-c", _BOOT, root]
+
+
+class HelperEnding(EncoderProcessError):
+    """The helper closed its pipe and had not ended yet: how it ended is told later, to ``on_ended``."""
 
 
 class EncoderProcess:
@@ -93,10 +105,13 @@ class EncoderProcess:
     A frame the child could not make (its painter raised) comes back as :class:`~gymview.errors.FrameError`
     with the child's traceback; a child that died is reported as :class:`~gymview.errors.EncoderProcessError`
     with its exit status and its last output, and the next frame starts a new one. Nothing is ever
-    drawn in the caller's process.
+    drawn in the caller's process. No call waits for the child: one found dying (its pipe closed, its
+    exit status not known yet) raises :class:`HelperEnding` at once, and ``on_ended`` gets the full
+    error from a thread that waits for the child.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_ended: Callable[[EncoderProcessError], None] | None = None) -> None:
+        self._on_ended = on_ended
         self._process: subprocess.Popen[bytes] | None = None
         self._output: Any = None  # the child's stdout and stderr: a temporary file
         self._pending: tuple[bytes, memoryview, Any] | None = None
@@ -108,6 +123,7 @@ class EncoderProcess:
         self._has_run = False
         self.last_encode_seconds = 0.0  # the child's time for the last frame
         self.last_was_key = False  # the last frame received is an H.264 key frame
+        self._pixels = SharedPixels.make()  # None where descriptors cannot be passed: pixels go through the pipe
 
     @property
     def has_run(self) -> bool:
@@ -129,14 +145,16 @@ class EncoderProcess:
             fcntl.fcntl(
                 self._output.fileno(), fcntl.F_SETFL, fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND
             )
+        shared = self._pixels.fd if self._pixels is not None else None
         try:
             process = subprocess.Popen(
-                encoder_command(),
+                [*encoder_command(), *([] if shared is None else [str(shared)])],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._output,
                 start_new_session=True,
                 env=env,
+                pass_fds=() if shared is None else (shared,),
             )
         except OSError as error:
             raise EncoderProcessError(f"could not start gymview's encoder process: {error}") from error
@@ -169,7 +187,11 @@ class EncoderProcess:
         if self._pending is not None:
             raise RuntimeError("submit() while a frame is in the encoder: receive() it first")
         options = (max_size, quality | (FORMATS.index(image_format) << 16) | (KEY << 20 if key else 0))
-        if isinstance(frame, np.ndarray):
+        if isinstance(frame, np.ndarray) and self._pixels is not None:
+            height, width = frame.shape[:2]
+            self._pixels.write(frame)
+            request = (REQUEST.pack(SHARED_FRAME, height, width, *options), memoryview(b""), None)
+        elif isinstance(frame, np.ndarray):
             height, width = frame.shape[:2]
             pixels = np.ascontiguousarray(frame).data.cast("B")
             request = (REQUEST.pack(FRAME, height, width, *options), pixels, None)
@@ -237,27 +259,45 @@ class EncoderProcess:
             pickled_painter = taken[1] if taken is not None and taken[0] is painter else None
             if pickled_painter is None:  # sent to a helper before, which died: pickled again for a new one
                 pickled_painter = _pickled_painter(painter)
-            parts = [REQUEST.pack(PAINTER, len(pickled_painter), 0, 0, 0), pickled_painter, *parts]
+            if self._pixels is not None:  # a renderer's pickle can be megabytes: a new child reads it when it can
+                self._pixels.write_bytes(pickled_painter)
+                parts = [REQUEST.pack(SHARED_PAINTER, len(pickled_painter), 0, 0, 0), *parts]
+            else:
+                parts = [REQUEST.pack(PAINTER, len(pickled_painter), 0, 0, 0), pickled_painter, *parts]
             self._child_painter, self._pickled = painter, (painter, None)
         process = self._process
         assert process is not None and process.stdin is not None  # started by submit(), stdin=PIPE
         write_all(process.stdin.fileno(), parts)
 
     def _death(self) -> EncoderProcessError:
-        """The error that says how the child ended and what it printed last; the next frame starts a new one."""
+        """The error that says how the child ended and what it printed last; the next frame starts a new one.
+
+        Never waits: a child whose exit status is not known yet is waited for (and killed after
+        ``DYING_SECONDS``) by a thread of its own, which hands the full error to ``on_ended``."""
         process, output, self._process, self._output = self._process, self._output, None, None
         assert process is not None  # the child that failed to take or give a frame
-        try:
-            status = process.wait(2.0)
-        except subprocess.TimeoutExpired:  # it closed its pipe but lives on: end it
-            process.kill()
-            status = process.wait()
         for stream in (process.stdin, process.stdout):
             if stream is not None:
                 stream.close()
-        return EncoderProcessError(
-            f"gymview's helper process ended ({how_it_ended(status)}): the frame it was given is lost, and the "
-            f"next one starts a new helper{_last_lines(output)}"
+        status = process.poll()
+        if status is not None:
+            return _ended(status, output)
+        on_ended = self._on_ended
+
+        def wait_for_it() -> None:
+            try:
+                status = process.wait(DYING_SECONDS)
+            except subprocess.TimeoutExpired:  # it closed its pipe but lives on: end it
+                process.kill()
+                status = process.wait()
+            error = _ended(status, output)
+            if on_ended is not None:
+                on_ended(error)
+
+        threading.Thread(target=wait_for_it, name="gymview-helper-ending", daemon=True).start()
+        return HelperEnding(
+            "gymview's helper process closed its pipe: the frame it was given is lost, and the next one starts a "
+            "new helper"
         )
 
     def forget_after_fork(self) -> None:
@@ -265,28 +305,98 @@ class EncoderProcess:
         parent's ``close()`` still ends the helper at once, and leave the helper to the parent."""
         process, output, self._process, self._output = self._process, self._output, None, None
         self._pending = self._died = None
+        pixels, self._pixels = self._pixels, None
+        if pixels is not None:
+            pixels.close()
         if process is not None:
             _PARENTS_HELPERS.append(process)  # never collected here: its finalizer would reap the parent's child
         for stream in (process.stdin, process.stdout, output) if process is not None else (output,):
             if stream is not None:
                 stream.close()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """End the child: close its stdin, wait, kill as a last resort. Idempotent."""
+    def let_go(self) -> Callable[[float], None]:
+        """Forget the child now, without waiting for anything (safe under the caller's lock), and return what
+        ends it: call that with a timeout outside any lock. The next frame starts a new child."""
         process, output, self._process, self._output = self._process, self._output, None, None
         self._pending = self._died = None
-        if output is not None:
-            output.close()
-        if process is None:
-            return
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        return lambda timeout: _end(process, output, timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End the child: close its stdin, wait ``timeout`` s, kill as a last resort. Idempotent; the
+        shared frame file stays for the next child."""
+        self.let_go()(timeout)
+
+
+class SharedPixels:
+    """The parent's side of the shared frame file: a memory-backed file (``memfd`` on Linux, a temporary
+    file elsewhere on POSIX) the parent writes each frame's pixels into; it only grows."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._map: mmap.mmap | None = None
+
+    @classmethod
+    def make(cls) -> SharedPixels | None:
+        """A new shared frame file, or None where a child cannot be given a descriptor (Windows)."""
+        if os.name != "posix":
+            return None
+        if hasattr(os, "memfd_create"):
+            return cls(os.memfd_create("gymview-frames", os.MFD_CLOEXEC))
+        with tempfile.TemporaryFile() as file:
+            return cls(os.dup(file.fileno()))
+
+    def write(self, frame: np.ndarray) -> None:
+        """Copy ``frame``'s pixels to the start of the file, growing it first if need be."""
+        size = frame.shape[0] * frame.shape[1] * 3
+        np.copyto(np.frombuffer(self._room(size), np.uint8, count=size).reshape(frame.shape), frame, casting="no")
+
+    def write_bytes(self, data: bytes) -> None:
+        """Copy ``data`` to the start of the file, growing it first if need be."""
+        self._room(len(data))[: len(data)] = data
+
+    def _room(self, size: int) -> mmap.mmap:
+        if self._map is None or len(self._map) < size:
+            capacity = -(-size // (1 << 20)) << 20  # whole MiB: a frame a little larger does not grow it again
+            if self._map is not None:
+                self._map.close()
+            os.ftruncate(self.fd, capacity)
+            self._map = mmap.mmap(self.fd, capacity)
+        return self._map
+
+    def close(self) -> None:
+        """Unmap and close the file; idempotent."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _end(process: subprocess.Popen[bytes] | None, output: Any, timeout: float) -> None:
+    """Close a child's pipes and its output file, wait ``timeout`` s for it to end, then kill it."""
+    if output is not None:
+        output.close()
+    if process is None:
+        return
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            stream.close()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _ended(status: int, output: Any) -> EncoderProcessError:
+    return EncoderProcessError(
+        f"gymview's helper process ended ({how_it_ended(status)}): the frame it was given is lost, and the "
+        f"next one starts a new helper{_last_lines(output)}"
+    )
 
 
 def _last_lines(output: Any) -> str:

@@ -1,4 +1,5 @@
-"""VideoStream: a view's H.264 side, for its FrameStreamer (which holds the lock around every call):
+"""VideoStream: a view's H.264 side, for its FrameStreamer (which holds the lock around every call; the decoding
+of a still image is handed back to be done outside it):
 which format each frame goes as, when one must be a key frame, and the packets
 since the last key frame (from which the latest frame is shown as an image).
 
@@ -12,6 +13,7 @@ since the last key frame (from which the latest frame is shown as an image).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -113,19 +115,30 @@ class VideoStream:
 
     def image_of(
         self, latest: tuple[dict[str, Any], bytes], image_format: str, quality: int
-    ) -> tuple[dict[str, Any], bytes] | None:
-        """``latest`` (the last frame sent) as an image: an H.264 frame decoded from its key frame on;
-        None when its packets do not decode (they always start at a key frame; this is a last guard)."""
+    ) -> tuple[dict[str, Any], bytes] | Callable[[], tuple[dict[str, Any], bytes] | None]:
+        """``latest`` (the last frame sent) as an image, or, for an H.264 frame not decoded yet, the function
+        that decodes it from its key frame on, to call outside the streamer's lock and give to :meth:`keep_still`
+        (it returns None when the packets do not decode: they always start at a key frame; a last guard)."""
         if latest[0]["format"] != H264:
             return latest
-        if self._still is None:
-            header = {**latest[0], "format": image_format, "key": None, "codec": None}
+        if self._still is not None:
+            return self._still
+        header = {**latest[0], "format": image_format, "key": None, "codec": None}
+        packets = list(self._packets)
+
+        def decode() -> tuple[dict[str, Any], bytes] | None:
             try:
-                picture = decode_h264(self._packets)[-1][: header["height"], : header["width"]]
+                picture = decode_h264(packets)[-1][: header["height"], : header["width"]]
             except Exception:  # av.error.InvalidDataError, or no picture at all (IndexError)
                 return None
-            self._still = (header, encode_frame(np.ascontiguousarray(picture), image_format, quality))
-        return self._still
+            return header, encode_frame(np.ascontiguousarray(picture), image_format, quality)
+
+        return decode
+
+    def keep_still(self, latest: tuple[dict[str, Any], bytes], image: tuple[dict[str, Any], bytes]) -> None:
+        """Keep ``image``, decoded from ``latest``, unless a frame went out since."""
+        if self._packets and self._packets[-1] is latest[1]:
+            self._still = image
 
     def encode_here(self, picture: np.ndarray, size: tuple[int, int], key: bool) -> tuple[bytes, bool]:
         """Encode in the kernel (the helper process could not start): the same stream."""
