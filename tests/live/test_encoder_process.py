@@ -70,7 +70,7 @@ def test_a_4k_frame_goes_to_a_child_that_cannot_read_and_arrives_whole():
         encoder.encode(np.zeros((8, 8, 3), np.uint8), 512, "png", 0)  # the child runs
         frame = np.random.default_rng(1).integers(0, 255, (2160, 3840, 3), np.uint8)  # 25 MB: no pipe holds it
         assert handed_over_while_stopped(encoder, lambda: encoder.submit(frame, 480, "png", 0))
-        data, width, height = encoder.receive()
+        data, _, _ = encoder.receive()
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(data))), downsample(frame, 480))
     finally:
         encoder.close()
