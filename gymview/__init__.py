@@ -15,6 +15,10 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "BatchResult": "gymview.video.batch",
+    "EncoderProcessError": "gymview.errors",
+    "FFmpegError": "gymview.errors",
+    "FFmpegNotFoundError": "gymview.errors",
+    "FitnessError": "gymview.errors",
     "FrameError": "gymview.errors",
     "Job": "gymview.jobs",
     "Run": "gymview.playback",
@@ -28,6 +32,7 @@ _EXPORTS = {
     "LiveView": "gymview.live.widget",
     "RecordVideo": "gymview.video.record_video",
     "SetupReport": "gymview.headless.provision",
+    "VideoLogError": "gymview.errors",
     "VideoRecorder": "gymview.video.recorder",
     "WatchedEnv": "gymview.watched",
     "WatchedVectorEnv": "gymview.watched",
@@ -46,13 +51,25 @@ _EXPORTS = {
     "watch": "gymview.watched",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+# importable, but not what users call: helpers of the live view, and IPython's hooks for %load_ext gymview
+_UNLISTED = {"live_views", "tile", "to_rgb_uint8", "load_ipython_extension", "unload_ipython_extension"}
+
+__all__ = [*(name for name in _EXPORTS if name not in _UNLISTED), "__version__"]
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.episodes.current import log
     from gymview.episodes.player import show_episode
     from gymview.episodes.table import read_steps
-    from gymview.errors import FrameError, Stopped, WorkerError
+    from gymview.errors import (
+        EncoderProcessError,
+        FFmpegError,
+        FFmpegNotFoundError,
+        FitnessError,
+        FrameError,
+        Stopped,
+        VideoLogError,
+        WorkerError,
+    )
     from gymview.headless.provision import SetupReport
     from gymview.image.frames import to_rgb_uint8
     from gymview.image.tiling import tile

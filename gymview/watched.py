@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, SupportsFloat, cast
+from typing import TYPE_CHECKING, Any, Literal, SupportsFloat, cast, overload
 
 import gymnasium as gym
 import numpy as np
@@ -40,8 +40,33 @@ from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.video.record_video import RecordVideo
 
 if TYPE_CHECKING:
+    from typing import TypedDict
+
     from pettingzoo import AECEnv, ParallelEnv
     from stable_baselines3.common.vec_env import VecEnv
+    from typing_extensions import Unpack
+
+    from gymview.integrations.pettingzoo import WatchedAECEnv, WatchedParallelEnv
+    from gymview.integrations.sb3 import WatchedVecEnv
+
+    class WatchOptions(TypedDict, total=False):
+        """watch()'s settings, by keyword: see :func:`watch`."""
+
+        fps: float | None
+        max_size: int | None
+        quality: int | None
+        image_format: str | None
+        title: str | None
+        display: bool
+        view: LiveView | None
+        record: str | os.PathLike[str] | None
+        fast_render: bool
+        max_overhead: float | None
+        codec: str | None
+        draw: str | None
+        publish: str | Literal[False] | None
+        run: str | None
+
 
 __all__ = ["WatchedEnv", "WatchedVectorEnv", "watch"]
 
@@ -99,6 +124,14 @@ def _check_render_mode(env: gym.Env | VectorEnv | VecEnv, kind: str) -> None:
     raise ValueError(f"watch() needs render_mode='rgb_array'; got {mode!r}: {hint}")
 
 
+@overload
+def watch(env: gym.Env, **options: Unpack[WatchOptions]) -> WatchedEnv: ...
+@overload
+def watch(env: VectorEnv, **options: Unpack[WatchOptions]) -> WatchedVectorEnv: ...
+@overload
+def watch(env: VecEnv, **options: Unpack[WatchOptions]) -> WatchedVecEnv: ...
+@overload
+def watch(env: AECEnv | ParallelEnv, **options: Unpack[WatchOptions]) -> WatchedAECEnv | WatchedParallelEnv: ...
 def watch(
     env: gym.Env | VectorEnv | VecEnv | AECEnv | ParallelEnv,
     fps: float | None = None,
@@ -113,9 +146,9 @@ def watch(
     max_overhead: float | None = None,
     codec: str | None = None,
     draw: str | None = None,
-    publish: str | bool | None = None,
+    publish: str | Literal[False] | None = None,
     run: str | None = None,
-) -> Any:
+) -> WatchedEnv | WatchedVectorEnv | WatchedVecEnv | WatchedAECEnv | WatchedParallelEnv:
     """Wrap ``env`` so its frames stream into an inline ``LiveView`` while it steps.
 
     The view is shown in the notebook right away and ``env.close()`` closes it, leaving its last
@@ -407,9 +440,12 @@ class WatchedEnv(gym.Wrapper):
         if self._controls.engaged:
             self.feed.obey_controls()
         result = self.env.step(action)
-        # a caller may fill the same action array again for its next step
+        info = result[4]
+        # A caller may fill the same action array again for its next step. An empty info is kept as None: a
+        # tuple holding a dict stays tracked by the garbage collector, and steps kept across its collections
+        # would make it run full collections (tens of milliseconds in a kernel) that the unwatched loop never runs.
         self._record((action.copy() if isinstance(action, ndarray) else action, result[1], result[2], result[3],
-                      result[4]))  # fmt: skip
+                      None if info.__class__ is dict and not info else info))  # fmt: skip
         if perf_counter() >= self._next_check:
             self._next_check = self._check()
         return result
