@@ -49,7 +49,7 @@ from gymview.image.frames import downsample, fit_size
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.drawn_here import draw_frame_here
 from gymview.live.encoding.encoder_process import EncoderProcess, HelperEnding
-from gymview.live.encoding.h264 import H264
+from gymview.live.encoding.h264 import H264, h264_unavailable
 from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE, SceneFrames
 from gymview.live.encoding.video_stream import VideoStream, check_codec
@@ -309,6 +309,8 @@ class FrameStreamer:
         With ``codec="auto"`` frames go as H.264 while every page heard from lately decodes it; the
         next H.264 frame is a key frame, from which the page starts.
         """
+        if codecs and H264 in codecs:
+            h264_unavailable()  # PyAV is imported here, once, on the page's thread: not by the loop's next frame
         with self._lock:
             self._video.page_ready(page, codecs, self._clock())
             blind = self.codec == H264 and H264 not in (codecs or ()) and not self._warned_blind

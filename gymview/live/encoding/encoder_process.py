@@ -116,8 +116,9 @@ class EncoderProcess:
         self._output: Any = None  # the child's stdout and stderr: a temporary file
         self._pending: tuple[bytes, memoryview, Any] | None = None
         self._died: EncoderProcessError | None = None  # the child was found dead while handing a frame over
-        # the last painter taken, and its pickle until the child has it (a renderer's pickle can be megabytes)
-        self._pickled: tuple[Any, bytes | None] | None = None
+        # the last painter taken, and its pickle: kept, so that a new child (the last one died) gets it without the
+        # loop pickling it again (a renderer's pickle is megabytes: milliseconds of the loop's time)
+        self._pickled: tuple[Any, bytes] | None = None
         self._child_painter: Any = None  # the painter the child holds
         self._replies = 0
         self._has_run = False
@@ -256,15 +257,15 @@ class EncoderProcess:
         parts = [header, payload]
         if painter is not None and painter is not self._child_painter:
             taken = self._pickled
-            pickled_painter = taken[1] if taken is not None and taken[0] is painter else None
-            if pickled_painter is None:  # sent to a helper before, which died: pickled again for a new one
-                pickled_painter = _pickled_painter(painter)
+            if taken is None or taken[0] is not painter:  # a painter taken before the last one
+                taken = self._pickled = (painter, _pickled_painter(painter))
+            pickled_painter = taken[1]
             if self._pixels is not None:  # a renderer's pickle can be megabytes: a new child reads it when it can
                 self._pixels.write_bytes(pickled_painter)
                 parts = [REQUEST.pack(SHARED_PAINTER, len(pickled_painter), 0, 0, 0), *parts]
             else:
                 parts = [REQUEST.pack(PAINTER, len(pickled_painter), 0, 0, 0), pickled_painter, *parts]
-            self._child_painter, self._pickled = painter, (painter, None)
+            self._child_painter = painter
         process = self._process
         assert process is not None and process.stdin is not None  # started by submit(), stdin=PIPE
         write_all(process.stdin.fileno(), parts)
