@@ -29,6 +29,7 @@ from numpy import ndarray
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.loop_steps import LoopSteps
 from gymview.episodes.recent import RecentSteps
+from gymview.episodes.rows import RawStep
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.feed import ViewFeed, render_fps
@@ -588,8 +589,8 @@ class WatchedVectorEnv(VectorWrapper):
         observations, infos = self.env.reset(**kwargs)
         self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
         nothing = np.zeros(self.num_envs, dtype=bool)
-        self._tracker.record([self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns.copy(),
-                              nothing, nothing, None, infos, None])  # fmt: skip
+        self._tracker.record(RawStep(self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns.copy(),
+                                     nothing, nothing, None, infos))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations, infos
@@ -614,8 +615,8 @@ class WatchedVectorEnv(VectorWrapper):
         self.returns += np.asarray(rewards, dtype=float)
         if isinstance(actions, np.ndarray):  # a caller may fill the same array again for the next step
             actions = actions.copy()
-        self._tracker.record([self.episodes_done, self.total_steps, rewards, self.returns.copy(), terminations,
-                              truncations, actions, infos, None])  # fmt: skip
+        self._tracker.record(RawStep(self.episodes_done, self.total_steps, rewards, self.returns.copy(), terminations,
+                                     truncations, actions, infos))  # fmt: skip
         done = np.logical_or(terminations, truncations)
         if done.any():
             self.episodes_done += int(done.sum())

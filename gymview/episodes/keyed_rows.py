@@ -3,12 +3,12 @@ PettingZoo env's agents (keys: their names). One row per step, so one row per fr
 or of a recording; each sub-env's or agent's columns are a single env's with ``[key]`` after the
 name: ``reward[0]``, ``return[piston_3]``, ``action_1[2]``, ``value[player_0]``.
 
-A raw step has the layout of :mod:`gymview.episodes.rows` (``[episode, step, rewards, returns,
-terminated, truncated, actions, infos, logged]``), its per-key fields kept as the loop gave them: an
-array or list in the keys' order (a vector env), or a dict keyed by agent (PettingZoo).
+A raw step is a :class:`gymview.episodes.rows.RawStep` whose per-key fields (``reward`` to ``info``) are
+kept as the loop gave them: an array or list in the keys' order (a vector env), or a dict keyed by agent
+(PettingZoo).
 
 >>> tracker = KeyedStepTracker()
->>> tracker.record([0, 1, [1.0, 0.5], [1.0, 0.5], [False, True], [False, False], [1, 0], [{}, {}], None])
+>>> tracker.record(RawStep(0, 1, [1.0, 0.5], [1.0, 0.5], [False, True], [False, False], [1, 0], [{}, {}]))
 >>> tracker.log({"value": [2.0, 3.0], "lr": 0.1}, keys=[0, 1])
 >>> row = keyed_row_of(tracker.latest)
 >>> row["reward[1]"], row["terminated[1]"], row["action[0]"], row["value[1]"], row["lr"]
@@ -17,39 +17,37 @@ array or list in the keys' order (a vector env), or a dict keyed by agent (Petti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from gymview.episodes.rows import RawStep, action_values, add_logged, check_logged, check_name, info_values, number
+from gymview.episodes.rows import (
+    LatestStep,
+    RawStep,
+    action_values,
+    add_logged,
+    check_logged,
+    check_name,
+    info_values,
+    number,
+)
 
 __all__ = ["KeyedStepTracker", "keyed_row_of"]
 
 
-class KeyedStepTracker:
+class KeyedStepTracker(LatestStep):
     """The latest step of an env of several sub-envs or agents, for ``env.log()`` and the replay's
-    charts (``keep``, as :class:`gymview.episodes.rows.StepTracker`'s).
+    charts: a :class:`gymview.episodes.rows.LatestStep` whose ``log`` takes one value per key.
 
     Examples:
         >>> tracker = KeyedStepTracker()
-        >>> tracker.record([0, 0, {"a": 0.0}, {"a": 0.0}, {}, {}, None, None, None])
+        >>> tracker.record(RawStep(0, 0, {"a": 0.0}, {"a": 0.0}, {}, {}, None, None))
         >>> tracker.count, keyed_row_of(tracker.latest)["return[a]"]
         (1, 0.0)
     """
 
-    def __init__(self) -> None:
-        self.latest: RawStep | None = None
-        self.count = 0  # steps recorded (resets included)
-        #: called with each step recorded (``RecentSteps`` keeps them); None: nobody keeps them
-        self.keep: Callable[[RawStep], None] | None = None
-
-    def record(self, raw: RawStep) -> None:
-        """A step (or a reset's row) as the loop gave it: it becomes the latest."""
-        self.latest = raw
-        self.count += 1
-        if self.keep is not None:
-            self.keep(raw)
+    __slots__ = ()
 
     def log(self, values: Mapping[str, Any], keys: Sequence[Any]) -> None:
         """Add ``values`` to the latest step's row: one number each (column ``name``), or one number
@@ -132,12 +130,13 @@ def keyed_row_of(raw: RawStep) -> dict[str, float | int]:
     ``reward``, ``return``, ``terminated``, ``truncated``, action and ``info``'s numbers with
     ``[key]`` after the name, then the logged values.
 
-    >>> keyed_row_of([2, 7, {"a": 1.0}, {"a": 3.0}, {"a": True}, {"a": False}, {"a": [0.5, 1.0]},
-    ...               {"a": {"lives": 2}}, None])  # doctest: +NORMALIZE_WHITESPACE
+    >>> keyed_row_of(RawStep(2, 7, {"a": 1.0}, {"a": 3.0}, {"a": True}, {"a": False}, {"a": [0.5, 1.0]},
+    ...                      {"a": {"lives": 2}}))  # doctest: +NORMALIZE_WHITESPACE
     {'episode': 2, 'step': 7, 'reward[a]': 1.0, 'return[a]': 3.0, 'terminated[a]': 1, 'truncated[a]': 0,
      'action_0[a]': 0.5, 'action_1[a]': 1.0, 'lives[a]': 2.0}
     """
-    episode, step, rewards, returns, terminated, truncated, actions, infos, logged = raw
+    episode, step, rewards, returns = raw.episode, raw.step, raw.reward, raw.episode_return
+    terminated, truncated, actions, infos, logged = raw.terminated, raw.truncated, raw.action, raw.info, raw.logged
     keyed = isinstance(rewards, Mapping)
     keys = list(rewards) if keyed else list(range(len(rewards)))
     columns: dict[Any, dict[str, float | int]] = {key: {} for key in keys}

@@ -189,9 +189,9 @@ class LoopSteps(KeptSteps):
                 returns = itertools.accumulate(chunk.rewards[begin:end], operator.add, initial=initial)
                 next(returns)  # the initial value itself
                 for index, episode_return in zip(range(begin, end), returns):
-                    raws.append([episode, first_step + index - begin, chunk.rewards[index], episode_return,
-                                 chunk.terminated[index], chunk.truncated[index], chunk.actions[index], infos[index],
-                                 chunk.logged.get(index)])  # fmt: skip
+                    raws.append(RawStep(episode, first_step + index - begin, chunk.rewards[index], episode_return,
+                                        chunk.terminated[index], chunk.truncated[index], chunk.actions[index],
+                                        infos[index], chunk.logged.get(index)))  # fmt: skip
         oldest = chunks[0].first if chunks else 0
         extra = max(0, len(raws) - self._limit)
         return oldest + extra, raws[extra:]

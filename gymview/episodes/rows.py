@@ -1,8 +1,8 @@
 """Step rows: what a step gave (reward, the action, ``info``'s numbers, values the user logged) as a
 row of numbers, and :class:`StepTracker`, which keeps the running episode's latest step.
 
-A step is kept raw while the loop runs (a few references in a list: the loop's speed barely moves)
-and made a row only when the row is read or written out.
+A step is kept raw while the loop runs (a :class:`RawStep`: a few references, the loop's speed barely
+moves) and made a row only when the row is read or written out.
 
 >>> tracker = StepTracker()
 >>> tracker.reset()
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "FIXED_COLUMNS",
     "LOG_BEFORE_RESET",
     "MAX_ACTION_COLUMNS",
+    "LatestStep",
     "RawStep",
     "StepTracker",
     "action_values",
@@ -47,13 +49,55 @@ MAX_ACTION_COLUMNS = 16
 #: what env.log() before the first step or reset says
 LOG_BEFORE_RESET = "env.log() adds values to the latest step: call env.reset() first"
 
-# A raw step: [episode, step, reward, return, terminated, truncated, action, info, logged]; logged is
-# a dict once env.log() added to it, else None. A list, not a tuple: log() fills the last slot later.
-RawStep = list
-_TRUNCATED, _ACTION, _INFO, _LOGGED = 5, 6, 7, 8
+
+@dataclass(slots=True)
+class RawStep:
+    """One step as its loop gave it, made a row of numbers only when read (:func:`row_of`). For an env of
+    several sub-envs or agents, ``reward`` to ``info`` hold one value per key (:mod:`.keyed_rows`).
+    Mutable: ``env.log()`` fills ``logged`` after the step, a step limit of the caller's sets ``truncated``.
+
+    >>> RawStep(0, 1, 1.0, 1.0, False, False, 0, {}).logged is None
+    True
+    """
+
+    episode: int
+    step: int
+    reward: Any
+    episode_return: Any
+    terminated: Any
+    truncated: Any
+    action: Any
+    info: Any
+    logged: dict[str, float] | None = None
 
 
-class StepTracker:
+class LatestStep:
+    """The latest step recorded, how many were, and who keeps each (``keep``, e.g. ``RecentSteps``): what
+    every step tracker has.
+
+    >>> tracker = LatestStep()
+    >>> tracker.record(RawStep(0, 0, 0.0, 0.0, False, False, None, None))
+    >>> tracker.count, tracker.latest.step
+    (1, 0)
+    """
+
+    __slots__ = ("count", "keep", "latest")
+
+    def __init__(self) -> None:
+        self.latest: RawStep | None = None
+        self.count = 0  # steps recorded (resets included)
+        #: called with each step recorded (``RecentSteps`` keeps them); None: nobody keeps them
+        self.keep: Callable[[RawStep], None] | None = None
+
+    def record(self, raw: RawStep) -> None:
+        """A step (or a reset's row) as the loop gave it: it becomes the latest."""
+        self.latest = raw
+        self.count += 1
+        if self.keep is not None:
+            self.keep(raw)
+
+
+class StepTracker(LatestStep):
     """The step count, running return and latest step of the episode an env is in.
 
     ``reset()`` starts an episode (its row 0: reward 0, no action; episodes are numbered from
@@ -68,30 +112,24 @@ class StepTracker:
         (0, 2, 2.0)
     """
 
-    # a watched loop's every step updates these: slots make each update cheaper
-    __slots__ = ("_next_episode", "count", "episode", "episode_return", "keep", "latest", "resets", "steps")
+    # a recording loop's every step updates these: slots make each update cheaper
+    __slots__ = ("_next_episode", "episode", "episode_return", "resets", "steps")
 
     def __init__(self, first_episode: int = 0) -> None:
+        super().__init__()
         self.episode = first_episode  # steps before any reset count in the first episode
         self._next_episode = first_episode
         self.steps = 0
         self.episode_return = 0.0
-        self.latest: RawStep | None = None
-        self.count = 0  # steps recorded (resets included)
         self.resets = 0
-        #: called with each step recorded (``RecentSteps`` keeps them); None: nobody keeps them
-        self.keep: Callable[[RawStep], None] | None = None
 
     def reset(self) -> None:
         """A new episode: its row 0 (the first picture) becomes the latest step."""
         self.episode, self._next_episode = self._next_episode, self._next_episode + 1
         self.steps = 0
         self.episode_return = 0.0
-        self.latest = latest = [self.episode, 0, 0.0, 0.0, False, False, None, None, None]
-        self.count += 1
         self.resets += 1
-        if self.keep is not None:
-            self.keep(latest)
+        self.record(RawStep(self.episode, 0, 0.0, 0.0, False, False, None, None))
 
     def step(self, action: Any, reward: Any, terminated: Any, truncated: Any, info: Any) -> None:
         """Record one step's results, kept as given: made numbers when a row is read (a watched
@@ -100,16 +138,12 @@ class StepTracker:
         self.episode_return += reward
         if isinstance(action, np.ndarray):  # a caller may fill the same array again for the next step
             action = action.copy()
-        self.latest = latest = [self.episode, self.steps, reward, self.episode_return, terminated, truncated, action,
-                                info, None]  # fmt: skip
-        self.count += 1
-        if self.keep is not None:
-            self.keep(latest)
+        self.record(RawStep(self.episode, self.steps, reward, self.episode_return, terminated, truncated, action, info))
 
     def mark_truncated(self) -> None:
         """The caller ended the episode at the latest step (a step limit of its own): its row says so."""
         if self.latest is not None:
-            self.latest[_TRUNCATED] = True
+            self.latest.truncated = True
 
     def log(self, values: Mapping[str, Any]) -> None:
         """Add ``values`` to the latest step's row (checked by :func:`check_logged`).
@@ -125,10 +159,10 @@ def add_logged(latest: RawStep | None, checked: dict[str, float]) -> None:
     (``env.log()`` before the first reset)."""
     if latest is None:
         raise RuntimeError(LOG_BEFORE_RESET)
-    if latest[_LOGGED] is None:
-        latest[_LOGGED] = checked
+    if latest.logged is None:
+        latest.logged = checked
     else:
-        latest[_LOGGED].update(checked)
+        latest.logged.update(checked)
 
 
 def check_logged(values: Mapping[str, Any]) -> dict[str, float]:
@@ -220,27 +254,27 @@ def row_of(raw: RawStep) -> dict[str, float | int]:
     """A raw step as a row: the fixed columns, then ``action`` (or ``action_0``, ``action_1``... for a
     vector), ``info``'s numbers, the logged values (which win over an info entry of the same name).
 
-    >>> raw = [2, 5, 0.5, 3.0, True, False, np.array([0.1, -0.2]), {"lives": 3}, {"value": 1.5}]
+    >>> raw = RawStep(2, 5, 0.5, 3.0, True, False, np.array([0.1, -0.2]), {"lives": 3}, {"value": 1.5})
     >>> row_of(raw)  # doctest: +NORMALIZE_WHITESPACE
     {'episode': 2, 'step': 5, 'reward': 0.5, 'return': 3.0, 'terminated': 1, 'truncated': 0,
      'action_0': 0.1, 'action_1': -0.2, 'lives': 3.0, 'value': 1.5}
     """
     row: dict[str, float | int] = {
-        "episode": int(raw[0]),
-        "step": int(raw[1]),
-        "reward": float(raw[2]),
-        "return": float(raw[3]),
-        "terminated": int(bool(raw[4])),
-        "truncated": int(bool(raw[5])),
+        "episode": int(raw.episode),
+        "step": int(raw.step),
+        "reward": float(raw.reward),
+        "return": float(raw.episode_return),
+        "terminated": int(bool(raw.terminated)),
+        "truncated": int(bool(raw.truncated)),
     }
-    action = action_values(raw[_ACTION])
+    action = action_values(raw.action)
     if isinstance(action, list):
         row.update((f"action_{index}", value) for index, value in enumerate(action))
     elif action is not None:
         row["action"] = action
-    row.update(info_values(raw[_INFO]))
-    if raw[_LOGGED]:
-        row.update(raw[_LOGGED])
+    row.update(info_values(raw.info))
+    if raw.logged:
+        row.update(raw.logged)
     return row
 
 

@@ -14,8 +14,9 @@ of frames that were encoded but whose fragment never came out: :func:`read_steps
 >>> import os, tempfile
 >>> video = os.path.join(tempfile.mkdtemp(), "episode-0.mp4")
 >>> table = StepTable(video)
->>> table.add([0, 0, 0.0, 0.0, False, False, None, {}, None])
->>> table.add([0, 1, 1.0, 1.0, True, False, 1, {}, {"value": 2.5}])
+>>> from gymview.episodes.rows import RawStep
+>>> table.add(RawStep(0, 0, 0.0, 0.0, False, False, None, {}))
+>>> table.add(RawStep(0, 1, 1.0, 1.0, True, False, 1, {}, {"value": 2.5}))
 >>> table.close()
 >>> print(open(table.path).read())
 frame,episode,step,reward,return,terminated,truncated,action,value
@@ -247,8 +248,8 @@ class TableJoiner:
         >>> folder = tempfile.mkdtemp()
         >>> for name, reward in (("a.mp4", 1.0), ("b.mp4", 2.0)):
         ...     table = StepTable(os.path.join(folder, name))
-        ...     table.add([0, 0, 0.0, 0.0, False, False, None, {}, None])
-        ...     table.add([0, 1, reward, reward, True, False, 1, {}, None])
+        ...     table.add(RawStep(0, 0, 0.0, 0.0, False, False, None, {}))
+        ...     table.add(RawStep(0, 1, reward, reward, True, False, 1, {}))
         ...     table.close()
         >>> joined = TableJoiner(os.path.join(folder, "ab.mp4"))
         >>> joined.add(os.path.join(folder, "a.mp4")); joined.add(os.path.join(folder, "b.mp4"))

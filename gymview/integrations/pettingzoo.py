@@ -39,6 +39,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.recent import RecentSteps
+from gymview.episodes.rows import RawStep
 from gymview.episodes.table import StepTable
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
@@ -137,7 +138,7 @@ class _EpisodeVideos:
         self._recorder = VideoRecorder(path, fps=self._fps, before_fragment=self._table.write_before)
         self.paths.append(self._recorder.path)
 
-    def capture(self, env: Any, raw: list[Any]) -> None:
+    def capture(self, env: Any, raw: RawStep) -> None:
         """The env's frame now, with ``raw``, the step it shows, as its row."""
         if self._recorder is None or self._table is None:
             return
@@ -208,8 +209,8 @@ class _Watch:
         self.returns = {agent: 0.0 for agent in agents}
         self._episode_steps = 0
         ended = dict.fromkeys(agents, False)
-        self._tracker.record([self.episode - 1, 0, dict(self.returns), dict(self.returns), ended, ended, None,
-                              _copied(infos), None])  # fmt: skip
+        self._tracker.record(RawStep(self.episode - 1, 0, dict(self.returns), dict(self.returns), ended, ended, None,
+                                     _copied(infos)))  # fmt: skip
         if self._videos is not None:
             self._videos.start()
             self._videos.capture(self.env, self._tracker.latest)  # type: ignore[arg-type]  # recorded above
@@ -223,8 +224,8 @@ class _Watch:
         """Count the step and keep its row (each per-agent field a dict by agent), then record and show it."""
         self.total_steps += 1
         self._episode_steps += 1
-        self._tracker.record([self.episode - 1, self._episode_steps, dict(rewards), dict(self.returns),
-                              dict(terminations), dict(truncations), actions, _copied(infos), None])  # fmt: skip
+        self._tracker.record(RawStep(self.episode - 1, self._episode_steps, dict(rewards), dict(self.returns),
+                                     dict(terminations), dict(truncations), actions, _copied(infos)))  # fmt: skip
         if self._videos is not None:
             self._videos.capture(self.env, self._tracker.latest)  # type: ignore[arg-type]  # recorded above
         if perf_counter() >= self.feed.next_check:

@@ -37,6 +37,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from gymview._internal.checks import check_int
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.recent import RecentSteps
+from gymview.episodes.rows import RawStep
 from gymview.errors import Stopped
 from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.pacing.cpus import torch_fills_cpus
@@ -178,8 +179,8 @@ class WatchedVecEnv(VecEnvWrapper):
         observations = self.venv.reset()
         self.returns.running[:] = 0.0
         nothing = np.zeros(self.num_envs, dtype=bool)
-        self._tracker.record([self.returns.episodes_done, self.returns.total_steps, np.zeros(self.num_envs),
-                              self.returns.running.copy(), nothing, nothing, None, None, None])  # fmt: skip
+        self._tracker.record(RawStep(self.returns.episodes_done, self.returns.total_steps, np.zeros(self.num_envs),
+                                     self.returns.running.copy(), nothing, nothing, None, None))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations
@@ -210,8 +211,8 @@ class WatchedVecEnv(VecEnvWrapper):
         # SB3 says done for both ends of an episode; a time limit's says so in its info
         truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
         terminated = np.logical_and(dones, ~truncated)
-        self._tracker.record([episodes_done, self.returns.total_steps, rewards, returns, terminated, truncated,
-                              self._actions, list(infos), None])  # fmt: skip
+        self._tracker.record(RawStep(episodes_done, self.returns.total_steps, rewards, returns, terminated, truncated,
+                                     self._actions, list(infos)))  # fmt: skip
         if perf_counter() >= self.feed.next_check:
             self.feed.show()
         return observations, rewards, dones, infos

@@ -13,6 +13,7 @@ from waiting import wait_until
 import gymview
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.recent import RecentSteps
+from gymview.episodes.rows import RawStep
 
 
 def replay_steps(view, env):
@@ -193,8 +194,8 @@ def test_kept_steps_of_several_sub_envs_stay_bounded():
     tracker = KeyedStepTracker()
     recent = RecentSteps(tracker, limit=100, row_of=keyed_row_of)
     for step in range(1000):
-        tracker.record([0, step, np.ones(4), np.full(4, float(step)), np.zeros(4, bool), np.zeros(4, bool), None,
-                        {}, None])
+        tracker.record(RawStep(0, step, np.ones(4), np.full(4, float(step)), np.zeros(4, bool), np.zeros(4, bool),
+                               None, {}))
     assert recent.rows([899])[0] is None and recent.rows([999])[0]["return[3]"] == 999.0
     assert recent.window(first=0)["columns"]["step"] == list(range(900, 1000))
 

@@ -15,6 +15,7 @@ from video_checks import decode, frames_decodable, kill_once_on_disk
 
 import gymview
 from gymview.episodes import StepTable, steps_path
+from gymview.episodes.rows import RawStep
 from gymview.episodes.table import TableJoiner
 
 class Arm(gym.Env):
@@ -258,9 +259,9 @@ def test_pandas_reads_a_step_table_in_one_call_with_the_rows_read_steps_gives(tm
 def table_of(video, steps, logged):
     """The step table of ``video``: ``steps`` steps, each logging ``logged(step)`` (a dict, maybe empty)."""
     table = StepTable(video)
-    table.add([0, 0, 0.0, 0.0, False, False, None, {}, None])
+    table.add(RawStep(0, 0, 0.0, 0.0, False, False, None, {}))
     for step in range(1, steps + 1):
-        table.add([0, step, 1.0, float(step), step == steps, False, 1, {}, logged(step) or None])
+        table.add(RawStep(0, step, 1.0, float(step), step == steps, False, 1, {}, logged(step) or None))
     table.close()
 
 
