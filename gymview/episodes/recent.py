@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import abc
 import collections
+import dataclasses
 import math
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -33,6 +35,8 @@ __all__ = ["MAX_CHART_ROWS", "RECENT_STEPS", "KeptSteps", "RecentSteps"]
 RECENT_STEPS = 20_000
 #: rows sent to the page for its charts at most: beyond, every k-th
 MAX_CHART_ROWS = 2_000
+#: steps kept as one chunk of columns (see RecentSteps)
+CHUNK_STEPS = 256
 
 
 class KeptSteps(abc.ABC):
@@ -80,8 +84,13 @@ class KeptSteps(abc.ABC):
 class RecentSteps(KeptSteps):
     """The last ``limit`` steps ``tracker`` records (raw, a reset's row 0 included).
 
-    Keeping one is a ``deque.append`` the tracker calls; rows are made only when the page asks (a pause).
-    ``row_of`` makes them: :func:`gymview.episodes.keyed_rows.keyed_row_of` for a ``KeyedStepTracker``.
+    Each step is appended to a list; every ``CHUNK_STEPS`` steps they are kept as one chunk of columns
+    (a tuple per field), the latest step left out (``env.log()`` may still add to it). Steps kept one
+    object each would be promoted by every young collection of the garbage collector, and their numbers
+    would start full collections (tens of milliseconds in a kernel) that the unwatched loop never runs;
+    a chunk is a few objects, mostly ones the collector stops tracking. Rows are made only when the
+    page asks (a pause). ``row_of`` makes them: :func:`gymview.episodes.keyed_rows.keyed_row_of` for a
+    ``KeyedStepTracker``.
     """
 
     def __init__(
@@ -91,15 +100,38 @@ class RecentSteps(KeptSteps):
         row_of: Callable[[RawStep], dict[str, float | int]] = row_of,
     ) -> None:
         super().__init__(row_of)
-        self._raw: collections.deque[RawStep] = collections.deque(maxlen=limit)
+        self._limit = limit
+        self._pending: list[RawStep] = []
+        self._chunks: collections.deque[tuple[tuple[Any, ...], ...]] = collections.deque()
+        self._chunked = 0  # steps in _chunks
+        self._lock = threading.Lock()  # the page's thread reads what the loop's thread keeps
         self._tracker = tracker
-        tracker.keep = self._raw.append
+        tracker.keep = self._keep
 
     @property
     def last(self) -> int:
         """The number of the step kept last (-1 before the first)."""
         return self._tracker.count - 1
 
+    def _keep(self, raw: RawStep) -> None:
+        pending = self._pending
+        pending.append(raw)
+        if len(pending) > CHUNK_STEPS:
+            with self._lock:
+                chunk = tuple(tuple(getattr(step, name) for step in pending[:-1]) for name in _FIELDS)
+                del pending[:-1]
+                self._chunks.append(chunk)
+                self._chunked += len(chunk[0])
+                while self._chunks and self._chunked - len(self._chunks[0][0]) >= self._limit:
+                    self._chunked -= len(self._chunks.popleft()[0])
+
     def _kept(self) -> tuple[int, list[RawStep]]:
-        raws = list(self._raw)
+        with self._lock:
+            chunks, pending = list(self._chunks), list(self._pending)
+        raws = [RawStep(*fields) for chunk in chunks for fields in zip(*chunk)] + pending
+        raws = raws[-self._limit :]
         return self.last - len(raws) + 1, raws
+
+
+# a chunk's columns, in RawStep's order
+_FIELDS = tuple(field.name for field in dataclasses.fields(RawStep))

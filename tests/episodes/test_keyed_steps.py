@@ -253,3 +253,21 @@ def test_a_killed_multi_agent_recording_leaves_the_rows_of_every_frame_that_play
     assert [row["return[left]"] for row in rows] == [float(step) for step in range(playing)]
     assert [row["t[right]"] for row in rows[1:]] == [float(step) for step in range(1, playing)]
     assert [row["value[left]"] for row in rows[1:]] == [0.5 * step for step in range(1, playing)]
+
+
+def test_kept_steps_are_a_few_objects_not_one_a_step():
+    """Kept one object a step, the replay's steps were promoted by each young collection and started full
+    collections (35 ms in a kernel, every few seconds of a watched vector env) that the unwatched loop never ran."""
+    import gc
+
+    from gymview.episodes.recent import CHUNK_STEPS
+
+    tracker = KeyedStepTracker()
+    recent = RecentSteps(tracker, limit=20_000, row_of=keyed_row_of)
+    for step in range(5_000):
+        tracker.record(RawStep(0, step, np.ones(4), np.full(4, float(step)), np.zeros(4, bool), np.zeros(4, bool),
+                               np.zeros(4, np.int64), {}))
+    gc.collect()
+    alive = sum(1 for o in gc.get_objects() if type(o) is RawStep)
+    assert alive <= CHUNK_STEPS + 1
+    assert recent.rows([0])[0]["step"] == 0 and recent.rows([4_999])[0]["return[2]"] == 4_999.0  # all still kept
