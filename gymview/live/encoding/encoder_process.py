@@ -124,7 +124,7 @@ class EncoderProcess:
         self._has_run = False
         self.last_encode_seconds = 0.0  # the child's time for the last frame
         self.last_was_key = False  # the last frame received is an H.264 key frame
-        self._pixels = SharedPixels.make()  # None where descriptors cannot be passed: pixels go through the pipe
+        self._pixels: SharedPixels | None = None  # made with the first child; none on Windows (pixels go by pipe)
 
     @property
     def has_run(self) -> bool:
@@ -146,7 +146,8 @@ class EncoderProcess:
             fcntl.fcntl(
                 self._output.fileno(), fcntl.F_SETFL, fcntl.fcntl(self._output.fileno(), fcntl.F_GETFL) | os.O_APPEND
             )
-        shared = self._pixels.fd if self._pixels is not None else None
+        pixels = self._shared()
+        shared = pixels.fd if pixels is not None else None
         try:
             process = subprocess.Popen(
                 [*encoder_command(), *([] if shared is None else [str(shared)])],
@@ -188,9 +189,10 @@ class EncoderProcess:
         if self._pending is not None:
             raise RuntimeError("submit() while a frame is in the encoder: receive() it first")
         options = (max_size, quality | (FORMATS.index(image_format) << 16) | (KEY << 20 if key else 0))
-        if isinstance(frame, np.ndarray) and self._pixels is not None:
+        shared = self._shared() if isinstance(frame, np.ndarray) else None
+        if isinstance(frame, np.ndarray) and shared is not None:
             height, width = frame.shape[:2]
-            self._pixels.write(frame)
+            shared.write(frame)
             request = (REQUEST.pack(SHARED_FRAME, height, width, *options), memoryview(b""), None)
         elif isinstance(frame, np.ndarray):
             height, width = frame.shape[:2]
@@ -208,6 +210,11 @@ class EncoderProcess:
             self._write(*request)
         except OSError:
             self._died = self._death()
+
+    def _shared(self) -> SharedPixels | None:
+        if self._pixels is None:
+            self._pixels = SharedPixels.make()
+        return self._pixels
 
     def receive(self) -> tuple[bytes, int, int]:
         """The (bytes, width, height) of the frame submitted last, waiting for it if need be.
