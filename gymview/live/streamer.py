@@ -542,8 +542,9 @@ class FrameStreamer:
             return
         with self._lock:
             self._keep_image(latest, image)
-            if self._latest is latest:  # else a newer frame went out meanwhile: this one is old news
-                self._deliver(image[0], [image[1]])
+            # Sent even when a newer frame went out meanwhile (a state the page draws): whoever asked needs a picture
+            # (a page elsewhere keeps it as its still image), and one of the frame it asked at is the one there is.
+            self._deliver(image[0], [image[1]])
 
     def _latest_image(self) -> Image | Callable[[], Image | None] | None:
         """With the lock held: the last frame as an image, or the function that makes it (call it without the
