@@ -22,7 +22,7 @@ def clone(repo_root, tmp_path):
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     target = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo_root}", str(target)], check=True)
+    subprocess.run(["git", "clone", "-q", f"file://{repo_root}", str(target)], check=True)
     assert not (target / "js" / "dist").exists()  # built, not committed
     return target
 
