@@ -76,6 +76,8 @@ PUMP_WAIT_SECONDS = 0.05
 # A watcher with nothing to do for this long ends, and closes the encoder process; the next frame
 # starts both again, so views whose env was never closed (a re-run cell) leave nothing behind.
 IDLE_EXIT_SECONDS = 10.0
+# A picture a page asked for is made again of the newer frame that went out while it was made, this often at most
+RESEND_TRIES = 3
 
 
 def check_max_size(max_size: int) -> int:
@@ -128,6 +130,7 @@ class FrameStreamer:
         self._video = VideoStream(codec, PAGE_FORGOTTEN_SECONDS)
         self._warned_blind = False  # told the user once that a page cannot decode a forced H.264 stream
         self._resend = False
+        self._resend_tries = 0  # pictures of the latest frame made in vain: a newer one went out meanwhile
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
         self._nudge = threading.Event()  # wakes the watcher for a posted message
         self._retired = False  # the watcher ended after idling: the next frame starts a new one
@@ -542,9 +545,14 @@ class FrameStreamer:
             return
         with self._lock:
             self._keep_image(latest, image)
-            # Sent even when a newer frame went out meanwhile (a state the page draws): whoever asked needs a picture
-            # (a page elsewhere keeps it as its still image), and one of the frame it asked at is the one there is.
-            self._deliver(image[0], [image[1]])
+            if self._latest is latest or self._resend_tries >= RESEND_TRIES:
+                # after RESEND_TRIES, one of an older frame: whoever asked needs a picture (a page elsewhere keeps it
+                # as its still image), and the run makes frames faster than this thread can picture them
+                self._resend_tries = 0
+                self._deliver(image[0], [image[1]])
+            else:  # a newer frame went out while it was made (a state, an H.264 frame): a picture of that one
+                self._resend_tries += 1
+                self._resend = True
 
     def _latest_image(self) -> Image | Callable[[], Image | None] | None:
         """With the lock held: the last frame as an image, or the function that makes it (call it without the
