@@ -132,7 +132,7 @@ def in_kernel(rounds: int) -> dict[str, dict]:
 def in_browser(rounds: int, tmp: pathlib.Path) -> dict[str, dict]:
     """The cells run one by one in JupyterLab with the page open in Chromium, each view scrolled into
     sight while its cell runs: {env: results, with "drawn_fps" the page's}."""
-    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+    from lab import chromium_page, notebook_of, open_notebook, running_server, show_view, start_cell, wait_for_output
 
     root = tmp / "root"
     root.mkdir(parents=True)
@@ -145,11 +145,7 @@ def in_browser(rounds: int, tmp: pathlib.Path) -> dict[str, dict]:
         wait_for_output(page, 0, "READY", timeout_ms=120_000)
         for index, name in enumerate(ENVS, 1):
             start_cell(page, index)
-            page.wait_for_function(  # the view is on the page, in sight: the page draws what it gets
-                """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node.querySelector('.gymview');
-                            if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
-                arg=index, timeout=120_000,
-            )
+            show_view(page, index)
             text = wait_for_output(page, index, "PAIRED", timeout_ms=(rounds * 3 * 2 + 300) * 1000)
             results[name] = parse(text)
             drawn = page.evaluate(

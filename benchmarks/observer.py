@@ -123,7 +123,7 @@ def in_kernel(rounds: int, slice_s: float) -> dict[str, dict]:
 
 
 def in_browser(rounds: int, slice_s: float) -> dict[str, dict]:
-    from lab import chromium_page, notebook_of, open_notebook, running_server, start_cell, wait_for_output
+    from lab import chromium_page, notebook_of, open_notebook, running_server, show_view, start_cell, wait_for_output
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,13 +137,7 @@ def in_browser(rounds: int, slice_s: float) -> dict[str, dict]:
             wait_for_output(page, 0, "READY", timeout_ms=120_000)
             for index, name in enumerate(CELLS, 1):
                 start_cell(page, index)
-                page.wait_for_function(
-                    """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node
-                                .querySelector('.gymview');
-                                if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
-                    arg=index,
-                    timeout=120_000,
-                )
+                show_view(page, index)
                 results[name] = parse(wait_for_output(page, index, "RESULT", timeout_ms=int(rounds * 3 * slice_s * 4e3) + 300_000))
                 drawn = page.evaluate(
                     "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"

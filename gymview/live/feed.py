@@ -34,7 +34,7 @@ from gymview.errors import EncoderProcessError, FrameError, WorkerError
 from gymview.live.controls import PAUSED
 from gymview.live.widget import LiveView
 
-__all__ = ["VIEW_FAILURES", "ViewFeed", "render_fps"]
+__all__ = ["ViewFeed", "render_fps"]
 
 # What showing frames can go wrong with, which a feed tells the user of instead of raising into the loop
 VIEW_FAILURES = (FrameError, EncoderProcessError, WorkerError)
@@ -173,7 +173,7 @@ class ViewFeed:
         kind = type(error)
         count = self._told[kind] = self._told.get(kind, 0) + 1
         ours = isinstance(error, VIEW_FAILURES)
-        first_line = str(error).split("\n", 1)[0] if ours else f"{kind.__name__}: {error}".split("\n", 1)[0]
+        first_line = (str(error) if ours else f"{kind.__name__}: {error}").split("\n", 1)[0]
         again = f" ({count} times so far)" if count > 1 else ""
         self._link.report(f"{first_line}{again}; the run goes on")
         if count > 1:

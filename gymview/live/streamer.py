@@ -365,10 +365,10 @@ class FrameStreamer:
         here (each kept, for the next call), outside the lock: the loop's offer never waits for it.
         """
         with self._lock:
-            image = self._latest_image()
+            latest, image = self._latest, self._latest_image()
         if not callable(image):
             return image
-        latest, image = self._latest, image()
+        image = image()
         if image is not None:
             with self._lock:
                 self._keep_image(latest, image)

@@ -53,7 +53,7 @@ _inherited: list[Publisher] = []  # in a forked child: the parent's, never used
 _lock = threading.Lock()
 
 
-def publication(publish: str | bool | None, name: str) -> PublishedRun | None:  # True: an error that says what to pass
+def publication(publish: str | bool | None, name: str) -> PublishedRun | None:
     """The run that publishes a view named ``name`` at ``publish`` (``"HOST:PORT"``); None when nothing is published.
 
     ``publish=None`` takes ``GYMVIEW_PUBLISH`` from the environment (unset: nothing), ``False`` never publishes.

@@ -328,6 +328,15 @@ def start_cell(page, index: int) -> None:
     )
 
 
+def show_view(page, index: int, timeout_ms: int = 120_000) -> None:
+    """Wait until cell ``index`` shows a view, and scroll it into sight: the page draws what it gets."""
+    page.wait_for_function(
+        """(i) => { const el = window.jupyterapp.shell.currentWidget.content.widgets[i].node.querySelector('.gymview');
+                    if (!el) return false; el.scrollIntoView({block: 'center'}); return true; }""",
+        arg=index, timeout=timeout_ms,
+    )
+
+
 def wait_for_reply(page, index: int, timeout_ms: int = 60_000) -> None:
     """Wait until the kernel answered cell ``index``'s run (its prompt shows a number). After a cell that
     raised, the kernel aborts the runs it was sent before that answer: start the next cell after it."""

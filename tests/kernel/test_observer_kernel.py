@@ -99,15 +99,21 @@ def status_lines(execution):
     return messages
 
 
-def test_a_helper_killed_twice_mid_loop_never_stops_the_loop_and_frames_come_again(kernel):
+def killed_run(kernel, cell, kills):
+    """Run ``cell`` (which kills its view's helper ``kills`` times); check that the loop ran on, that frames came
+    after the last kill, and that one warning (however many kills) named the signal. Its execution."""
     kernel.run(KILLER)
-    execution = kernel.execute(SINGLE, timeout=600)
+    execution = kernel.execute(cell, timeout=600)
     assert execution.error is None, execution.error
     result = json.loads(execution.stdout.strip().splitlines()[-1])
-    assert result["killed"] == 2 and result["after_last_kill"] >= 5, result
+    assert result["killed"] == kills and result["after_last_kill"] >= 5, result
     told, stderr = warnings_of(execution)
-    assert len(told) == 1, stderr  # one warning of the kind, however often it happens
-    assert "killed by SIGKILL" in stderr
+    assert len(told) == 1 and "killed by SIGKILL" in stderr, stderr
+    return execution
+
+
+def test_a_helper_killed_twice_mid_loop_never_stops_the_loop_and_frames_come_again(kernel):
+    execution = killed_run(kernel, SINGLE, kills=2)
     statuses = status_lines(execution)
     assert any("killed by SIGKILL" in message for message in statuses), statuses
     assert any("2 times so far" in message for message in statuses), statuses
@@ -115,49 +121,7 @@ def test_a_helper_killed_twice_mid_loop_never_stops_the_loop_and_frames_come_aga
 
 @pytest.mark.parametrize("cell", [VECTOR, SB3, PETTINGZOO], ids=["gymnasium-vector", "sb3-vecenv", "pettingzoo"])
 def test_every_way_of_watching_runs_on_when_its_helper_is_killed(kernel, cell):
-    kernel.run(KILLER)
-    execution = kernel.execute(cell, timeout=600)
-    assert execution.error is None, execution.error
-    result = json.loads(execution.stdout.strip().splitlines()[-1])
-    assert result["killed"] == 1 and result["after_last_kill"] >= 5, result
-    told, stderr = warnings_of(execution)
-    assert len(told) == 1 and "killed by SIGKILL" in stderr, stderr
-
-
-PAINTER_FAILS = """
-import json, gymnasium as gym, numpy as np, gymview
-gym.logger.min_level = 40  # CartPole's warning for steps past its end
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=60, draw="kernel")
-env.reset(seed=0)
-steps = 0
-
-def step_until(frames):
-    global steps
-    while env.view.stats["frames_sent"] < frames and steps < 3_000_000:
-        steps += 1
-        if any(env.step(env.action_space.sample())[2:4]):
-            env.reset()
-
-step_until(5)  # frames flow
-env.unwrapped.state = np.array([np.inf, 0.0, 0.0, 0.0])  # a simulation that blew up: its state cannot be drawn
-for _ in range(200_000):
-    env.step(0)  # CartPole steps on past its end, in that state
-failed = env.view.stats["frames_sent"]
-env.reset(seed=1)
-step_until(failed + 5)  # and once it can be drawn, frames come again
-env.close()
-print(json.dumps({"failed": failed, "after": env.view.stats["frames_sent"]}))
-"""
-
-
-def test_a_state_the_painter_cannot_draw_is_told_once_and_frames_come_again(kernel):
-    execution = kernel.execute(PAINTER_FAILS, timeout=600)
-    assert execution.error is None, execution.error
-    result = json.loads(execution.stdout.strip().splitlines()[-1])
-    assert result["after"] >= result["failed"] + 5, result
-    told, stderr = warnings_of(execution)
-    assert len(told) == 1 and "states must be finite" in stderr and "Traceback" in stderr, stderr
-    assert any("states must be finite" in message for message in status_lines(execution))
+    killed_run(kernel, cell, kills=1)
 
 
 COMM_CLOSED = """

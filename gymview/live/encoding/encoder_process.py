@@ -117,7 +117,7 @@ class EncoderProcess:
         self._pending: tuple[bytes, memoryview, Any] | None = None
         self._died: EncoderProcessError | None = None  # the child was found dead while handing a frame over
         # the last painter taken, and its pickle: kept, so that a new child (the last one died) gets it without the
-        # loop pickling it again (a renderer's pickle is megabytes: milliseconds of the loop's time)
+        # loop pickling it again (a renderer's pickle can be megabytes)
         self._pickled: tuple[Any, bytes] | None = None
         self._child_painter: Any = None  # the painter the child holds
         self._replies = 0
