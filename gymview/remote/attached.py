@@ -18,7 +18,7 @@ from typing import Any
 
 from gymview.live import protocol
 from gymview.live.controls import SPEEDS
-from gymview.live.pacing.throttle import PROCESS_BUDGET
+from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
 from gymview.live.widget import LiveView
 from gymview.remote.address import Address, parse_address
 from gymview.remote.hub import SILENT_SECONDS
@@ -34,6 +34,9 @@ ENDED = "ended"  # the state the page shows while no run is attached (its button
 MAX_PAGES = 16  # pages whose ready and visibility are kept, to tell a run attached later
 # Closing a view of a scene the page draws: how long a run that still answers may take to send a picture of it
 STILL_WAIT_SECONDS = 10.0
+# A run's state messages come when its state changes: they never wait behind frames for the notebook's budget,
+# and a run that sends more than this many a second has the rest dropped.
+STATES_PER_SECOND = 20
 
 
 def attach(
@@ -121,7 +124,9 @@ class AttachedView(LiveView):
         self._ended: str | None = None  # what the page says since the run shown last ended (None: none did)
         self._numbers = Renumbering()
         self._pages: dict[str, list[dict[str, Any]]] = {}  # page -> its ready and latest visibility
-        self._heard: collections.deque[str] = collections.deque(maxlen=16)
+        self._heard: collections.deque[str] = collections.deque(maxlen=16)  # clicks the page is told were heard
+        self._stops: collections.deque[str] = collections.deque(maxlen=16)  # Stop clicks sent to the run shown
+        self._state_budget = MessageBudget(rate=STATES_PER_SECOND, burst=STATES_PER_SECOND)
         self._state_lock = threading.Lock()
         self._pid = os.getpid()
         self.relayed = 0  # messages passed to the page
@@ -215,6 +220,9 @@ class AttachedView(LiveView):
         elif message.kind in ("ended", LOST.kind) and self._current is not None:
             run, self._current = self._current, None
             self._runs_link.watch(None)
+            with self._state_lock:  # the run ended: a Stop sent to it did its job, whether or not its state came
+                self._heard.extend(click for click in self._stops if click not in self._heard)
+                self._stops.clear()
             why = "ended" if message.kind == "ended" else f"stopped answering ({SILENT_SECONDS:.0f} s)"
             self._ended = (
                 f"the run {run} {why}; the view shows it again when a run named {run.name!r} publishes "
@@ -262,6 +270,15 @@ class AttachedView(LiveView):
         if self._current is None or not for_page(content, buffers):
             self.skipped += 1
             return
+        if content["type"] == protocol.STATE:
+            with self._state_lock:
+                self._heard.extend(c for c in content.get("heard", []) if isinstance(c, str) and c not in self._heard)
+            if self._state_budget.try_acquire():
+                self.relayed += 1
+                self.send(content, buffers)
+            else:
+                self.skipped += 1
+            return
         if self._last_frame.keep(content, buffers):  # its H.264 packets since a key frame were too many
             self._runs_link.to_run(protocol.key_frame_wanted("attach"))
         if not PROCESS_BUDGET.try_acquire():  # the notebook's own limit on messages, whatever the run sends
@@ -295,8 +312,11 @@ class AttachedView(LiveView):
                 kept = self._pages.setdefault(str(client), [])
                 kept[:] = [content] if kind == protocol.READY else [*kept[:1], content]
             to_run = self._numbers.back(content) if self._current is not None else None
-            if self._current is None and isinstance(content.get("id"), str):
-                self._heard.append(content["id"])
+            click = content.get("id") if isinstance(content.get("id"), str) else None
+            if self._current is None and click is not None:
+                self._heard.append(click)
+            elif click is not None and to_run is not None and content.get("action") == "stop":
+                self._stops.append(click)
         if to_run is not None:
             self._runs_link.to_run(to_run)
         elif self._current is None and kind == protocol.READY:  # a page opened (or shown again) after the end

@@ -3,6 +3,7 @@ ends of either side. The notebook here is this process (an AttachedView outside 
 stand-in); tests/kernel and tests/browser do the same from a real kernel and from JupyterLab."""
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -14,6 +15,8 @@ from published_runs import REPO
 from waiting import wait_until
 
 import gymview
+import gymview.remote.attached
+from gymview.live.pacing.throttle import MessageBudget
 from gymview.remote import runs_at
 from gymview.remote.address import parse_address
 from gymview.remote.attached import AttachedView
@@ -102,6 +105,29 @@ def test_a_killed_run_that_starts_again_is_shown_again(address, token, scripts, 
     numbers = [frame["seq"] for frame in page.frames()]
     assert numbers == sorted(set(numbers)), "the page sees one sequence of frame numbers across both runs"
     view.close()
+
+
+def test_a_stop_sent_to_a_run_that_ends_before_its_state_comes_back_is_heard(address, token, scripts, pages):
+    script = scripts("--publish", address)
+    view = gymview.attach(address, timeout=60, display=False)
+    page = pages(view)
+    wait_until(lambda: len(page.frames()) > 3, "frames from the script")
+    os.kill(script.process.pid, signal.SIGSTOP)  # the run hears nothing more and says nothing more
+    stop = page.click("stop")
+    script.kill()
+    wait_until(lambda: page.state() == "ended", "the page to say the run is gone")
+    assert page.heard(stop), "the run ended: the page does not say its Stop went unheard"
+
+
+def test_the_run_s_states_reach_the_page_while_the_notebook_s_message_budget_is_spent(address, token, scripts, pages,
+                                                                                      monkeypatch):
+    monkeypatch.setattr(gymview.remote.attached, "PROCESS_BUDGET", MessageBudget(rate=1e-9, burst=0))
+    script = scripts("--publish", address)
+    view = gymview.attach(address, timeout=60, display=False)
+    page = pages(view)
+    wait_until(lambda: view.stats["skipped"] > 3, "frames over the budget")
+    steering(page, script, "pause")
+    assert page.state() == "paused" and not page.frames()
 
 
 def test_several_runs_at_one_address_are_listed_and_one_is_chosen(address, token, scripts, pages):
