@@ -103,6 +103,7 @@ class ViewFeed:
             try:
                 view.push(self._frame(), force=force, **self._info())
             except Exception as error:  # the env's render, its state for the painter, the view's helper
+                link.throttle.missed()
                 self._tell(error)
             link.hand_over_to_iopub()  # states for the page go out at once, from this thread
             link.record_cost(self._clock() - started, count_helper=self._helper_competes())

@@ -55,7 +55,7 @@ from gymview.live.encoding.scene_frames import SCENE, SceneFrames
 from gymview.live.encoding.video_stream import VideoStream, check_codec
 from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
 from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
-from gymview.live.protocol import frame_header
+from gymview.live.protocol import STATE, frame_header
 
 __all__ = ["FrameStreamer", "check_max_size"]
 
@@ -385,6 +385,8 @@ class FrameStreamer:
         """Send a message other than a new frame (a state change, a replayed frame) from the
         watcher thread, at once: safe from any thread, never waits for the send."""
         with self._lock:
+            if header.get("type") == STATE:  # a state says all there is: one waiting is out of date
+                self._outbox = collections.deque(item for item in self._outbox if item[0].get("type") != STATE)
             self._outbox.append((header, buffers or []))
             if not self._watcher.failed:
                 self._keep_watching()

@@ -124,6 +124,76 @@ def test_every_way_of_watching_runs_on_when_its_helper_is_killed(kernel, cell):
     killed_run(kernel, cell, kills=1)
 
 
+PAINTER_FAILS = """
+import json, gymnasium as gym, numpy as np, gymview
+gym.logger.min_level = 40  # CartPole's warning for steps past its end
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=60, draw="kernel")
+env.reset(seed=0)
+steps = 0
+
+def step_until(frames):
+    global steps
+    while env.view.stats["frames_sent"] < frames and steps < 3_000_000:
+        steps += 1
+        if any(env.step(env.action_space.sample())[2:4]):
+            env.reset()
+
+step_until(5)  # frames flow
+env.unwrapped.state = np.array([np.inf, 0.0, 0.0, 0.0])  # a simulation that blew up: its state cannot be drawn
+for _ in range(200_000):
+    env.step(0)  # CartPole steps on past its end, in that state
+failed = env.view.stats["frames_sent"]
+env.reset(seed=1)
+step_until(failed + 5)  # and once it can be drawn, frames come again
+env.close()
+print(json.dumps({"failed": failed, "after": env.view.stats["frames_sent"]}))
+"""
+
+
+def test_a_state_the_painter_cannot_draw_is_told_once_and_frames_come_again(kernel):
+    execution = kernel.execute(PAINTER_FAILS, timeout=600)
+    assert execution.error is None, execution.error
+    result = json.loads(execution.stdout.strip().splitlines()[-1])
+    assert result["after"] >= result["failed"] + 5, result
+    told, stderr = warnings_of(execution)
+    assert len(told) == 1 and "states must be finite" in stderr and "Traceback" in stderr, stderr
+    statuses = status_lines(execution)
+    assert any("states must be finite" in message for message in statuses), statuses[-3:]
+    # tried at the frame rate (60 a second), told on the status line as often: never at each of the 200,000 steps
+    assert len(statuses) < 5_000, len(statuses)
+
+
+COMM_CLOSED = """
+import gymnasium as gym, gymview
+env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=60)
+env.reset(seed=0)
+for _ in range(3000):
+    if any(env.step(env.action_space.sample())[2:4]):
+        env.reset()
+print(env.view.model_id)
+"""
+
+AFTER_CLOSE = """
+for _ in range(20_000):
+    if any(env.step(env.action_space.sample())[2:4]):
+        env.reset()
+env.close()
+print("stepped on")
+"""
+
+
+def test_a_page_that_closed_the_views_comm_never_stops_the_loop(kernel):
+    comm_id = kernel.run(COMM_CLOSED).stdout.strip().splitlines()[-1]
+    # what a front-end sends when the widget's output goes (a cleared cell, a closed notebook)
+    message = kernel.client.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+    kernel.client.shell_channel.send(message)
+    execution = kernel.execute(AFTER_CLOSE)
+    assert execution.error is None, execution.error
+    assert "stepped on" in execution.stdout
+    assert warnings_of(execution)[0] == []
+
+
+
 COMM_CLOSED = """
 import gymnasium as gym, gymview
 env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=60)

@@ -72,6 +72,24 @@ def test_a_render_that_raises_is_told_once_with_its_traceback_and_frames_come_ag
     view.close()
 
 
+def test_a_render_that_keeps_raising_is_tried_at_the_frame_rate_not_at_every_step():
+    clock, tries = FakeClock(), []
+
+    def broken():
+        tries.append(clock.now)
+        raise ValueError("states must be finite")
+
+    view = ShownView(fps=10, clock=clock)
+    feed = ViewFeed(view, broken, dict)
+    with pytest.warns(RuntimeWarning, match="states must be finite"):
+        while clock.now < 2.0:  # 2 s of steps of 1 ms
+            clock.now += 0.001
+            if clock.now >= feed.next_check:
+                feed.show()
+    assert 15 <= len(tries) <= 21, len(tries)
+    view.close()
+
+
 def test_a_view_without_a_frame_rate_takes_the_envs():
     view = ShownView()
     ViewFeed(view, frame, dict, render_fps=50.0)

@@ -523,3 +523,14 @@ def test_a_frame_stuck_in_a_hung_encoder_is_dropped_by_stop_and_streaming_goes_o
     streamer.offer(frame(h=20, w=20), {"step": 2})
     streamer.stop()
     assert sent.steps() == [0, 2]
+
+
+def test_only_the_newest_state_waits_for_the_budget_and_replays_keep_their_place():
+    streamer, sent = make(budget=Budget(open_=False), offload=False)
+    for number in range(1000):  # a state change at every step of a loop while the budget is spent
+        streamer.post({"type": "state", "state": "running", "message": f"lost a frame ({number} times so far)"})
+    streamer.post({"type": "frame", "seq": 1, "replay": 0}, [b"replayed"])
+    streamer.post({"type": "state", "state": "paused", "message": None})
+    streamer.stop()  # what is owed to the page goes out
+    assert [(header["type"], header.get("state")) for header, _ in sent.messages] == [("frame", None),
+                                                                                       ("state", "paused")]

@@ -49,6 +49,16 @@ class FrameThrottle:
         if self._samples > 1:
             self._cost = seconds if self._cost == 0.0 else self._cost + (min(seconds, 4 * self._cost) - self._cost) / 4
 
+    def missed(self, now: float | None = None) -> None:
+        """A due frame could not be made (its render raised): the next is due an interval from now, so a
+        failing render is tried at the frame rate, not at every step.
+
+        >>> throttle = FrameThrottle(fps=10)
+        >>> throttle.missed(now=0.0); throttle.accept(now=0.05), throttle.accept(now=0.1), throttle.accepted
+        (False, True, 1)
+        """
+        self._last_accepted = self.clock() if now is None else now
+
     def seconds_until_due(self, now: float | None = None) -> float:
         """How long until a frame is due (0 or less: due now)."""
         return self._last_accepted + self.interval - (self.clock() if now is None else now)
