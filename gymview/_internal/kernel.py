@@ -8,20 +8,10 @@ widgets runs it: an IPython kernel (JupyterLab, Notebook 7, VS Code, Colab) or a
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
-_forked_child = False  # this process was forked from the one that imported this module
-
-
-def _note_fork() -> None:
-    global _forked_child
-    _forked_child = True
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_note_fork)
+from gymview._internal.forks import forked_child
 
 
 def ipython_shell() -> Any:
@@ -40,7 +30,7 @@ def in_kernel() -> bool:
 def in_ipython_kernel() -> bool:
     """True inside an IPython kernel (ipykernel: comms, subshells, ``display``, ``%load_ext``);
     False in a process forked from one."""
-    if _forked_child:
+    if forked_child():
         return False
     shell = ipython_shell()
     return shell is not None and getattr(shell, "kernel", None) is not None
@@ -50,7 +40,7 @@ def in_marimo() -> bool:
     """True while a marimo notebook runs this thread (a cell of ``marimo edit`` or ``marimo run``,
     or a thread marimo started with its context, ``mo.Thread``); never imports marimo (a marimo
     kernel has imported it). False in a process forked from one, and for ``python app.py``."""
-    if _forked_child:
+    if forked_child():
         return False
     marimo = sys.modules.get("marimo")
     running = getattr(marimo, "running_in_notebook", None)
@@ -60,8 +50,3 @@ def in_marimo() -> bool:
         return bool(running())
     except Exception:  # a marimo whose runtime is half torn down (the kernel shutting down)
         return False
-
-
-def in_forked_child() -> bool:
-    """True in a process forked from the one that imported this module."""
-    return _forked_child

@@ -20,12 +20,12 @@ gymview.errors.Stopped: stopped from the view (or run.stop()); catch gymview.Sto
 from __future__ import annotations
 
 import numbers
-import os
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable
 
+from gymview._internal.forks import after_fork_in_child
 from gymview.errors import Stopped
 
 __all__ = ["SPEEDS", "RunControls", "check_speed", "request_thread_stop", "thread_stop_requested"]
@@ -64,14 +64,11 @@ _all_controls: weakref.WeakSet[RunControls] = weakref.WeakSet()  # a view never 
 _registry_lock = threading.Lock()
 
 
+@after_fork_in_child
 def _forget_threads_in_child() -> None:
     global _registry_lock
     _registry_lock = threading.Lock()
     _stopping_threads.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_threads_in_child)
 
 
 def request_thread_stop(thread_id: int, stop: bool = True) -> None:

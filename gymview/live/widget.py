@@ -27,8 +27,9 @@ import traitlets
 from comm import DummyComm
 
 from gymview._internal import frontend
-from gymview._internal.kernel import in_forked_child, in_marimo
+from gymview._internal.forks import forked_child
 from gymview._internal.kernel import in_kernel as running_in_kernel
+from gymview._internal.kernel import in_marimo
 from gymview.image.codec import IMAGE_FORMATS, check_format, check_quality
 from gymview.image.frames import check_frame, to_rgb_uint8
 from gymview.live import protocol
@@ -198,7 +199,7 @@ class LiveView(anywidget.AnyWidget):
             loop_runs_elsewhere=self._link.loop_runs_elsewhere,
         )
         self._display_handle: Any = None  # from show(): where close() leaves the last frame
-        forked = in_forked_child()
+        forked = forked_child()
         if forked:  # opening a real comm would send from the fork
             kwargs.setdefault("comm", DummyComm(target_name="jupyter.widget"))
         super().__init__(

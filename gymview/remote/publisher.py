@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from gymview._internal.forks import after_fork_in_child
 from gymview._internal.worker import Worker
 from gymview.remote import wire
 from gymview.remote.address import Address, parse_address
@@ -385,6 +386,7 @@ def _close_all() -> None:
             pass
 
 
+@after_fork_in_child
 def _forget_after_fork() -> None:
     """A forked child publishes anew: its parent's publishers, sockets and threads are not its own.
 
@@ -401,5 +403,3 @@ def _forget_after_fork() -> None:
 
 
 atexit.register(_close_all)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)

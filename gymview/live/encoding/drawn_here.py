@@ -31,6 +31,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from gymview._internal.forks import after_fork_in_child
 from gymview.errors import EncoderProcessError
 from gymview.image.frames import downsample
 from gymview.live.encoding.deferred import DeferredFrame
@@ -60,16 +61,13 @@ class _Drawers:
 _drawers = _Drawers()
 
 
+@after_fork_in_child
 def _forget_in_child() -> None:
     global _drawers
     parents = _drawers
     _drawers = _Drawers()  # the parent's locks may have been held by its other threads
     if parents.helper is not None:
         parents.helper.forget_after_fork()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def makes_glfw_windows() -> bool:

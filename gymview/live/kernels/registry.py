@@ -14,12 +14,12 @@ False
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+from gymview._internal.forks import after_fork_in_child
 from gymview.live.kernels.thread_switches import switch_interval_lease
 
 __all__ = ["add", "live_views", "remove"]
@@ -85,13 +85,10 @@ def live_views() -> list[Any]:
         return list(_views)
 
 
+@after_fork_in_child
 def _silence_views_in_forked_child() -> None:
     global _lock
     _lock = threading.Lock()  # another thread may have held it at the fork
     switch_interval_lease.after_fork()
     for view, go_inert in list(_views.items()):
         go_inert(view)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_silence_views_in_forked_child)
