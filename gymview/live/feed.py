@@ -96,21 +96,15 @@ class ViewFeed:
         returns :attr:`next_check`, which loops may keep themselves (one attribute read a step)."""
         view, link = self.view, self._link
         if view.frame_due() or (force and link.active):
-            # what the loop waited for a core counts only for frames the helper makes: not for states the page draws
-            if not link.streamer.last_drawn_by_page:
-                link.helper_cost.before_frame()
-            started = self._clock()
-            try:
-                view.push(self._frame(), force=force, **self._info())
-            except Exception as error:  # the env's render, its state for the painter, the view's helper
-                link.throttle.missed()
-                self._tell(error)
-            link.hand_over_to_iopub()  # states for the page go out at once, from this thread
-            link.record_cost(self._clock() - started, count_helper=self._helper_competes())
-            if link.streamer.last_drawn_by_page:
-                link.helper_cost.forget()
-            else:
-                link.helper_cost.mark()
+
+            def push() -> None:
+                try:
+                    view.push(self._frame(), force=force, **self._info())
+                except Exception as error:  # the env's render, its state for the painter, the view's helper
+                    link.throttle.missed()
+                    self._tell(error)
+
+            link.counted(push, count_helper=self._helper_competes())
         self.next_check = self._clock() + link.service()
         return self.next_check
 

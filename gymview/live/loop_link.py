@@ -174,6 +174,22 @@ class LoopLink:
         self.poll_browser()
         time.sleep(min(seconds, POLL_SECONDS))
 
+    def counted(self, push: Callable[[], None], count_helper: bool = False) -> None:
+        """Call ``push()``, which makes a frame and pushes it, and count what the frame cost the loop
+        (:meth:`record_cost`), with the time the loop waited for a core while the helper made the last
+        frame: only for frames the helper makes, not for states the page draws."""
+        streamer = self.streamer
+        if not streamer.last_drawn_by_page:
+            self.helper_cost.before_frame()
+        started = self.clock()
+        push()
+        self.hand_over_to_iopub()  # states for the page go out at once, from this thread
+        self.record_cost(self.clock() - started, count_helper=count_helper)
+        if streamer.last_drawn_by_page:
+            self.helper_cost.forget()
+        else:
+            self.helper_cost.mark()
+
     def record_cost(self, seconds: float, count_helper: bool = False) -> None:
         """What producing the last frame cost the loop: ``seconds``, what sending frames cost it since the
         last call (the comm message, the IOPub thread's turn), and the part of the helper process's time for

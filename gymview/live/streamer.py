@@ -50,6 +50,7 @@ from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.drawn_here import draw_frame_here
 from gymview.live.encoding.encoder_process import EncoderProcess, HelperEnding
 from gymview.live.encoding.h264 import H264, h264_unavailable
+from gymview.live.encoding.latest_frame import Image, LatestFrame
 from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE, SceneFrames
 from gymview.live.encoding.video_stream import VideoStream, check_codec
@@ -60,7 +61,6 @@ from gymview.live.protocol import STATE, frame_header
 __all__ = ["FrameStreamer", "check_max_size"]
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
-Image = tuple[dict[str, Any], bytes]  # a frame's header and its JPEG or PNG bytes
 Frame = np.ndarray | DeferredFrame
 
 # While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
@@ -123,11 +123,9 @@ class FrameStreamer:
         self._waiting: tuple[Frame, dict[str, Any], float] | None = None  # offered, not yet submitted
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
-        self._latest: tuple[dict[str, Any], bytes] | None = None
         self._scenes = SceneFrames(draw, on_scene)  # frames the page draws from their states
-        # the last frame if the page drew it, and that frame as an image once asked for
-        self._latest_scene: tuple[DeferredFrame, tuple[dict[str, Any], bytes] | None] | None = None
         self._video = VideoStream(codec, PAGE_FORGOTTEN_SECONDS)
+        self._latest = LatestFrame(self._video)
         self._warned_blind = False  # told the user once that a page cannot decode a forced H.264 stream
         self._resend = False
         self._resend_tries = 0  # pictures of the latest frame made in vain: a newer one went out meanwhile
@@ -354,8 +352,8 @@ class FrameStreamer:
     @property
     def sent_as(self) -> str | None:
         """The format of the last frame sent, None before the first."""
-        latest = self._latest
-        return None if latest is None else latest[0]["format"]
+        sent = self._latest.sent
+        return None if sent is None else sent[0]["format"]
 
     @property
     def latest(self) -> tuple[dict[str, Any], bytes] | None:
@@ -365,19 +363,19 @@ class FrameStreamer:
         here (each kept, for the next call), outside the lock: the loop's offer never waits for it.
         """
         with self._lock:
-            latest, image = self._latest, self._latest_image()
+            sent, image = self._latest.sent, self._latest_picture()
         if not callable(image):
             return image
         image = image()
         if image is not None:
             with self._lock:
-                self._keep_image(latest, image)
+                self._latest.keep(sent, image)
         return image
 
     def resend_latest(self) -> None:
         """Send the last frame again soon, from the watcher (a view that just appeared needs it)."""
         with self._lock:
-            self._resend = self._latest is not None
+            self._resend = self._latest.sent is not None
             if self._resend and not self._watcher.failed:  # a failure is the user's, on their next push
                 self._keep_watching()
 
@@ -484,8 +482,9 @@ class FrameStreamer:
             header["scene"] = self._scenes.scene_id
             self.history.keep_painter(self._scenes.scene_id, self._scenes.painter)
         self._video.sent(header, data, key)
-        self._latest = (header, data)
-        self._latest_scene = (frame, None) if not isinstance(frame, np.ndarray) and image_format == SCENE else None
+        self._latest.went_out(
+            header, data, frame if not isinstance(frame, np.ndarray) and image_format == SCENE else None
+        )
         self.history.add(header, data, self._clock())
         if image_format == SCENE and self._scenes.fits(header):  # a few bytes: several go in one message
             self._scenes.hold(header, data, self._clock())
@@ -529,12 +528,12 @@ class FrameStreamer:
     def _resend_latest(self) -> Callable[[], Image | None] | None:
         """With the lock held: send the last frame again, as an image (a page that just rendered has no
         decoder yet); or return the function that makes it, to call without the lock, then :meth:`_resend_made`."""
-        if self._latest is None:
+        if self._latest.sent is None:
             self._resend = False
         elif self._can_send() and self._budget.try_acquire():
             self._resend = False
             self._send_scenes(due_only=False)  # before the resent frame, which is the newest
-            image = self._latest_image()
+            image = self._latest_picture()
             if callable(image):
                 return image
             if image is not None:
@@ -546,8 +545,8 @@ class FrameStreamer:
         if image is None:
             return
         with self._lock:
-            self._keep_image(latest, image)
-            if self._latest is latest or self._resend_tries >= RESEND_TRIES:
+            self._latest.keep(latest, image)
+            if self._latest.sent is latest or self._resend_tries >= RESEND_TRIES:
                 # after RESEND_TRIES, one of an older frame: whoever asked needs a picture (a page elsewhere keeps it
                 # as its still image), and the run makes frames faster than this thread can picture them
                 self._resend_tries = 0
@@ -556,29 +555,9 @@ class FrameStreamer:
                 self._resend_tries += 1
                 self._resend = True
 
-    def _latest_image(self) -> Image | Callable[[], Image | None] | None:
-        """With the lock held: the last frame as an image, or the function that makes it (call it without the
-        lock, then :meth:`_keep_image`)."""
-        latest = self._latest
-        if latest is None:
-            return None
-        if self._latest_scene is not None:  # drawn here once, for a page that has just rendered or the still image
-            frame, image = self._latest_scene
-            if image is not None:
-                return image
-            header = {**latest[0], "format": self.image_format, "scene": None}
-            max_size, image_format, quality = self.max_size, self.image_format, self.quality
-            return lambda: (header, encode_frame(draw_frame_here(frame, max_size), image_format, quality))
-        return self._video.image_of(latest, self.image_format, self.quality)
-
-    def _keep_image(self, latest: Image | None, image: Image) -> None:
-        """With the lock held: keep ``image``, made from ``latest``, unless a newer frame went out meanwhile."""
-        if latest is None or self._latest is not latest:
-            return
-        if self._latest_scene is not None:
-            self._latest_scene = (self._latest_scene[0], image)
-        else:
-            self._video.keep_still(latest, image)
+    def _latest_picture(self) -> Image | Callable[[], Image | None] | None:
+        """With the lock held: :meth:`LatestFrame.picture` at this view's settings."""
+        return self._latest.picture(self.max_size, self.image_format, self.quality)
 
     def _lose_frame(self, error: FrameError | EncoderProcessError, cause: BaseException | None = None) -> None:
         """Count the frame that could not be made as skipped; its error waits for the user's next call.
@@ -657,7 +636,7 @@ class FrameStreamer:
                 self._advance()
                 self._send_scenes(due_only=True)
                 if self._resend:
-                    make_image, latest = self._resend_latest(), self._latest
+                    make_image, latest = self._resend_latest(), self._latest.sent
                 now = time.perf_counter()
                 active = self.busy or self._resend or self._outbox or self.holding or make_image is not None
                 if active:
