@@ -332,17 +332,17 @@ class LiveView(anywidget.AnyWidget):
         self._link.pump_when_due()
         if self._closed:
             raise RuntimeError("this LiveView is closed; create a new one with gymview.LiveView()")
-        # Checked even when skipped, so a bad frame fails on the first push, not the first due one.
         item = frame.checked() if is_deferred(frame) else None
-        self._streamer.check(frame if item is None else item)
         active = self._active
         if not active:
             self._throttle.throttled += 1
         if not (active and self._throttle.accept(force=force)):
+            # checked even when skipped, so a bad frame fails on the first push, not the first due one
+            self._streamer.check(frame if item is None else item)
             if item is None:
                 check_frame(frame)
             return False
-        self._streamer.offer(to_rgb_uint8(frame) if item is None else item, info)
+        self._streamer.offer(to_rgb_uint8(frame) if item is None else item, info)  # checks it the same way
         return True
 
     def flush(self, timeout: float = 5.0) -> bool:
