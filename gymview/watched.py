@@ -191,7 +191,8 @@ def watch(
         publish: ``"HOST:PORT"``: also publish the view there, for notebooks elsewhere to attach to
             (``gymview.attach``); frames are made only while one is attached. None: the address in
             ``GYMVIEW_PUBLISH``, if set; False: never. Loopback (``"127.0.0.1:5555"``, or a port alone)
-            unless another host is written out. The token is ``GYMVIEW_TOKEN``, or one made and printed now.
+            unless another host is written out. The token is ``GYMVIEW_TOKEN``, else the address's token file
+            (made, readable by you only, and printed once when there is none: docs/remote.md).
         run: The name notebooks find this run by (``gymview.attach(..., run=...)``); the title by default.
 
     Returns:

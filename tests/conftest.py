@@ -1,12 +1,17 @@
+import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 from importlib import metadata
 
 import pytest
 from packaging.requirements import Requirement
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Published runs' token files (gymview.remote.tokens) go to a folder of this run's, never the user's; the
+# scripts, kernels and browsers the tests start inherit it.
+os.environ["GYMVIEW_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="gymview-runtime-")
 # The libraries gymview works inside of, beside its own dependencies (read from its installed metadata).
 INTEGRATIONS = ("ipykernel", "jupyter_client", "jupyterlab", "notebook", "torch", "stable-baselines3", "neat-python",
                 "mujoco", "ale-py", "dask", "pygame-ce", "playwright", "tensorboard", "tensorboardX", "wandb",

@@ -55,7 +55,8 @@ def attach(
     Args:
         address: ``"HOST:PORT"`` where the run publishes, as this machine reaches it: through an SSH tunnel
             (``ssh -N -L 5555:127.0.0.1:5555 server``) that is ``"127.0.0.1:5555"``.
-        token: The token the run printed when it started publishing (None: ``GYMVIEW_TOKEN``).
+        token: The token the run printed when it started publishing (None: ``GYMVIEW_TOKEN``, else the token
+            file a run on this machine wrote for ``address``).
         run: Which run to show when several publish there: its name (``watch(..., run=...)``, else the env's
             id) or its process id. None: the only one.
         timeout: Seconds to wait for the run to answer.
@@ -72,7 +73,7 @@ def attach(
     Examples:
         >>> import gymnasium as gym, gymview
         >>> env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), publish="127.0.0.1:5573")
-        >>> view = gymview.attach("127.0.0.1:5573", display=False)  # the token: GYMVIEW_TOKEN, set by watch here
+        >>> view = gymview.attach("127.0.0.1:5573", display=False)  # the token: in the file the run wrote
         >>> view.run.name, view.run.pid == os.getpid()
         ('CartPole-v1', True)
         >>> view.close(); env.close()
@@ -361,7 +362,7 @@ def runs_at(address: str, token: str | None = None, timeout: float = 5.0) -> lis
 
     Args:
         address: ``"HOST:PORT"`` where they publish.
-        token: Their token (None: ``GYMVIEW_TOKEN``).
+        token: Their token (None: ``GYMVIEW_TOKEN``, else the address's token file on this machine).
         timeout: Seconds to wait for an answer.
 
     Returns:

@@ -32,7 +32,7 @@ from gymview.remote import wire
 from gymview.remote.address import Address, parse_address
 from gymview.remote.forks import let_go_of_listeners
 from gymview.remote.hub import Hub
-from gymview.remote.tokens import TOKEN_VARIABLE, publisher_token
+from gymview.remote.tokens import publisher_token, token_file
 from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
 from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, end_worker, inbox_pair, zmq
@@ -190,7 +190,7 @@ class Publisher:
 
     def __init__(self, address: Address) -> None:
         self.address = address
-        self.token, self._made_token = publisher_token()
+        self.token, made = publisher_token(address.text)
         self.closed = False
         self._runs: dict[str, PublishedRun] = {}
         self._runs_lock = threading.Lock()
@@ -205,6 +205,13 @@ class Publisher:
         self.turns = Turns()
         self._worker = Worker("publish", self._serve, wake=lambda: self.post("stop", ""))
         self._worker.start()
+        if made:  # once: the job's log keeps it no longer than it must
+            print(
+                f"gymview: runs at {address.text} publish with a new token, kept in {token_file(address.text)} "
+                f"(readable by you only): gymview.attach({address.text!r}) finds it on this machine; elsewhere "
+                f"attach with token={self.token!r}",
+                file=sys.stderr,
+            )
         if not address.loopback:
             print(
                 f"gymview: publishing on {address.text}, which other machines may reach: whoever has the token can "
@@ -221,12 +228,9 @@ class Publisher:
             run = self._runs[info.id] = PublishedRun(self, info)
         self.post("added", info.id)
         text = self.address.text
-        how = (
-            f"gymview.attach({text!r}, token={self.token!r})"
-            if self._made_token
-            else f"gymview.attach({text!r}) (token: {TOKEN_VARIABLE})"
+        print(
+            f"gymview: publishing {info.name!r} (pid {info.pid}) at {text}: gymview.attach({text!r})", file=sys.stderr
         )
-        print(f"gymview: publishing {info.name!r} (pid {info.pid}) at {text}: {how}", file=sys.stderr)
         return run
 
     def remove(self, run: PublishedRun) -> None:

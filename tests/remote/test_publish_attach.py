@@ -21,6 +21,7 @@ from gymview.remote import runs_at
 from gymview.remote.address import parse_address
 from gymview.remote.attached import AttachedView
 from gymview.remote.hub import SILENT_SECONDS
+from gymview.remote.tokens import token_file
 
 pytestmark = pytest.mark.slow
 
@@ -162,18 +163,22 @@ def test_a_wrong_or_missing_token_is_refused_with_an_error_that_says_so(address,
     assert gymview.attach(address, token=token, timeout=60, display=False).run.name == "CartPole-v1"
 
 
-def test_a_script_prints_the_token_it_made_and_an_unchanged_script_publishes_with_gymview_publish(
+def test_a_script_prints_the_token_it_made_once_and_an_unchanged_script_publishes_with_gymview_publish(
         address, scripts, monkeypatch, pages):
     monkeypatch.delenv("GYMVIEW_TOKEN", raising=False)
     script = scripts(env={"GYMVIEW_PUBLISH": address})  # no --publish: the environment says where
-    wait_until(lambda: "token=" in script.output(), "the script to print how to attach")
-    line = next(line for line in script.output().splitlines() if line.startswith("gymview: publishing"))
-    assert f"at {address}: gymview.attach('{address}', token='" in line
-    token = line.split("token='")[1].split("'")[0]
-    view = gymview.attach(address, token=token, timeout=60, display=False)
+    wait_until(lambda: "gymview: publishing" in script.output(), "the script to print how to attach")
+    made, publishing = [line for line in script.output().splitlines() if line.startswith("gymview:")][:2]
+    token = made.split("token='")[1].split("'")[0]
+    assert f"runs at {address} publish with a new token, kept in {token_file(address)}" in made
+    assert publishing.endswith(f"at {address}: gymview.attach('{address}')") and token not in publishing
+    view = gymview.attach(address, timeout=60, display=False)  # on the run's machine: its token file
     page = pages(view)
     wait_until(lambda: len(page.frames()) > 3, "frames from the unchanged script")
     view.close()
+    with pytest.raises(PermissionError, match="did not prove it knows this token"):
+        gymview.attach(address, token="not-" + token, timeout=60, display=False)
+    assert script.output().count(token) == 1, "the token is printed once"
 
 
 def test_nothing_listening_says_where_to_look(address, token):
