@@ -20,8 +20,8 @@ attached         a published env with a notebook attached throughout (another pr
 noise floor      two plain ``gymview.watch(env)`` envs against each other.
 
 flood     ``--flood`` pairs: a published env (a notebook attached throughout) while another process floods its
-          address with handshakes without the token (a fresh nonce each, as fast as zmq takes them, its answers
-          read), against the same env while that process is connected and silent: what a flood costs the run;
+          address without the token (connections, each sent 1 MiB of random bytes, as fast as they are taken),
+          against the same env while that process waits: what a flood costs the run;
           and the same env against itself, both silent (the noise floor).
           The run's CPU time is the measure (the flooding process takes a core of its own).
 
@@ -147,12 +147,9 @@ def speed(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> No
 
 
 FLOODER = """
-import sys, threading, zmq
-from gymview.remote import wire
-context = zmq.Context()
-sock = context.socket(zmq.DEALER)
-sock.setsockopt(zmq.LINGER, 0)
-sock.connect("tcp://" + sys.argv[1])
+import os, socket, sys, threading
+host, port = sys.argv[1].split(":")
+junk = os.urandom(1 << 16)
 flooding, sent = threading.Event(), [0]
 def commands():
     for line in sys.stdin:
@@ -169,14 +166,13 @@ print("READY", flush=True)
 while sent[-1] is not None:
     if not flooding.wait(0.1):
         continue
-    try:
-        sock.send_multipart(wire.encode("watch", {"run": None, "nonce": f"f{sent[0]}", "hub": None, "auth": None}),
-                            flags=zmq.NOBLOCK)
-        sent[0] += 1
-    except zmq.Again:
+    try:  # a connection, as much junk as it takes before the run's process closes it
+        with socket.create_connection((host, int(port)), timeout=1) as sock:
+            for _ in range(16):
+                sock.sendall(junk)
+                sent[0] += len(junk)
+    except OSError:
         pass
-    while sock.poll(0):
-        sock.recv_multipart()
 """
 
 
@@ -218,7 +214,8 @@ def flood(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> No
     print(f"CartPole-v1, draw={draw!r}, {pairs} pairs of {seconds:g} s slices, a notebook attached throughout:")
     print("  " + summary("flooded by a peer without the token / not flooded", ratios))
     print("  " + summary("noise floor (not flooded / not flooded)", floor))
-    print(f"  the flooding peer sent {sent:,} handshakes ({sent / (pairs * (seconds + 0.2)):,.0f} a second)")
+    mib = sent / 2**20
+    print(f"  the flooding peer sent {mib:,.0f} MiB ({mib / (pairs * (seconds + 0.2)):,.0f} MiB a second)")
 
 
 def reattach(trials: int, env_vars: dict[str, str]) -> None:

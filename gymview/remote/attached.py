@@ -24,7 +24,7 @@ from gymview.remote.address import Address, parse_address
 from gymview.remote.hub import SILENT_SECONDS
 from gymview.remote.relay import Renumbering, for_page
 from gymview.remote.still import LastFrame
-from gymview.remote.tokens import viewer_token
+from gymview.remote.tokens import curve_keys, viewer_token
 from gymview.remote.viewer import LOST, ViewerLink
 from gymview.remote.wire import Message, RunInfo
 
@@ -133,7 +133,8 @@ class AttachedView(LiveView):
         self.relayed = 0  # messages passed to the page
         self.skipped = 0  # messages not passed: malformed, or over the notebook's message budget
         self._last_frame = LastFrame()  # for the still image the view leaves in the notebook
-        self._runs_link = ViewerLink(address, token, self._hear)
+        self._runs_link = ViewerLink(address, curve_keys(token), self._hear)
+        self._runs_link.start()  # once the view has its link: the link's thread calls back into the view
 
     # -- what users read ---------------------------------------------------------------------------
     @property
@@ -290,6 +291,9 @@ class AttachedView(LiveView):
         if content["type"] == protocol.FRAME:
             with self._state_lock:
                 content = self._numbers.out(content)
+            if not for_page(content, buffers):  # numbered before the first frame of the run: older than any
+                self.skipped += 1
+                return
         self.relayed += 1
         self.send(content, buffers)
 
@@ -381,7 +385,7 @@ def runs_at(address: str, token: str | None = None, timeout: float = 5.0) -> lis
         >>> env.close()
     """
     where = parse_address(address)
-    link = ViewerLink(where, viewer_token(token, where.text), lambda message: None)
+    link = ViewerLink(where, curve_keys(viewer_token(token, where.text)), lambda message: None).start()
     try:
         with link.changed:
             link.changed.wait_for(lambda: link.answered or link.refused, timeout)

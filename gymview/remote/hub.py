@@ -1,23 +1,20 @@
 """Hub: the routing of the process that listens at the address, between notebooks and runs.
 
 The first process to publish at an address listens there (a zmq ROUTER); the runs of other processes
-connect to it as peers, as notebooks do. The hub checks every message's proof (:mod:`.tokens`), lists the
-runs (its own and its peers'), passes each run's frames to the notebooks watching it and their pages'
-messages back, and tells each run how many notebooks watch it: a run no notebook watches makes no frame.
+connect to it as peers, as notebooks do. Only peers that know the token get past the CurveZMQ handshake
+(:mod:`.zmq_sockets`), so every message comes from one of them; each is still checked before it is used
+(:mod:`.wire`). The hub lists the runs (its own and its peers'), passes each run's frames to the notebooks
+watching it and their pages' messages back, and tells each run how many notebooks watch it: a run no
+notebook watches makes no frame.
 A notebook or run process silent for ``SILENT_SECONDS`` is gone: its pages are told to the run as hidden,
 its runs as ended. It knows no socket: ``send(identity, parts)`` sends, and time comes in as ``now``.
 
-A peer that has not proven it knows the token costs the run little, however much it sends: its messages
-are read only as far as their head (the proof is checked before a body is parsed), and together such
-messages get at most ``STRANGER_MESSAGES`` a second read and answered (the handshake, or "refused"); the
-rest are dropped unread (``flooded``).
-
 >>> from gymview.remote import wire
 >>> sent = []
->>> hub = Hub("s3cret", lambda identity, parts: sent.append((identity, wire.decode(parts))), dict)
->>> hub.receive(b"notebook", wire.encode("watch", {"run": None, "nonce": "n1", "hub": None, "auth": None}), now=0.0)
->>> sent[-1][1].kind   # who the hub is, and its proof: the notebook sends again with its own
-'hub'
+>>> hub = Hub(lambda identity, parts: sent.append((identity, wire.decode(parts))), dict)
+>>> hub.receive(b"notebook", wire.encode("watch", {"run": None}), now=0.0)
+>>> sent[-1][1].kind, sent[-1][1].runs()   # the runs there: none yet
+('runs', [])
 """
 
 from __future__ import annotations
@@ -28,7 +25,6 @@ from typing import Any, ClassVar, Protocol
 
 from gymview.live import protocol
 from gymview.remote import wire
-from gymview.remote.tokens import HUB, PEER, new_nonce, proof, proves
 from gymview.remote.wire import Message, RunInfo
 
 __all__ = ["SILENT_SECONDS", "Hub", "LocalRun"]
@@ -37,10 +33,6 @@ __all__ = ["SILENT_SECONDS", "Hub", "LocalRun"]
 SILENT_SECONDS = 3.0
 MAX_PEERS = 256  # notebooks and run processes at once; more are not answered
 MAX_CLIENTS = 16  # browser pages per notebook that the hub keeps track of
-# Messages a second, all together, that peers not known yet may have read and answered (a burst of as many
-# may come at once): far more than notebooks and run processes arriving need (one handshake each), far
-# fewer than a flood of them would make the hub's thread take from the run's loop.
-STRANGER_MESSAGES = 100
 
 
 class LocalRun(Protocol):
@@ -78,42 +70,21 @@ class Hub:
 
     def __init__(
         self,
-        token: str,
         send: Callable[[bytes, list[Any]], None],
         local_runs: Callable[[], Mapping[str, LocalRun]],
     ) -> None:
-        self.nonce = new_nonce()
-        self._token = token
         self._send = send
         self._local_runs = local_runs
         self._viewers: dict[bytes, _Viewer] = {}
         self._members: dict[bytes, _Member] = {}
-        self._stranger_budget = float(STRANGER_MESSAGES)  # what peers not known yet may still have read
-        self._budget_at = -float("inf")
-        self.dropped = 0  # messages that were not well-formed, or had no valid proof
-        self.flooded = 0  # messages of peers not known yet, dropped unread: over STRANGER_MESSAGES a second
+        self.dropped = 0  # messages that were not well-formed, or of a kind only the hub sends, or past MAX_PEERS
 
     # -- what peers send -------------------------------------------------------------------------
     def receive(self, identity: bytes, parts: list[bytes], now: float) -> None:
         """Handle one message from the peer ``identity``; anything malformed is dropped."""
         known = identity in self._viewers or identity in self._members
-        if not known and not self._stranger_may_speak(now):
-            self.flooded += 1
-            return
         head = wire.decode_head(parts)
-        nonce = None if head is None else head.text("nonce")
-        if head is None or not nonce:
-            self.dropped += 1
-            return
-        if head.text("hub") != self.nonce:
-            self._send(identity, wire.encode("hub", {"hub": self.nonce, "proof": proof(self._token, HUB, nonce)}))
-            return
-        auth = head.head.get("auth")
-        if not proves(self._token, auth, PEER, self.nonce, nonce):
-            self.dropped += 1
-            self._send(identity, wire.encode("refused", {"why": "no token" if auth is None else "wrong token"}))
-            return
-        message = wire.decode_body(head, parts)
+        message = None if head is None else wire.decode_body(head, parts)
         if message is None or (not known and len(self._viewers) + len(self._members) >= MAX_PEERS):
             self.dropped += 1
             return
@@ -192,16 +163,6 @@ class Hub:
         "scene": _from_member,
         "gone": _from_member,
     }
-
-    def _stranger_may_speak(self, now: float) -> bool:
-        """Take one from the budget of messages of peers not known yet (``STRANGER_MESSAGES`` a second)."""
-        elapsed = max(0.0, now - self._budget_at)
-        self._budget_at = now
-        self._stranger_budget = min(float(STRANGER_MESSAGES), self._stranger_budget + elapsed * STRANGER_MESSAGES)
-        if self._stranger_budget < 1.0:
-            return False
-        self._stranger_budget -= 1.0
-        return True
 
     # -- what this process's runs send -------------------------------------------------------------
     def from_local(self, kind: str, run_id: str, parts: list[Any]) -> None:

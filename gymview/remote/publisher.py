@@ -32,10 +32,18 @@ from gymview.remote import wire
 from gymview.remote.address import Address, parse_address
 from gymview.remote.forks import let_go_of_listeners
 from gymview.remote.hub import Hub
-from gymview.remote.tokens import publisher_token, token_file
+from gymview.remote.tokens import curve_keys, publisher_token, token_file
 from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
-from gymview.remote.zmq_sockets import bind_hub, close_quietly, connect_peer, end_worker, inbox_pair, zmq
+from gymview.remote.zmq_sockets import (
+    Handshakes,
+    bind_hub,
+    close_quietly,
+    connect_peer,
+    end_worker,
+    inbox_pair,
+    zmq,
+)
 
 __all__ = ["HEARTBEAT_SECONDS", "PUBLISH_VARIABLE", "PublishedRun", "Publisher", "Turns", "publication"]
 
@@ -191,6 +199,7 @@ class Publisher:
     def __init__(self, address: Address) -> None:
         self.address = address
         self.token, made = publisher_token(address.text)
+        self._keys = curve_keys(self.token)
         self.closed = False
         self._runs: dict[str, PublishedRun] = {}
         self._runs_lock = threading.Lock()
@@ -200,7 +209,7 @@ class Publisher:
         self._inbox, self._outbox = inbox_pair(self._context, "publisher", INBOX_MESSAGES)
         self.dropped = 0  # messages for notebooks dropped: the thread fell behind, or one broke a limit
         self._warned_limit = False
-        self._hub_socket = bind_hub(self._context, address)  # may raise: before the thread starts
+        self._hub_socket = bind_hub(self._context, address, self._keys)  # may raise: before the thread starts
         self._peer_socket: Any = None
         self.turns = Turns()
         self._worker = Worker("publish", self._serve, wake=lambda: self.post("stop", ""))
@@ -295,7 +304,7 @@ class Publisher:
     def _serve_as_hub(self, stop: threading.Event) -> None:
         sock = self._hub_socket
         assert sock is not None  # _serve calls this while the process listens
-        hub = Hub(self.token, lambda identity, parts: _send(sock, [identity, *parts]), self.local_runs)
+        hub = Hub(lambda identity, parts: _send(sock, [identity, *parts]), self.local_runs)
         poller = zmq().Poller()
         poller.register(self._inbox, zmq().POLLIN)
         poller.register(sock, zmq().POLLIN)
@@ -319,15 +328,17 @@ class Publisher:
             hub.leave()
 
     def _serve_as_peer(self, stop: threading.Event) -> None:
-        self._peer_socket = sock = connect_peer(self._context, self.address)
+        self._peer_socket = sock = connect_peer(self._context, self.address, self._keys)
+        handshakes = Handshakes(sock)
 
         def send(parts: list[Any]) -> None:
             _send(sock, parts)
 
-        uplink = Uplink(self.token, self.address.text, send, self.local_runs, time.monotonic())
+        uplink = Uplink(self.address.text, send, self.local_runs, time.monotonic())
         poller = zmq().Poller()
         poller.register(self._inbox, zmq().POLLIN)
         poller.register(sock, zmq().POLLIN)
+        poller.register(handshakes.socket, zmq().POLLIN)
         next_beat = 0.0
         try:
             while not stop.is_set():
@@ -335,6 +346,9 @@ class Publisher:
                 now = time.monotonic()
                 if self._inbox in ready and not self._take_inbox(uplink.from_local, lambda: None):
                     return
+                if handshakes.socket in ready:
+                    for succeeded in handshakes.read():
+                        uplink.handshake(succeeded, now)
                 if sock in ready:
                     for _ in range(64):
                         parts = wire.receive(sock, most=3)
@@ -346,15 +360,16 @@ class Publisher:
                     uplink.heartbeat(now)
                     next_beat = now + HEARTBEAT_SECONDS
                 if uplink.hub_lost(now):
-                    self._hub_socket = bind_hub(self._context, self.address, quiet=True)
+                    self._hub_socket = bind_hub(self._context, self.address, self._keys, quiet=True)
                     if self._hub_socket is not None:  # this process listens now: the other runs come to it
                         return
-                    uplink = Uplink(self.token, self.address.text, send, self.local_runs, now)
+                    uplink = Uplink(self.address.text, send, self.local_runs, now, uplink.session.connected)
                 self.turns.went_round()
         finally:
             if stop.is_set():
                 self._take_inbox(uplink.from_local, lambda: None)
                 uplink.leave()
+            handshakes.close()
             if self._hub_socket is not None:  # listening now: the connection to the old hub is done with
                 close_quietly(sock)
                 self._peer_socket = None

@@ -1,63 +1,50 @@
-"""A peer's side of the handshake with the hub: a notebook, or a run whose process does not listen.
+"""A peer's side of its link to the hub: a notebook, or a run whose process does not listen.
 
-The peer stamps each message with its nonce, the hub's nonce once known, and its proof (:mod:`.tokens`).
-A hub that does not know the nonce answers ``hub``; the peer checks the hub's proof and sends again.
+Who the hub is comes from the CurveZMQ handshake (:class:`.zmq_sockets.Handshakes`): one that succeeds is a
+hub that knows the token (the first, or one that took over the address: it learns everything again); one that
+fails, a process listening there that does not, once ``REFUSED_AFTER`` fail in a row (a connection may also
+break in the middle of a handshake: a hub that ends, a tunnel that closes).
 
->>> from gymview.remote import wire
->>> from gymview.remote.tokens import HUB, proof
->>> session = PeerSession("s3cret", "127.0.0.1:5555")
->>> session.stamp()["hub"] is None
-True
->>> answer = wire.decode(wire.encode("hub", {"hub": "h1", "proof": proof("s3cret", HUB, session.nonce)}))
->>> session.hear(answer, now=1.0), session.hub, session.refused
-(False, 'h1', None)
+>>> session = PeerSession("127.0.0.1:5555")
+>>> [session.handshake(False, now=1.0) for _ in range(REFUSED_AFTER)], session.refused is not None
+([False, False, False], True)
+>>> session.handshake(True, now=2.0), session.connected, session.refused
+(True, True, None)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from gymview.remote.tokens import TOKEN_VARIABLE
 
-from gymview.remote.tokens import HUB, PEER, TOKEN_VARIABLE, new_nonce, proof, proves
-from gymview.remote.wire import Message
+__all__ = ["REFUSED_AFTER", "PeerSession"]
 
-__all__ = ["PeerSession"]
+REFUSED_AFTER = 3  # handshakes failed in a row (one every 0.1 s while the peer tries again) that mean "another token"
 
 
 class PeerSession:
-    """What a peer knows of the hub at ``address``: its nonce (None before the handshake), when it was last
-    heard, and why it refused this peer (None while it has not)."""
+    """What a peer knows of the hub at ``address``: whether a handshake with it succeeded, when it was last
+    heard, and why it cannot be reached (None while nothing says so)."""
 
-    def __init__(self, token: str, address: str) -> None:
-        self.token = token
+    def __init__(self, address: str) -> None:
         self.address = address
-        self.nonce = new_nonce()
-        self.hub: str | None = None
+        self.connected = False
         self.refused: str | None = None
         self.heard_at = -float("inf")
+        self._failed = 0  # handshakes failed since the last that succeeded
 
-    def stamp(self, **head: Any) -> dict[str, Any]:
-        """``head`` with this peer's nonce, the hub's, and the proof."""
-        auth = None if self.hub is None else proof(self.token, PEER, self.hub, self.nonce)
-        return {**head, "nonce": self.nonce, "hub": self.hub, "auth": auth}
+    def handshake(self, succeeded: bool, now: float) -> bool:
+        """A handshake with the process at the address ended; True when it succeeded (a hub to tell everything)."""
+        self.connected = succeeded
+        self._failed = 0 if succeeded else self._failed + 1
+        if succeeded:
+            self.refused, self.heard_at = None, now
+        elif self._failed >= REFUSED_AFTER:
+            self.refused = (
+                f"the process at {self.address} did not prove it knows this token (its handshake failed): the runs "
+                f"there publish with another token (the one they printed, their {TOKEN_VARIABLE}, or their token file)"
+            )
+        return succeeded
 
-    def hear(self, message: Message, now: float) -> bool:
-        """Take the hub's ``hub`` and ``refused`` messages; True for any other message of a hub that proved
-        itself (the caller's to handle)."""
-        if message.kind == "hub":
-            hub = message.text("hub")
-            if hub and proves(self.token, message.text("proof"), HUB, self.nonce):
-                self.hub, self.refused, self.heard_at = hub, None, now
-            else:
-                self.refused = (
-                    f"the process at {self.address} did not prove it knows this token: the runs there publish with "
-                    f"another token (the one they printed, or their {TOKEN_VARIABLE})"
-                )
-            return False
-        if message.kind == "refused":
-            why = message.text("why") or "refused"
-            self.refused = f"the run at {self.address} refused this peer: {why}"
-            return False
-        if self.hub is None:
-            return False
+    def hear(self, now: float) -> None:
+        """A message came from the hub."""
         self.heard_at = now
-        return True

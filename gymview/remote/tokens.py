@@ -1,37 +1,29 @@
 """Tokens: who may watch and steer a published run.
 
-The token never travels. A peer that connects sends a fresh nonce; the hub (the process that listens at
-the address) answers with its own nonce and a proof that it knows the token (an HMAC of the peer's nonce).
-From then on each of the peer's messages carries its own proof (an HMAC of both nonces). A peer that does
-not know the token is refused; a hub that does not know it is not believed (another program, or runs
-started with another token, listening there).
+The token never travels. It stands for two CurveZMQ key pairs (:func:`curve_keys`): every connection to the
+process that listens at the address (the hub) is encrypted and authenticated by libzmq's CURVE mechanism, with
+keys of its own for each connection, so nothing on the wire can be read, changed or sent again on another
+connection, and a process that does not know the token never gets past the handshake.
 
->>> hub_nonce, peer_nonce = new_nonce(), new_nonce()
->>> answer = proof("s3cret", HUB, peer_nonce)
->>> proves("s3cret", answer, HUB, peer_nonce), proves("guess", answer, HUB, peer_nonce)
-(True, False)
->>> proves("s3cret", None, PEER, hub_nonce, peer_nonce)
-False
+Where the token comes from: ``GYMVIEW_TOKEN``, else the address's token file, made when there is none.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import hmac
 import os
 import pathlib
 import re
 import secrets
 import stat
 import tempfile
+from dataclasses import dataclass
 
 __all__ = [
-    "HUB",
-    "PEER",
     "TOKEN_VARIABLE",
-    "new_nonce",
-    "proof",
-    "proves",
+    "CurveKeys",
+    "curve_keys",
     "publisher_token",
     "read_token_file",
     "runtime_dir",
@@ -41,7 +33,7 @@ __all__ = [
 ]
 
 TOKEN_VARIABLE = "GYMVIEW_TOKEN"
-HUB, PEER = "hub", "peer"  # who proves: the roles are part of what is signed, so one proof never serves as the other
+CURVE_SALT = b"gymview curve keys 1"  # what the token's keys are made with: a new salt, new keys
 
 
 RUNTIME_VARIABLE = "GYMVIEW_RUNTIME_DIR"
@@ -163,18 +155,31 @@ def viewer_token(token: str | None, address: str) -> str:
     return token
 
 
-def new_nonce() -> str:
-    """A fresh random nonce (hex)."""
-    return secrets.token_hex(16)
+@dataclass(frozen=True)
+class CurveKeys:
+    """The CurveZMQ key pairs (Z85 text) that a token stands for: the hub's, which listens at the address, and
+    the peers', which connect to it (notebooks, runs of other processes)."""
+
+    hub_public: bytes
+    hub_secret: bytes
+    peer_public: bytes
+    peer_secret: bytes
 
 
-def proof(token: str, role: str, *nonces: str) -> str:
-    """``role``'s proof over ``nonces`` that it knows ``token``: an HMAC-SHA256, hex."""
-    return hmac.new(token.encode(), ":".join((role, *nonces)).encode(), hashlib.sha256).hexdigest()
+@functools.lru_cache(maxsize=8)
+def curve_keys(token: str) -> CurveKeys:
+    """The key pairs of ``token``: scrypt (a few tens of milliseconds, once per process and token, so that a
+    recorded handshake does not let anyone try guesses of a weak token quickly) makes both secret keys, and
+    Curve25519 their public keys. A peer must know the hub's public key to start a handshake, and only the
+    hub holds its secret key: only processes that know the token get past the handshake, either way.
 
+    >>> keys = curve_keys("s3cret")
+    >>> keys == curve_keys("s3cret"), keys.hub_public == curve_keys("other").hub_public, len(keys.hub_public)
+    (True, False, 40)
+    """
+    import zmq
+    import zmq.utils.z85
 
-def proves(token: str, claimed: object, role: str, *nonces: str) -> bool:
-    """Whether ``claimed`` (anything a peer sent) is ``role``'s proof over ``nonces``; compared in constant time."""
-    if not isinstance(claimed, str):
-        return False
-    return hmac.compare_digest(claimed.encode(), proof(token, role, *nonces).encode())
+    material = hashlib.scrypt(token.encode(), salt=CURVE_SALT, n=2**14, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=64)
+    hub_secret, peer_secret = zmq.utils.z85.encode(material[:32]), zmq.utils.z85.encode(material[32:])
+    return CurveKeys(zmq.curve_public(hub_secret), hub_secret, zmq.curve_public(peer_secret), peer_secret)

@@ -7,7 +7,7 @@ True and the publisher tries to listen at the address itself. Like the hub it kn
 
 >>> from gymview.remote import wire
 >>> sent = []
->>> uplink = Uplink("s3cret", "127.0.0.1:5555", sent.append, dict)
+>>> uplink = Uplink("127.0.0.1:5555", sent.append, dict)
 >>> uplink.heartbeat(now=0.0)
 >>> wire.decode(sent[-1]).kind
 'announce'
@@ -31,13 +31,14 @@ class Uplink:
 
     def __init__(
         self,
-        token: str,
         address: str,
         send: Callable[[list[Any]], None],
         local_runs: Callable[[], Mapping[str, LocalRun]],
         now: float = 0.0,
+        connected: bool = False,
     ) -> None:
-        self.session = PeerSession(token, address)
+        self.session = PeerSession(address)
+        self.session.connected = connected  # an uplink made again over a connection that stays
         self._send = send
         self._local_runs = local_runs
         self._since = now  # hub_lost counts from here until the hub is first heard
@@ -47,23 +48,25 @@ class Uplink:
     def heartbeat(self, now: float) -> None:
         """Announce this process's runs (the hub's answer also says it is still there)."""
         runs = [run.info.as_dict() for run in self._local_runs().values()]
-        self._send(wire.encode("announce", self.session.stamp(), runs))
+        self._send(wire.encode("announce", {}, runs))
+
+    def handshake(self, succeeded: bool, now: float) -> None:
+        """A handshake with the process at the address ended: a hub is told everything; one that failed is
+        told once as a warning."""
+        if self.session.handshake(succeeded, now):
+            self._leaving = False
+            self.heartbeat(now)
+            self._send_scenes()
+        elif self.session.refused is not None and self.session.refused != self._warned:
+            self._warned = self.session.refused
+            warnings.warn(f"gymview: this process's runs are not published: {self.session.refused}", stacklevel=1)
 
     def receive(self, parts: list[bytes], now: float) -> None:
         """One message from the hub; anything malformed is dropped."""
         message = wire.decode(parts)
         if message is None:
             return
-        had_hub = self.session.hub
-        if not self.session.hear(message, now):
-            if self.session.refused is not None and self.session.refused != self._warned:
-                self._warned = self.session.refused
-                warnings.warn(f"gymview: this process's runs are not published: {self.session.refused}", stacklevel=1)
-            if self.session.hub is not None and self.session.hub != had_hub:  # a new hub: tell it everything
-                self._leaving = False
-                self.heartbeat(now)
-                self._send_scenes()
-            return
+        self.session.hear(now)
         runs = self._local_runs()
         if message.kind == "viewers":
             counts = message.counts()
@@ -78,8 +81,8 @@ class Uplink:
 
     def from_local(self, kind: str, run_id: str, parts: list[Any]) -> None:
         """A local run's ``to_page``, ``scene`` or ``gone`` message (``parts`` without the head), for the hub."""
-        if self.session.hub is not None:
-            self._send([wire.encode(kind, self.session.stamp(run=run_id))[0], *parts])
+        if self.session.connected:
+            self._send([wire.encode(kind, {"run": run_id})[0], *parts])
 
     def hub_lost(self, now: float) -> bool:
         """Whether the hub left, or has not been heard for ``SILENT_SECONDS``; every run then counts no viewer."""

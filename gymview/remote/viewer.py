@@ -6,7 +6,8 @@ pages' messages to the run. A hub not heard from for ``SILENT_SECONDS`` counts a
 gets a ``lost`` message, and the link goes on asking, so a run that starts again is found.
 
 >>> from gymview.remote.address import parse_address
->>> link = ViewerLink(parse_address("127.0.0.1:5572"), "s3cret", on_message=lambda message: None)
+>>> from gymview.remote.tokens import curve_keys
+>>> link = ViewerLink(parse_address("127.0.0.1:5572"), curve_keys("s3cret"), on_message=lambda message: None).start()
 >>> link.runs, link.watching, link.answered
 ([], None, False)
 >>> link.close()
@@ -27,8 +28,9 @@ from gymview.remote.address import Address
 from gymview.remote.hub import SILENT_SECONDS
 from gymview.remote.publisher import HEARTBEAT_SECONDS, POLL_SECONDS
 from gymview.remote.session import PeerSession
+from gymview.remote.tokens import CurveKeys
 from gymview.remote.wire import Message, RunInfo
-from gymview.remote.zmq_sockets import close_quietly, connect_peer, end_worker, inbox_pair, zmq
+from gymview.remote.zmq_sockets import Handshakes, close_quietly, connect_peer, end_worker, inbox_pair, zmq
 
 __all__ = ["LOST", "ViewerLink"]
 
@@ -45,9 +47,9 @@ class ViewerLink:
         ValueError: When ``address``'s host cannot be resolved.
     """
 
-    def __init__(self, address: Address, token: str, on_message: Callable[[Message], None]) -> None:
+    def __init__(self, address: Address, keys: CurveKeys, on_message: Callable[[Message], None]) -> None:
         self.address = address
-        self.session = PeerSession(token, address.text)
+        self.session = PeerSession(address.text)
         self.runs: list[RunInfo] = []
         self.watching: str | None = None
         self.answered = False  # the hub has listed its runs at least once
@@ -56,12 +58,19 @@ class ViewerLink:
         self._on_message = on_message
         self._context = zmq().Context()
         self._inbox, self._outbox = inbox_pair(self._context, "attach", 256)
-        self._socket = connect_peer(self._context, address)  # may raise: before the thread starts
+        self._socket = connect_peer(self._context, address, keys)  # may raise: before the thread starts
+        self._handshakes = Handshakes(self._socket)
         self._lost = False
         self._closed = False
         self._worker = Worker("attach", self._serve, wake=lambda: self._post(b"stop", b""))
-        self._worker.start()
+        self._started = False
         _links.add(self)
+
+    def start(self) -> ViewerLink:
+        """Start the link's thread (``on_message`` may be called from then on); returns the link."""
+        self._started = True
+        self._worker.start()
+        return self
 
     @property
     def refused(self) -> str | None:
@@ -89,6 +98,10 @@ class ViewerLink:
         if self._closed:
             return
         self._closed = True
+        if not self._started:  # the thread closes the sockets it owns; there was none
+            self._handshakes.close()
+            close_quietly(self._inbox)
+            close_quietly(self._socket)
         end_worker(self._worker, self._outbox, self._context, timeout)
 
     def _post(self, kind: bytes, body: bytes) -> None:
@@ -100,6 +113,7 @@ class ViewerLink:
         poller = z.Poller()
         poller.register(self._inbox, z.POLLIN)
         poller.register(sock, z.POLLIN)
+        poller.register(self._handshakes.socket, z.POLLIN)
         next_beat = 0.0
         try:
             while not stop.is_set():
@@ -107,6 +121,9 @@ class ViewerLink:
                 now = time.monotonic()
                 if self._inbox in ready and not self._take_inbox():
                     return
+                if self._handshakes.socket in ready:
+                    for succeeded in self._handshakes.read():
+                        self._handshake(succeeded, now)
                 if sock in ready:
                     for _ in range(64):
                         parts = wire.receive(sock, most=3)
@@ -121,6 +138,7 @@ class ViewerLink:
         finally:
             self._send("bye")
             close_quietly(self._inbox)
+            self._handshakes.close()
             close_quietly(sock, 0.2)
 
     def _take_inbox(self) -> bool:
@@ -139,21 +157,21 @@ class ViewerLink:
 
     def _send(self, kind: str, body: bytes = b"", **head: Any) -> None:
         try:
-            self._socket.send_multipart([wire.encode(kind, self.session.stamp(**head))[0], body], flags=zmq().NOBLOCK)
+            self._socket.send_multipart([wire.encode(kind, head)[0], body], flags=zmq().NOBLOCK)
         except zmq().Again:  # not connected (nobody listens yet): the next heartbeat tries again
             pass
+
+    def _handshake(self, succeeded: bool, now: float) -> None:
+        if self.session.handshake(succeeded, now):  # a hub (the first, or one that took over): it learns what we watch
+            self.watching = None
+            self._send("watch", run=self._wanted)
+        self._notify(None)
 
     def _hear(self, parts: list[bytes], now: float) -> None:
         message = wire.decode(parts)
         if message is None:
             return
-        hub = self.session.hub
-        if not self.session.hear(message, now):
-            if self.session.hub != hub:  # a new hub (the first, or one that took over): it learns what we watch
-                self.watching = None
-                self._send("watch", run=self._wanted)
-            self._notify(message if message.kind == "refused" or self.session.refused else None)
-            return
+        self.session.hear(now)
         self._lost = False
         if message.kind == "runs":
             self.runs, self.watching, self.answered = message.runs(), message.text("watching"), True
@@ -165,7 +183,7 @@ class ViewerLink:
 
     def _check_silence(self, now: float) -> None:
         if self.answered and not self._lost and now - self.session.heard_at > SILENT_SECONDS:
-            self._lost, self.watching, self.session.hub = True, None, None
+            self._lost, self.watching = True, None
             self._notify(LOST)
 
     def _notify(self, message: Message | None) -> None:

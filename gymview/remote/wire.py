@@ -6,8 +6,7 @@ JPEG, PNG, H.264 or float32 bytes the widget takes). Nothing is ever unpickled. 
 limit, checked before it is parsed (the sockets also refuse longer parts: ``MAX_PART_BYTES``), and every
 field read is checked for its type: a message that is not one of these is None, and dropped.
 
-Peers (notebooks, and runs in other processes) to the hub, each head with ``nonce``, ``hub`` and ``auth``
-(see :mod:`.tokens`)::
+Peers (notebooks, and runs in other processes) to the hub::
 
     watch     {"run": id | null}            a notebook's heartbeat: which run it shows (null: none yet)
     page      {"run": id}  body: a page's message (ready, ack, a click...)
@@ -19,8 +18,6 @@ Peers (notebooks, and runs in other processes) to the hub, each head with ``nonc
 
 The hub to peers::
 
-    hub       {"hub": nonce, "proof": ...}  who the hub is, and its proof that it knows the token
-    refused   {"why": "wrong token" | "no token"}
     runs      {"watching": id | null}  body: [run, ...]     (to notebooks, for each watch)
     viewers   {}  body: {id: notebooks watching}            (to run processes)
     to_page, scene, page                    passed on
@@ -29,10 +26,10 @@ The hub to peers::
 
 A run is ``{"id": ..., "name": ..., "host": ..., "pid": ...}``.
 
->>> parts = encode("watch", {"run": None, "nonce": "ab", "hub": None, "auth": None})
+>>> parts = encode("page", {"run": "vm/12/1"}, {"type": "ack", "seq": 3})
 >>> message = decode(parts)
->>> message.kind, message.text("nonce"), message.body
-('watch', 'ab', None)
+>>> message.kind, message.text("run"), message.body
+('page', 'vm/12/1', {'type': 'ack', 'seq': 3})
 >>> decode([b"not json", b""]) is None, decode([b"{}"]) is None
 (True, True)
 """
@@ -63,7 +60,7 @@ MAX_PART_BYTES = 8 * 1024 * 1024
 MAX_HEAD_BYTES = 4096
 MAX_BODY_BYTES = 64 * 1024  # any body but a scene's
 MAX_SCENE_BYTES = MAX_PART_BYTES  # a MuJoCo scene with meshes and textures: tens of KB in gymnasium's envs
-MAX_TEXT = 256  # characters in a head's text field (ids, nonces, proofs, names)
+MAX_TEXT = 256  # characters in a head's text field (ids, names)
 MAX_RUNS = 256  # runs in one list
 # Which body each kind carries (a JSON object, a list, or none), and how many binary buffers
 BODIES: dict[str, tuple[type | None, int]] = {
@@ -74,8 +71,6 @@ BODIES: dict[str, tuple[type | None, int]] = {
     "to_page": (dict, 1),
     "scene": (dict, 0),
     "gone": (None, 0),
-    "hub": (None, 0),
-    "refused": (None, 0),
     "runs": (list, 0),
     "viewers": (dict, 0),
     "ended": (None, 0),
@@ -228,7 +223,7 @@ def decode_body(head: Message, parts: list[bytes]) -> Message | None:
     return Message(head.kind, head.head, body, list(parts[2:]))
 
 
-_TEXT_FIELDS = ("run", "nonce", "hub", "auth", "proof", "why", "watching")
+_TEXT_FIELDS = ("run", "watching")
 
 
 def _json(data: bytes) -> Any:

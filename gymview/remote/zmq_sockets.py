@@ -1,9 +1,11 @@
-"""The zmq sockets of publishers and notebooks, made in one place with the same limits.
+"""The zmq sockets of publishers and notebooks, made in one place with the same limits and keys.
 
-Every socket refuses parts over ``wire.MAX_PART_BYTES`` (a peer sending one is disconnected), queues
-at most ``QUEUED_MESSAGES`` messages each way, and closes without waiting for unsent messages (linger 0)
-unless told otherwise. A peer's socket queues nothing while it is not connected (a hub that went away
-gets no pile of stale frames when one comes back).
+Every connection between a peer and the hub is a CurveZMQ one, keyed by the token (:func:`.tokens.curve_keys`):
+encrypted and authenticated, and a process without the token never gets past its handshake, so nothing it
+sends is read or kept. Every socket refuses parts over ``wire.MAX_PART_BYTES`` (a peer sending one is
+disconnected), queues at most ``QUEUED_MESSAGES`` messages each way, and closes without waiting for unsent
+messages (linger 0) unless told otherwise. A peer's socket queues nothing while it is not connected (a hub
+that went away gets no pile of stale frames when one comes back).
 """
 
 from __future__ import annotations
@@ -17,9 +19,20 @@ from typing import Any
 
 from gymview._internal.worker import Worker
 from gymview.remote.address import Address
+from gymview.remote.tokens import CurveKeys
 from gymview.remote.wire import MAX_PART_BYTES
 
-__all__ = ["QUEUED_MESSAGES", "Outbox", "bind_hub", "close_quietly", "connect_peer", "end_worker", "inbox_pair", "zmq"]
+__all__ = [
+    "QUEUED_MESSAGES",
+    "Handshakes",
+    "Outbox",
+    "bind_hub",
+    "close_quietly",
+    "connect_peer",
+    "end_worker",
+    "inbox_pair",
+    "zmq",
+]
 
 QUEUED_MESSAGES = 64  # a link slower than the frames fills this, then frames are dropped (flow control catches up)
 RECONNECT_SECONDS = 0.1  # a peer tries to reach the address again this often (a run that restarts)
@@ -49,15 +62,17 @@ def _limited(context: Any, kind: int, address: Address | None = None) -> Any:
     return sock
 
 
-def bind_hub(context: Any, address: Address, quiet: bool = False) -> Any | None:
-    """A ROUTER listening at ``address``, or None when it cannot listen here (another process does, or the
-    address is another machine's).
+def bind_hub(context: Any, address: Address, keys: CurveKeys, quiet: bool = False) -> Any | None:
+    """A ROUTER listening at ``address`` for peers that know ``keys``' token, or None when it cannot listen here
+    (another process does, or the address is another machine's).
 
     Raises:
         ValueError: For any other reason it cannot listen (a port it may not use), unless ``quiet``.
     """
     z = zmq()
     sock = _limited(context, z.ROUTER, address)
+    sock.setsockopt(z.CURVE_SERVER, 1)
+    sock.setsockopt(z.CURVE_SECRETKEY, keys.hub_secret)
     try:
         sock.bind(address.bind_endpoint)
     except z.ZMQError as error:
@@ -68,8 +83,10 @@ def bind_hub(context: Any, address: Address, quiet: bool = False) -> Any | None:
     return sock
 
 
-def connect_peer(context: Any, address: Address) -> Any:
-    """A DEALER connecting to ``address`` (again and again, every ``RECONNECT_SECONDS``, while nobody listens).
+def connect_peer(context: Any, address: Address, keys: CurveKeys) -> Any:
+    """A DEALER connecting to the hub at ``address`` with ``keys`` (again and again, every ``RECONNECT_SECONDS``,
+    while nobody listens, or a process that does not know the token does); messages go out only on a
+    connection whose handshake succeeded.
 
     Raises:
         ValueError: When ``address``'s host cannot be resolved.
@@ -78,12 +95,44 @@ def connect_peer(context: Any, address: Address) -> Any:
     sock = _limited(context, z.DEALER, address)
     sock.setsockopt(z.IMMEDIATE, 1)
     sock.setsockopt(z.RECONNECT_IVL, int(RECONNECT_SECONDS * 1000))
+    sock.setsockopt(z.CURVE_SERVERKEY, keys.hub_public)
+    sock.setsockopt(z.CURVE_PUBLICKEY, keys.peer_public)
+    sock.setsockopt(z.CURVE_SECRETKEY, keys.peer_secret)
     try:
         sock.connect(address.connect_endpoint)
     except z.ZMQError as error:
         sock.close(linger=0)
         raise ValueError(f"cannot reach {address.text}: {error}") from error
     return sock
+
+
+class Handshakes:
+    """How a peer socket's handshakes with the hub end (libzmq's socket monitor, read on the socket's thread):
+    one that succeeded is a hub that knows the token (maybe a new one, after a restart); one that failed, a
+    process listening there that does not (or an older gymview)."""
+
+    def __init__(self, sock: Any) -> None:
+        z = zmq()
+        self._sock = sock
+        failed = z.EVENT_HANDSHAKE_FAILED_NO_DETAIL | z.EVENT_HANDSHAKE_FAILED_PROTOCOL | z.EVENT_HANDSHAKE_FAILED_AUTH
+        self._failed = failed
+        self.socket = sock.get_monitor_socket(z.EVENT_HANDSHAKE_SUCCEEDED | failed)
+
+    def read(self) -> list[bool]:
+        """The handshakes that ended since the last call, oldest first: True for each that succeeded."""
+        from zmq.utils.monitor import parse_monitor_message
+
+        ended = []
+        while self.socket.poll(0):
+            event = parse_monitor_message(self.socket.recv_multipart())["event"]
+            ended.append(not event & self._failed)
+        return ended
+
+    def close(self) -> None:
+        """Stop watching (before the socket closes)."""
+        if not self._sock.closed:
+            self._sock.disable_monitor()
+        close_quietly(self.socket)
 
 
 class Outbox:

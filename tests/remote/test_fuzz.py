@@ -1,5 +1,6 @@
 """A hostile peer cannot crash a run or a notebook: random bytes, parts over the limit, wrong part counts,
-bad JSON, wrong types, messages of the wrong kind, with and without the token."""
+bad JSON, wrong types, messages of the wrong kind, with and without the token (without it, nothing gets past
+the CurveZMQ handshake: tests/remote/test_secure_wire.py)."""
 
 import json
 import queue
@@ -15,10 +16,8 @@ from waiting import wait_until
 
 import gymview
 from gymview.remote import wire
-from gymview.remote.hub import STRANGER_MESSAGES
 from gymview.remote.relay import for_page
-from gymview.remote.session import PeerSession
-from gymview.remote.tokens import HUB, proof
+from gymview.remote.tokens import curve_keys
 
 pytestmark = pytest.mark.slow
 
@@ -43,12 +42,12 @@ def junk_json(rng):
     if choice == 3:
         return json.dumps({odd_key(rng): odd(rng) for _ in range(rng.randrange(8))}).encode()
     if choice == 4:
-        return b'{"v": 1, "kind": "watch", "nonce": ' + rng.randbytes(20) + b"}"
+        return b'{"v": 1, "kind": "watch", "run": ' + rng.randbytes(20) + b"}"
     return json.dumps([odd(rng) for _ in range(rng.randrange(10))]).encode()
 
 
 def odd_key(rng):
-    return rng.choice(["v", "kind", "run", "nonce", "hub", "auth", "type", "seq", "client", "action", "id", "value",
+    return rng.choice(["v", "kind", "run", "watching", "type", "seq", "client", "action", "id", "value",
                        "index", "key", "codecs", "scene", "frames", "width", "height", "format"])
 
 
@@ -75,43 +74,44 @@ def unauthenticated(rng):
         return [b"x"] * rng.randrange(5, 64)  # more parts than any message has (thousands: see docs/remote.md)
     if choice == 3:
         kind = rng.choice(KINDS)
-        head = {"v": rng.choice([1, 2, "1", None]), "kind": kind, "nonce": odd(rng), "hub": odd(rng), "auth": odd(rng)}
+        head = {"v": rng.choice([1, 2, "1", None]), "kind": kind, "run": odd(rng)}
         return [json.dumps(head).encode(), junk_json(rng)]
     if choice == 4:
-        return [json.dumps({"v": 1, "kind": "watch", "nonce": "n", "hub": "stale", "auth": "0" * 64}).encode(), b""]
+        return wire.encode("page", {"run": "any"}, {"type": "control", "action": "stop", "id": "x"})
     if choice == 5:
-        return wire.encode("watch", {"nonce": "n" * 200, "hub": None, "auth": None})
+        return wire.encode("watch", {"run": None})
     return [b"{}", b"", b"", b""]
 
 
 class HostilePeer:
-    """A zmq DEALER at ``address``; with ``token`` it does the handshake first, as notebooks do."""
+    """A zmq DEALER at ``address``: with ``token`` it speaks CurveZMQ with the token's keys, as notebooks do, and
+    waits for the hub's first answer; without, a peer that does not know the token (plain zmq, or CurveZMQ with
+    another token's keys: ``guess``)."""
 
-    def __init__(self, context, address, token=None):
+    def __init__(self, context, address, token=None, guess=None):
         self.socket = context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        if token or guess:
+            keys = curve_keys(token or guess)
+            self.socket.curve_serverkey, self.socket.curve_publickey = keys.hub_public, keys.peer_public
+            self.socket.curve_secretkey = keys.peer_secret
         self.socket.connect(f"tcp://{address}")
-        self.session = PeerSession(token or "none", address)
         self.heard = 0  # messages the run's process sent it
         self._next_try = 0.0
         if token is not None:
-            wait_until(self._handshaken, "the hub's handshake")
+            wait_until(self._answered, "the hub's first answer")
 
-    def _handshaken(self):
-        """Asks again at each heartbeat until the hub answers, as notebooks do (after a flood it may not at once)."""
+    def _answered(self):
+        """Asks again at each heartbeat until the hub answers, as notebooks do."""
         if time.monotonic() >= self._next_try:
-            self.socket.send_multipart(wire.encode("watch", self.session.stamp()))
+            self.send(wire.encode("watch", {"run": None}))
             self._next_try = time.monotonic() + 0.5
-        self._hear()
-        return self.session.hub is not None
+        return self.heard > 0
 
     def _hear(self):
         while self.socket.poll(0):
-            parts = self.socket.recv_multipart()
+            self.socket.recv_multipart()
             self.heard += 1
-            message = wire.decode(parts)
-            if message is not None:
-                self.session.hear(message, time.monotonic())
         return True
 
     def send(self, parts):
@@ -129,8 +129,8 @@ class HostilePeer:
         self._hear()
 
     def authenticated(self, kind, body=None, buffers=(), **head):
-        """A message stamped with a valid proof, its body as given (bytes: sent as they are)."""
-        parts = [json.dumps({"v": 1, "kind": kind, **self.session.stamp(**head)}).encode()]  # no limit checked here
+        """A message of a peer that knows the token, its body as given (bytes: sent as they are)."""
+        parts = [json.dumps({"v": 1, "kind": kind, **head}).encode()]  # no limit checked here
         parts.append(body if isinstance(body, bytes) else json.dumps(body).encode() if body is not None else b"")
         self.send(parts + list(buffers))
 
@@ -147,7 +147,7 @@ def with_token_junk(peer, rng, run_id):
     elif choice == 3:
         peer.authenticated("to_page", {"type": "frame", "seq": 0}, [rng.randbytes(100)], run=run_id)  # not its run
     elif choice == 4:
-        peer.authenticated(rng.choice(["hub", "runs", "viewers", "ended", "leaving", "refused"]), junk_json(rng))
+        peer.authenticated(rng.choice(["runs", "viewers", "ended", "leaving"]), junk_json(rng))
     elif choice == 5:
         peer.authenticated("scene", {"kind": "x", "nest": json.loads("[" * 500 + "]" * 500)}, run=odd(rng))
     elif choice == 6:
@@ -178,7 +178,7 @@ def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, 
             raw.sendall(rng.randbytes(rng.randrange(1, 3000)))
     context = zmq.Context()
     try:
-        strangers = [HostilePeer(context, address) for _ in range(3)]
+        strangers = [HostilePeer(context, address), HostilePeer(context, address, guess="not-" + token)]
         for _ in range(1500):
             rng.choice(strangers).send(unauthenticated(rng))
         oversized = HostilePeer(context, address)
@@ -201,63 +201,15 @@ def test_a_run_keeps_running_and_publishing_whatever_peers_send(address, token, 
     view.close()
 
 
-def test_a_flood_of_strangers_neither_stops_the_run_nor_grows_its_memory(address, token, scripts, pages):
-    script = scripts("--publish", address)
-    view = gymview.attach(address, timeout=60, display=False)
-    page = pages(view)
-    wait_until(lambda: len(page.frames()) > 3, "frames before the flood")
-    run = psutil.Process(script.process.pid)
-    memory = run.memory_info().rss
-    context = zmq.Context()
-    try:
-        flooders = [HostilePeer(context, address) for _ in range(4)]
-        scene = raw_head("scene", run=view.run.id, nonce="n", hub="stale", auth=None)
-        big = json.dumps({"kind": "mujoco", "pad": "x" * 2**18}).encode()  # parsed only once a proof holds: never
-        sent = 8_000
-
-        def still_reading():
-            return f"the run's process to read the flood: {where(script, page, view)}"
-
-        began = time.monotonic()
-        for n in range(sent):  # handshakes, each asking for an answer, and now and then a scene's body
-            flooder = flooders[n % len(flooders)]
-            if n % 20 == 0:
-                flooder.deliver([scene, big], still_reading)
-            else:
-                flooder.deliver(wire.encode("watch", {"run": None, "nonce": f"f{n}", "hub": None, "auth": None}),
-                                still_reading)
-        steps, frames = script.steps, len(page.frames())
-        wait_until(lambda: script.steps > steps + 1000 and len(page.frames()) > frames + 3,
-                   lambda: f"the run to step and its frames to reach the notebook after the flood (from steps "
-                   f"{steps}, frames {frames}: {where(script, page, view)})")
-        for flooder in flooders:
-            flooder.deliver([b"x"])  # what is still on its way back is read
-        answered = sum(flooder.heard for flooder in flooders)
-        # The hub reads as fast as the run's process lets its thread run; whatever that speed, it answers
-        # strangers at most STRANGER_MESSAGES a second, after a first burst of as many.
-        most = STRANGER_MESSAGES * (time.monotonic() - began + 1)
-        assert answered <= most, f"{answered} answers to {sent} messages of peers without the token (most: {most:.0f})"
-        grown = (run.memory_info().rss - memory) / 2**20
-        assert grown < 64, f"the run's memory grew {grown:.0f} MiB under the flood"
-        newcomer = gymview.attach(address, timeout=60, display=False)  # heard again once the flood is over
-        assert newcomer.run.name == "CartPole-v1"
-        newcomer.close()
-    finally:
-        context.destroy(linger=0)
-    stop = page.click("stop")
-    wait_until(lambda: page.heard(stop), "the run to hear Stop after the flood")
-    assert script.wait(90) == 0 and "Traceback" not in script.output(), script.output()
-    view.close()
-
-
 class HostileHub:
-    """A ROUTER listening at ``address`` in place of a run's process, answering the handshake with ``token``."""
+    """A ROUTER listening at ``address`` in place of a run's process, with the CurveZMQ keys of ``token``."""
 
     def __init__(self, context, address, token):
         self.socket = context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.curve_server, self.socket.curve_secretkey = True, curve_keys(token).hub_secret
         self.socket.bind(f"tcp://{address}")
-        self.token, self.nonce, self.peer = token, "hostile-hub", None
+        self.peer = None
         self.run = {"id": "h/1/1", "name": "CartPole-v1", "host": "h", "pid": 1}
         self._outgoing = queue.Queue()  # a zmq socket is used by one thread: its own
         self._stop = threading.Event()
@@ -265,7 +217,7 @@ class HostileHub:
         self._thread.start()
 
     def _answer(self):
-        """Answers as a hub would: proof, runs list, watching what is asked for."""
+        """Answers as a hub would: the runs, watching what is asked for."""
         while not self._stop.is_set():
             while not self._outgoing.empty():
                 parts = self._outgoing.get()
@@ -278,10 +230,7 @@ class HostileHub:
             if message is None:
                 continue
             self.peer = identity
-            if message.text("hub") != self.nonce:
-                answer = proof(self.token, HUB, message.text("nonce") or "")
-                self.socket.send_multipart([identity, *wire.encode("hub", {"hub": self.nonce, "proof": answer})])
-            elif message.kind == "watch":
+            if message.kind == "watch":
                 watching = message.text("run")
                 self.socket.send_multipart([identity, *wire.encode("runs", {"watching": watching}, [self.run])])
 
@@ -322,7 +271,7 @@ def test_a_notebook_shows_only_well_formed_frames_whatever_the_run_sends(address
             elif choice == 3:
                 hub.send([raw_head("scene", run=run), junk_json(rng)])
             elif choice == 4:
-                hub.send([raw_head("runs", watching=odd(rng)), junk_json(rng)])
+                hub.send([raw_head("runs", watching=run), junk_json(rng)])  # still watching: the frames go on
             elif choice == 5:
                 hub.send([raw_head("ended", run=odd(rng) if rng.random() < 0.9 else "other"), b""])
             elif choice == 6:
@@ -339,7 +288,7 @@ def test_a_notebook_shows_only_well_formed_frames_whatever_the_run_sends(address
         assert view._runs_link._worker.running, "the notebook's link is alive"
         for content, buffers in page.messages:  # the page never got a malformed message
             assert content.get("type") in ("frame", "state") and for_page(content, buffers), content
-        assert view.stats["skipped"] > 0
+        assert view.stats["skipped"] > 0, (view.stats["skipped"], view.stats["relayed"], len(page.messages))
         view.close()  # on a loaded machine the link's thread may finish the burst it reads after close() returned
         wait_until(lambda: not [t for t in threading.enumerate() if t.name == "gymview-attach"], "the link's thread to end")
     finally:

@@ -1,4 +1,4 @@
-"""Tokens: never sent, proven by each side; where they come from."""
+"""Tokens: the key pairs they stand for, and where they come from."""
 
 import os
 import stat
@@ -6,21 +6,18 @@ import stat
 import pytest
 
 from gymview.remote import tokens
-from gymview.remote.tokens import HUB, PEER, proof, proves
+from gymview.remote.tokens import curve_keys
 
 
-def test_a_proof_holds_only_for_its_token_role_and_nonces():
-    good = proof("s3cret", PEER, "hub-nonce", "peer-nonce")
-    assert proves("s3cret", good, PEER, "hub-nonce", "peer-nonce")
-    assert not proves("other", good, PEER, "hub-nonce", "peer-nonce")
-    assert not proves("s3cret", good, HUB, "hub-nonce", "peer-nonce")  # a peer's proof is no hub's
-    assert not proves("s3cret", good, PEER, "new-hub", "peer-nonce")   # nor one for another hub
-    assert "s3cret" not in good
+def test_a_token_stands_for_two_curve_key_pairs_that_hold_together_and_differ_from_any_other_tokens():
+    import zmq
 
-
-@pytest.mark.parametrize("claimed", [None, 7, ["x"], "", "é" * 64, "0" * 64])
-def test_anything_a_peer_sends_is_compared_without_error(claimed):
-    assert not proves("s3cret", claimed, PEER, "a", "b")
+    keys = curve_keys("s3cret")
+    assert zmq.curve_public(keys.hub_secret) == keys.hub_public and zmq.curve_public(keys.peer_secret) == keys.peer_public
+    assert keys.hub_public != keys.peer_public
+    others = curve_keys("s3cret ")
+    assert {others.hub_public, others.peer_public}.isdisjoint({keys.hub_public, keys.peer_public})
+    assert b"s3cret" not in keys.hub_public + keys.hub_secret + keys.peer_public + keys.peer_secret
 
 
 def test_a_publisher_makes_a_token_once_in_a_file_only_its_user_reads_and_keeps_it_out_of_the_environment(
