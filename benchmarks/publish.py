@@ -9,9 +9,8 @@ its second's, by wall time and by the process's CPU time (all its threads; where
 cores busy, the CPU time is the steadier measure of what publishing costs), and the median of ``--pairs``
 pairs is printed (min and max beside it):
 
-nobody attached  ``gymview.watch(env, publish=...)`` made for its slice and closed after it (its publisher's
-                 thread and sockets live only then), against ``gymview.watch(env)``, made and closed the same
-                 way: the same watched script, not publishing.
+nobody attached  ``gymview.watch(env, publish=...)`` with nobody attached (its publisher's thread listening
+                 throughout), against ``gymview.watch(env)``: the same watched script, not publishing.
 attached         a published env with a notebook attached throughout (another process attached with
                  ``gymview.attach``, whose page acks the newest frame four times a second and says it decodes
                  H.264 and draws WebGL, as Chromium's does), against a plain ``gymview.watch(env)``. Also
@@ -111,13 +110,13 @@ def summary(name: str, ratios: tuple[list[float], list[float]]) -> str:
 
 
 def speed(pairs: int, seconds: float, draw: str, env_vars: dict[str, str]) -> None:
-    def fresh(publish):
-        return lambda: (watched(publish, draw), lambda env: env.close())
-
     def kept(env):
         return lambda: (env, lambda env: None)
 
-    nobody = pairs_of(lambda: fresh(f"127.0.0.1:{free_port()}")(), fresh(False), pairs, seconds)
+    alone, unpublished = watched(f"127.0.0.1:{free_port()}", draw), watched(False, draw)
+    nobody = pairs_of(kept(alone), kept(unpublished), pairs, seconds)
+    for env in (alone, unpublished):
+        env.close()
     address = f"127.0.0.1:{free_port()}"
     published, plain, plain_again = watched(address, draw), watched(False, draw), watched(False, draw)
     viewer = subprocess.Popen([sys.executable, "-c", VIEWER, address], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

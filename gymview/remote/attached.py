@@ -213,7 +213,10 @@ class AttachedView(LiveView):
     # -- the run's side (on the link's thread) -----------------------------------------------------
     def _hear(self, message: Message) -> None:
         if message.kind == "runs":
+            shown = self._current
             self._follow(self._runs_link.runs, self._runs_link.watching)
+            if message.head.get("joined") is True and shown is not None and shown.id == self._runs_link.watching:
+                self._tell_run_of_pages()  # the hub had forgotten this notebook (silent for a while): pages hidden
         elif message.kind == "to_page":
             self._to_page(message.body, message.buffers)
         elif message.kind == "scene":
@@ -263,9 +266,14 @@ class AttachedView(LiveView):
             self._ended = None
             self._run_name = run.name
             self._numbers.new_run()
-            pages = [message for messages in self._pages.values() for message in messages]
         self.title = f"{run.name} · {run.host} · pid {run.pid}"
-        for message in pages:  # the run learns of the pages, and sends its latest frame and state
+        self._tell_run_of_pages()
+
+    def _tell_run_of_pages(self) -> None:
+        """The run learns of the pages (their ready, their visibility), and sends its latest frame and state."""
+        with self._state_lock:
+            pages = [message for messages in self._pages.values() for message in messages]
+        for message in pages:
             self._runs_link.to_run(message)
 
     def _to_page(self, content: Any, buffers: list[bytes]) -> None:

@@ -98,16 +98,17 @@ class Hub:
         viewer = self._viewers.setdefault(identity, _Viewer(now))
         viewer.seen = now
         wanted = message.text("run")
+        joined = False  # the notebook joins the run now: its pages are told again (the hub may have forgotten it)
         if wanted != viewer.run:
             self._leave(identity, viewer)
             if wanted is not None and wanted in self._all_runs():
-                viewer.run = wanted
+                viewer.run, joined = wanted, True
                 scene = self._scene_of(wanted)
                 if scene is not None:
                     self._send(identity, scene)
             self._recount()
         runs = [run.as_dict() for run in sorted(self._all_runs().values(), key=lambda run: (run.name, run.pid, run.id))]
-        self._send(identity, wire.encode("runs", {"watching": viewer.run}, runs))
+        self._send(identity, wire.encode("runs", {"watching": viewer.run, "joined": joined}, runs))
 
     def _page(self, identity: bytes, message: Message, parts: list[bytes], now: float) -> None:
         viewer = self._viewers.get(identity)

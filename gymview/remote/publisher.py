@@ -36,7 +36,6 @@ from gymview.remote.tokens import curve_keys, publisher_token, token_file
 from gymview.remote.uplink import Uplink
 from gymview.remote.wire import RunInfo
 from gymview.remote.zmq_sockets import (
-    Handshakes,
     bind_hub,
     close_quietly,
     connect_peer,
@@ -328,8 +327,8 @@ class Publisher:
             hub.leave()
 
     def _serve_as_peer(self, stop: threading.Event) -> None:
-        self._peer_socket = sock = connect_peer(self._context, self.address, self._keys)
-        handshakes = Handshakes(sock)
+        sock, handshakes = connect_peer(self._context, self.address, self._keys)
+        self._peer_socket = sock
 
         def send(parts: list[Any]) -> None:
             _send(sock, parts)

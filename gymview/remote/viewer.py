@@ -30,7 +30,7 @@ from gymview.remote.publisher import HEARTBEAT_SECONDS, POLL_SECONDS
 from gymview.remote.session import PeerSession
 from gymview.remote.tokens import CurveKeys
 from gymview.remote.wire import Message, RunInfo
-from gymview.remote.zmq_sockets import Handshakes, close_quietly, connect_peer, end_worker, inbox_pair, zmq
+from gymview.remote.zmq_sockets import close_quietly, connect_peer, end_worker, inbox_pair, zmq
 
 __all__ = ["LOST", "ViewerLink"]
 
@@ -58,8 +58,7 @@ class ViewerLink:
         self._on_message = on_message
         self._context = zmq().Context()
         self._inbox, self._outbox = inbox_pair(self._context, "attach", 256)
-        self._socket = connect_peer(self._context, address, keys)  # may raise: before the thread starts
-        self._handshakes = Handshakes(self._socket)
+        self._socket, self._handshakes = connect_peer(self._context, address, keys)  # may raise: before the thread
         self._lost = False
         self._closed = False
         self._worker = Worker("attach", self._serve, wake=lambda: self._post(b"stop", b""))

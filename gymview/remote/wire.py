@@ -18,7 +18,8 @@ Peers (notebooks, and runs in other processes) to the hub::
 
 The hub to peers::
 
-    runs      {"watching": id | null}  body: [run, ...]     (to notebooks, for each watch)
+    runs      {"watching": id | null, "joined": bool}  body: [run, ...]  (to notebooks, for each watch; joined:
+              the notebook was not watching that run until this watch)
     viewers   {}  body: {id: notebooks watching}            (to run processes)
     to_page, scene, page                    passed on
     ended     {"run": id}                   the run a notebook watched ended

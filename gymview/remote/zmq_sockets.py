@@ -83,10 +83,10 @@ def bind_hub(context: Any, address: Address, keys: CurveKeys, quiet: bool = Fals
     return sock
 
 
-def connect_peer(context: Any, address: Address, keys: CurveKeys) -> Any:
+def connect_peer(context: Any, address: Address, keys: CurveKeys) -> tuple[Any, Handshakes]:
     """A DEALER connecting to the hub at ``address`` with ``keys`` (again and again, every ``RECONNECT_SECONDS``,
-    while nobody listens, or a process that does not know the token does); messages go out only on a
-    connection whose handshake succeeded.
+    while nobody listens, or a process that does not know the token does), and its :class:`Handshakes`,
+    watched from before it connects; messages go out only on a connection whose handshake succeeded.
 
     Raises:
         ValueError: When ``address``'s host cannot be resolved.
@@ -98,12 +98,14 @@ def connect_peer(context: Any, address: Address, keys: CurveKeys) -> Any:
     sock.setsockopt(z.CURVE_SERVERKEY, keys.hub_public)
     sock.setsockopt(z.CURVE_PUBLICKEY, keys.peer_public)
     sock.setsockopt(z.CURVE_SECRETKEY, keys.peer_secret)
+    handshakes = Handshakes(sock)  # before connecting: no handshake goes unseen
     try:
         sock.connect(address.connect_endpoint)
     except z.ZMQError as error:
+        handshakes.close()
         sock.close(linger=0)
         raise ValueError(f"cannot reach {address.text}: {error}") from error
-    return sock
+    return sock, handshakes
 
 
 class Handshakes:

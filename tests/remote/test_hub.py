@@ -106,6 +106,16 @@ def test_a_notebook_that_goes_silent_is_forgotten_and_its_pages_hidden():
     assert local.delivered[-1] == {"type": "visibility", "visible": False, "client": "k3x9"}
 
 
+def test_a_notebook_the_hub_forgot_is_told_it_joins_its_run_again_so_that_it_tells_the_run_of_its_pages():
+    local = Run(run_info(1))
+    line = Wire(local)
+    notebook = Peer(line, b"nb")
+    assert [m.head["joined"] for m in notebook.send("watch", run=local.info.id)] == [True]
+    assert [m.head["joined"] for m in notebook.send("watch", run=local.info.id, now=0.5)] == [False]
+    line.hub.expire(now=0.5 + SILENT_SECONDS + 0.1)  # its link was kept from the interpreter: silent
+    assert [m.head["joined"] for m in notebook.send("watch", run=local.info.id, now=5.0)] == [True]
+
+
 def test_a_notebook_that_says_bye_is_forgotten_at_once():
     local = Run(run_info(1))
     line = Wire(local)
