@@ -2,7 +2,8 @@
 
 Each page acks the newest frame it drew, at most four times a second. Frames are held while a page's oldest
 frame not acknowledged left ``max_lag`` ago, or its last two acks both came ``max_lag`` after their frames (a
-slow link's queue drains first); not by a page silent for ``ACK_FRESH_SECONDS`` or twice its lag (gone, hidden).
+slow link's queue drains first); not by a page silent for ``ACK_FRESH_SECONDS`` or twice its lag (gone, hidden),
+nor by a frame its acks passed over for ``LOST_SECONDS`` (lost on the way: a published run's link may drop one).
 
 >>> acks = PageAcks(max_lag=0.5)
 >>> acks.acknowledge(-1, "k3x9", now=10.0); acks.sent(0, at=10.0)
@@ -17,9 +18,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-__all__ = ["ACK_FRESH_SECONDS", "PAGE_FORGOTTEN_SECONDS", "PageAcks"]
+__all__ = ["ACK_FRESH_SECONDS", "LOST_SECONDS", "PAGE_FORGOTTEN_SECONDS", "PageAcks"]
 
 ACK_FRESH_SECONDS = 1.0
+# A frame a page whose acks arrive has not acknowledged for this long never reached it (a published run's frame
+# dropped by a full pipe, or while its hub changed): it holds no frame back. A page that draws its frames later than
+# that is taken for one that lost them.
+LOST_SECONDS = 2.0
 PAGE_FORGOTTEN_SECONDS = 60.0  # a page silent this long is gone (closed, reloaded): it is forgotten
 
 
@@ -39,7 +44,10 @@ class PageAcks:
     def can_send(self, now: float) -> bool:
         """False while a page whose acks arrive lags (see the module docstring)."""
         for page in self._pages.values():
-            oldest = next((at for seq, at in self._unacked if seq > page.acked and at >= page.since), None)
+            oldest = next(
+                (at for seq, at in self._unacked if seq > page.acked and at >= page.since and now - at < LOST_SECONDS),
+                None,
+            )
             if not page.silent(now) and oldest is not None and max(now - oldest, page.late) >= self.max_lag:
                 return False
         return True
