@@ -381,6 +381,9 @@ def test_a_frame_in_a_helper_that_dies_is_reported_and_the_next_one_goes_to_a_ne
     with pytest.raises(RuntimeError, match="receive"):
         encoder.submit(frame(h=20, w=20), 64, "png", 80)
     child.kill()  # it dies holding the frame
+    # its exit status is known (not reaped: the encoder does that); before that, receive() raises HelperEnding at
+    # once and tells how it ended later (tests/live/test_encoder_process.py)
+    wait_until(lambda: child.status() == psutil.STATUS_ZOMBIE, "the killed helper to be a zombie")
     with pytest.raises(EncoderProcessError, match="killed by SIGKILL"):
         encoder.receive()
     data, width, height = encoder.encode(frame(value=200, h=40, w=60), 30, "png", 80)  # a new child
