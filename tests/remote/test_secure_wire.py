@@ -15,6 +15,8 @@ import zmq
 from waiting import wait_until
 
 import gymview
+from gymview.remote import runs_at, wire
+from gymview.remote.tokens import curve_keys
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +70,7 @@ def test_a_proxy_reads_neither_frames_nor_the_run_s_name_and_its_recording_sent_
         address, token, scripts, pages):
     name = f"secret-run-{secrets.token_hex(4)}"
     script = scripts("--publish", address, "--run", name)
-    wait_until(lambda: gymview.remote.runs_at(address, token=token, timeout=60), "the run to publish")
+    wait_until(lambda: runs_at(address, token=token, timeout=60), "the run to publish")
     proxy = Proxy(address)
     try:
         view = gymview.attach(proxy.address, token=token, timeout=60, display=False)
@@ -128,7 +130,7 @@ def flood(address, token, seconds, stop):
                 peer.setsockopt(zmq.LINGER, 0)
                 peer.setsockopt(zmq.SNDHWM, 4)
                 if guess:
-                    keys = gymview.remote.tokens.curve_keys(guess)
+                    keys = curve_keys(guess)
                     peer.curve_serverkey, peer.curve_publickey, peer.curve_secretkey = (
                         keys.hub_public, keys.peer_public, keys.peer_secret)
                 peer.connect(f"tcp://{address}")
@@ -181,13 +183,15 @@ def test_peers_without_the_token_flooding_the_port_neither_grow_the_run_nor_keep
 
 def test_a_run_s_process_answers_nothing_but_the_handshake_to_a_peer_that_speaks_plain_zmq(address, token, scripts):
     scripts("--publish", address)
-    wait_until(lambda: gymview.remote.runs_at(address, token=token, timeout=60), "the run to publish")
+    wait_until(lambda: runs_at(address, token=token, timeout=60), "the run to publish")
     context = zmq.Context()
     try:
         peer = context.socket(zmq.DEALER)
         peer.setsockopt(zmq.LINGER, 0)
         peer.connect(f"tcp://{address}")
-        peer.send_multipart(gymview.remote.wire.encode("watch", {"run": None}), flags=zmq.NOBLOCK)
+        # a watch with what a hand-made handshake would answer (a fresh nonce, no proof yet)
+        peer.send_multipart(wire.encode("watch", {"run": None, "nonce": "n1", "hub": None, "auth": None}),
+                            flags=zmq.NOBLOCK)
         assert not peer.poll(3000), "a peer without the token heard from the run"
     finally:
         context.destroy(linger=0)
