@@ -246,7 +246,14 @@ class Hub:
     def _leave(self, identity: bytes, viewer: _Viewer) -> None:
         """The viewer no longer shows its run: its pages are hidden, for the run's flow control and rate."""
         if viewer.run is not None and viewer.run in self._all_runs():
-            for client in viewer.clients:
+            # a page another viewer of the run speaks for stays (the same notebook, connected again)
+            held = {
+                client
+                for other in self._viewers.values()
+                if other is not viewer and other.run == viewer.run
+                for client in other.clients
+            }
+            for client in viewer.clients - held:
                 hidden = protocol.page_hidden(client)
                 self._to_run(viewer.run, hidden, wire.encode("page", {}, hidden)[1])
         viewer.run, viewer.clients = None, set()

@@ -10,6 +10,7 @@ Where the token comes from: ``GYMVIEW_TOKEN``, else the address's token file, ma
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
@@ -18,7 +19,7 @@ import re
 import secrets
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "TOKEN_VARIABLE",
@@ -65,12 +66,18 @@ def read_token_file(path: pathlib.Path) -> str | None:
         PermissionError: When others than its owner may read or write it, or another user owns it: the message
             says how to make it private.
     """
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:  # never through a link, never waiting on a pipe put there
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise PermissionError(f"gymview: the token file {path} is a symbolic link: delete it") from error
+        raise
     with os.fdopen(descriptor) as file:
         status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise PermissionError(f"gymview: the token file {path} is not a plain file: delete it")
         if hasattr(os, "getuid") and status.st_uid != os.getuid():
             raise PermissionError(
                 f"gymview: the token file {path} belongs to another user: delete it, or attach with token='...'"
@@ -88,6 +95,13 @@ def write_token_file(path: pathlib.Path, token: str) -> str:
     """Write ``token`` to ``path``, readable by this user only, unless a token is there already (another
     process publishing at the same address came first); returns the token that is there now."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = os.lstat(path.parent)
+    mine = not hasattr(os, "getuid") or folder.st_uid == os.getuid()
+    if not stat.S_ISDIR(folder.st_mode) or not mine or folder.st_mode & 0o077:
+        raise PermissionError(
+            f"gymview: the folder for token files {path.parent} must be a folder of yours that only you may use "
+            f"(chmod 700 {path.parent}), or set {RUNTIME_VARIABLE} to one"
+        )
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".token-")  # mode 0600
     try:
         with os.fdopen(descriptor, "w") as file:
@@ -160,10 +174,10 @@ class CurveKeys:
     """The CurveZMQ key pairs (Z85 text) that a token stands for: the hub's, which listens at the address, and
     the peers', which connect to it (notebooks, runs of other processes)."""
 
-    hub_public: bytes
-    hub_secret: bytes
-    peer_public: bytes
-    peer_secret: bytes
+    hub_public: bytes = field(repr=False)  # as secret as the token: a peer must know it to start a handshake
+    hub_secret: bytes = field(repr=False)
+    peer_public: bytes = field(repr=False)
+    peer_secret: bytes = field(repr=False)
 
 
 @functools.lru_cache(maxsize=8)

@@ -67,8 +67,10 @@ class ViewerLink:
 
     def start(self) -> ViewerLink:
         """Start the link's thread (``on_message`` may be called from then on); returns the link."""
-        self._started = True
+        if self._closed:
+            raise RuntimeError("this link is closed")
         self._worker.start()
+        self._started = True
         return self
 
     @property

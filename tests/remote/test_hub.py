@@ -116,6 +116,19 @@ def test_a_notebook_the_hub_forgot_is_told_it_joins_its_run_again_so_that_it_tel
     assert [m.head["joined"] for m in notebook.send("watch", run=local.info.id, now=5.0)] == [True]
 
 
+def test_a_notebook_connected_again_keeps_its_pages_shown_when_its_old_connection_is_forgotten():
+    local = Run(run_info(1))
+    line = Wire(local)
+    old, new = Peer(line, b"old"), Peer(line, b"new")  # the same notebook, before and after a tunnel's blip
+    for peer in (old, new):
+        peer.send("watch", run=local.info.id)
+        peer.send("page", {"type": "ready", "client": "k3x9", "v": 2}, run=local.info.id)
+    new.send("watch", run=local.info.id, now=SILENT_SECONDS)
+    line.hub.expire(now=SILENT_SECONDS + 0.1)  # the old connection is forgotten
+    assert [m.get("visible") for m in local.delivered if m["type"] == "visibility"] == []
+    assert local.viewers == 1
+
+
 def test_a_notebook_that_says_bye_is_forgotten_at_once():
     local = Run(run_info(1))
     line = Wire(local)
@@ -219,6 +232,6 @@ def test_an_uplink_announces_its_runs_and_follows_what_the_hub_says():
 def test_an_uplink_whose_handshake_failed_says_so_once_and_sends_nothing(recwarn):
     sent = []
     uplink = Uplink("127.0.0.1:5555", sent.append, dict)
-    for attempt in range(5):
+    for attempt in range(40):  # one every 0.1 s, for 4 s
         uplink.handshake(False, attempt / 10)
     assert sent == [] and len(recwarn) == 1 and "did not prove it knows this token" in str(recwarn[0].message)

@@ -58,6 +58,27 @@ def test_a_token_file_others_may_read_is_refused_with_the_command_that_makes_it_
     assert tokens.viewer_token(None, "127.0.0.1:5555") == "s3cret"
 
 
+def test_a_token_file_that_is_a_link_or_a_pipe_or_in_a_shared_folder_is_refused(monkeypatch, tmp_path):
+    monkeypatch.delenv(tokens.TOKEN_VARIABLE, raising=False)
+    monkeypatch.setenv("GYMVIEW_RUNTIME_DIR", str(tmp_path / "runtime"))
+    path = tokens.token_file("127.0.0.1:5555")
+    path.parent.mkdir(mode=0o700)
+    (tmp_path / "elsewhere").write_text("planted")
+    path.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PermissionError, match="is a symbolic link"):
+        tokens.viewer_token(None, "127.0.0.1:5555")
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(PermissionError, match="not a plain file"):  # never waits for a writer
+        tokens.viewer_token(None, "127.0.0.1:5555")
+    path.unlink()
+    path.parent.chmod(0o777)
+    with pytest.raises(PermissionError, match=r"only you may use \(chmod 700 "):
+        tokens.publisher_token("127.0.0.1:5555")
+    assert "s3cret" not in repr(curve_keys("s3cret")) and curve_keys("s3cret").hub_secret.decode() not in repr(
+        curve_keys("s3cret"))
+
+
 def test_a_notebook_needs_a_token(monkeypatch, tmp_path):
     monkeypatch.delenv(tokens.TOKEN_VARIABLE, raising=False)
     monkeypatch.setenv("GYMVIEW_RUNTIME_DIR", str(tmp_path))
