@@ -23,7 +23,7 @@ __all__ = ["ACK_FRESH_SECONDS", "LOST_SECONDS", "PAGE_FORGOTTEN_SECONDS", "PageA
 ACK_FRESH_SECONDS = 1.0
 # A frame a page whose acks arrive has not acknowledged for this long never reached it (a published run's frame
 # dropped by a full pipe, or while its hub changed): it holds no frame back. A page that draws its frames later than
-# that is taken for one that lost them. (Twice ``max_lag`` where that is longer.)
+# that, or than twice ``max_lag`` or its own lag, is taken for one that lost them.
 LOST_SECONDS = 2.0
 PAGE_FORGOTTEN_SECONDS = 60.0  # a page silent this long is gone (closed, reloaded): it is forgotten
 
@@ -43,8 +43,8 @@ class PageAcks:
 
     def can_send(self, now: float) -> bool:
         """False while a page whose acks arrive lags (see the module docstring)."""
-        lost_after = max(LOST_SECONDS, 2 * self.max_lag)
         for page in self._pages.values():
+            lost_after = max(LOST_SECONDS, 2 * self.max_lag, 2 * page.lag)  # a page far behind draws late
             oldest = next(
                 (at for seq, at in self._unacked if seq > page.acked and at >= page.since and now - at < lost_after),
                 None,
