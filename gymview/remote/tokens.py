@@ -182,7 +182,7 @@ class CurveKeys:
 
 @functools.lru_cache(maxsize=8)
 def curve_keys(token: str) -> CurveKeys:
-    """The key pairs of ``token``: scrypt (a few tens of milliseconds, once per process and token, so that a
+    """The key pairs of ``token``: scrypt (slow on purpose, and run once per process and token, so that a
     recorded handshake does not let anyone try guesses of a weak token quickly) makes both secret keys, and
     Curve25519 their public keys. A peer must know the hub's public key to start a handshake, and only the
     hub holds its secret key: only processes that know the token get past the handshake, either way.

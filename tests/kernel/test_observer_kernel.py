@@ -191,34 +191,3 @@ def test_a_page_that_closed_the_views_comm_never_stops_the_loop(kernel):
     assert execution.error is None, execution.error
     assert "stepped on" in execution.stdout
     assert warnings_of(execution)[0] == []
-
-
-
-COMM_CLOSED = """
-import gymnasium as gym, gymview
-env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), fps=60)
-env.reset(seed=0)
-for _ in range(3000):
-    if any(env.step(env.action_space.sample())[2:4]):
-        env.reset()
-print(env.view.model_id)
-"""
-
-AFTER_CLOSE = """
-for _ in range(20_000):
-    if any(env.step(env.action_space.sample())[2:4]):
-        env.reset()
-env.close()
-print("stepped on")
-"""
-
-
-def test_a_page_that_closed_the_views_comm_never_stops_the_loop(kernel):
-    comm_id = kernel.run(COMM_CLOSED).stdout.strip().splitlines()[-1]
-    # what a front-end sends when the widget's output goes (a cleared cell, a closed notebook)
-    message = kernel.client.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
-    kernel.client.shell_channel.send(message)
-    execution = kernel.execute(AFTER_CLOSE)
-    assert execution.error is None, execution.error
-    assert "stepped on" in execution.stdout
-    assert warnings_of(execution)[0] == []
