@@ -7,7 +7,7 @@ from PIL import Image
 from live_helpers import sent_frames
 
 import gymview
-from gymview.live import streamer
+from gymview.live import stream_watcher
 
 
 def psnr(a, b):
@@ -188,7 +188,7 @@ def test_watch_with_a_view_refuses_settings_it_would_ignore(shown):
 
 def test_watch_pumps_each_encoded_frame_out_while_the_loop_runs(shown, monkeypatch):
     # Only the loop's pumping sends here: the watcher thread would wait 30 s.
-    monkeypatch.setattr(streamer, "PUMP_WAIT_SECONDS", 30.0)
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 30.0)
     view = shown(fps=120)
     env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=view, display=False)
     env.reset(seed=0)

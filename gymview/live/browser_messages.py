@@ -5,12 +5,13 @@ Clicks only set thread-safe state (the loop obeys it at its next step), so they 
 thread: ipykernel's shell-channel thread hands them over while a cell blocks the main shell
 (:mod:`gymview.live.kernels.page_requests`).
 
->>> from gymview.live.controls import RunControls
->>> controls = RunControls()
->>> messages = BrowserMessages(controls, streamer=None, post_state=lambda: None, page_seen=lambda *a: None)
+>>> from gymview.live.widget import LiveView
+>>> view = LiveView()
+>>> messages, controls = view._messages, view._link.controls
 >>> messages.receive({"type": "control", "action": "pause", "id": "k3x9:1"})
 >>> controls.state, messages.heard
 ('paused', ['k3x9:1'])
+>>> view.close()
 """
 
 from __future__ import annotations
@@ -19,53 +20,58 @@ import collections
 import reprlib
 import threading
 import warnings
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from gymview.episodes.recent import KeptSteps
 from gymview.live import protocol
 from gymview.live.controls import RunControls
+from gymview.live.loop_link import LoopLink
+from gymview.live.streamer import FrameStreamer
 
-__all__ = ["BrowserMessages"]
+__all__ = ["BrowserMessages", "MessagedView"]
+
+
+class MessagedView(Protocol):
+    """What a page's messages act on in the view besides its buttons (a LiveView's own side of it)."""
+
+    def post_state(self) -> None:
+        """Send the state message (the buttons as the loop stands, the clicks heard)."""
+        ...
+
+    def page_seen(self, client: str, visible: bool, ready: bool) -> None:
+        """Page ``client`` shows the view (``visible``) or not; ``ready``: it has just rendered it."""
+        ...
+
+    def send_module(self, name: str) -> None:
+        """Send the page the module it asked for (the scene's drawing code)."""
+        ...
 
 
 class BrowserMessages:
     """What the pages showing one view say to it.
 
-    ``streamer`` takes acks and replays (a :class:`~gymview.live.streamer.FrameStreamer`);
-    ``post_state()`` sends the state message after a click that changes nothing the controls post
-    themselves; ``page_seen(client, visible, ready)`` tells the view that a page shows it or not;
-    ``send_module(name)`` sends a page the module it asked for; ``steps()`` gives the feeding loop's
-    latest steps (None: it keeps none), charted under the replay; ``loop_runs_elsewhere()`` whether the loop
-    feeding the view runs on in another thread (a click the page gave up on is then kept: that loop obeys it).
+    Clicks go to ``controls``; acks, replays and ready pages to the ``link``'s streamer; the loop's kept steps
+    (charted under the replay) and whether it runs on in another thread (a click the page gave up on is then
+    kept: that loop obeys it) come from the ``link``; the rest goes to the ``view`` (:class:`MessagedView`).
     """
 
-    def __init__(
-        self,
-        controls: RunControls,
-        streamer: Any,
-        post_state: Callable[[], None],
-        page_seen: Callable[[str, bool, bool], None],
-        send_module: Callable[[str], None] = lambda name: None,
-        steps: Callable[[], KeptSteps | None] = lambda: None,
-        loop_runs_elsewhere: Callable[[], bool] = lambda: False,
-    ) -> None:
+    def __init__(self, controls: RunControls, link: LoopLink, view: MessagedView) -> None:
         self.controls = controls
-        self.streamer = streamer
-        self._post_state = post_state
-        self._page_seen = page_seen
-        self._send_module = send_module
+        self._link = link
+        self._view = view
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
         self._applied: dict[str, tuple[str, bool]] = {}  # click id -> action, and whether a cancel undoes it
-        self._steps = steps
-        self._loop_runs_elsewhere = loop_runs_elsewhere
 
     @property
     def heard(self) -> list[str]:
         """Ids of the latest clicks applied, for the state message."""
         with self._lock:
             return list(self._heard)
+
+    @property
+    def streamer(self) -> FrameStreamer:
+        """The view's frame stream (a :class:`~gymview.live.streamer.FrameStreamer`, the link's own)."""
+        return self._link.streamer
 
     def receive(self, content: Any) -> None:
         """Handle one message from a page (on the shell thread, or a subshell's while a cell runs)."""
@@ -82,15 +88,15 @@ class BrowserMessages:
                     stacklevel=1,
                 )
             self.streamer.page_ready(message.client, message.codecs)
-            self._page_seen(message.client, True, True)
+            self._view.page_seen(message.client, True, True)
         elif message.type == protocol.KEYFRAME:
             self.streamer.want_key_frame()
         elif message.type == protocol.ACK and message.seq is not None:
             self.streamer.acknowledge(message.seq, message.client)
         elif message.type == protocol.VISIBILITY:
-            self._page_seen(message.client, message.visible, False)
+            self._view.page_seen(message.client, message.visible, False)
         elif message.type == protocol.MODULE and message.name is not None:
-            self._send_module(message.name)
+            self._view.send_module(message.name)
 
     def _apply(self, message: protocol.FromPage) -> None:
         if message.type == protocol.KEY:
@@ -112,14 +118,14 @@ class BrowserMessages:
         with self._lock:
             if message.id is not None:
                 self._heard.append(message.id)  # the state message that follows names it
-                self._applied[message.id] = (action, not self._loop_runs_elsewhere())
+                self._applied[message.id] = (action, not self._link.loop_runs_elsewhere())
                 while len(self._applied) > 64:  # only a click the page may still cancel matters
                     del self._applied[next(iter(self._applied))]
         if action == "speed":
             try:
                 self.controls.set_speed(message.value)
             except (TypeError, ValueError):
-                self._post_state()  # a speed this kernel does not take: the page shows the current one
+                self._view.post_state()  # a speed this kernel does not take: the page shows the current one
             return
         {
             "pause": self.controls.pause,
@@ -145,7 +151,7 @@ class BrowserMessages:
 
     def _send_steps(self) -> None:
         """The steps the kept frames span, for the charts under the replay (none kept: no answer)."""
-        steps = self._steps()
+        steps = self._link.steps
         numbers = [header.get("row") for header, _, _ in self.streamer.history.snapshot()]
         known = [number for number in numbers if isinstance(number, int)]
         if steps is None or not known:

@@ -117,15 +117,15 @@ class ViewFeed:
                 self.view.flush()
             except VIEW_FAILURES as error:
                 self._tell(error)
-            self._link.keep_still_image()
+            self._link.view.keep_still_image()
 
     def report(self, message: str) -> None:
         """Show ``message`` under the picture (a run's error, for one)."""
-        self._link.report(message)
+        self._link.view.report(message)
 
     def take_keys(self, on: bool) -> None:
         """Whether the view sends key presses to the kernel (a person playing), and says so."""
-        self._link.take_keys(on)
+        self._link.view.take_keys(on)
 
     def on_close(self, hook: Callable[[], None]) -> Callable[[], None]:
         """Call ``hook()`` when the feed closes, before the env does (a play loop on the env stops
@@ -170,7 +170,7 @@ class ViewFeed:
         ours = isinstance(error, VIEW_FAILURES)
         first_line = (str(error) if ours else f"{kind.__name__}: {error}").split("\n", 1)[0]
         again = f" ({count} times so far)" if count > 1 else ""
-        self._link.report(f"{first_line}{again}; the run goes on")
+        self._link.view.report(f"{first_line}{again}; the run goes on")
         if count > 1:
             return
         told = str(error) if ours else "".join(traceback.format_exception(error)).rstrip()

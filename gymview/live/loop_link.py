@@ -23,11 +23,13 @@ from typing import Any, Protocol
 
 from gymview.episodes.recent import KeptSteps
 from gymview.live.controls import RunControls
+from gymview.live.far_pages import FarPages
+from gymview.live.kernels import registry
 from gymview.live.pacing.cpus import HelperCost, cgroup_cpu_limit, usable_cpus
 from gymview.live.pacing.throttle import FrameThrottle
 from gymview.live.streamer import FrameStreamer
 
-__all__ = ["BrowserPoller", "LoopLink"]
+__all__ = ["BrowserPoller", "LinkedView", "LoopLink"]
 
 
 class BrowserPoller(Protocol):
@@ -37,6 +39,27 @@ class BrowserPoller(Protocol):
 
     def deliver(self, handlers: Mapping[str, Callable[[Any], None]]) -> int:
         """Hand the waiting messages addressed to the comm ids in ``handlers`` to them; how many."""
+        ...
+
+
+class LinkedView(Protocol):
+    """What a loop acts on in the view it feeds, besides its frames (a LiveView's own side of it)."""
+
+    @property
+    def active(self) -> bool:
+        """Whether frames can reach a page now (in a kernel, or a page elsewhere attached; not closed)."""
+        ...
+
+    def keep_still_image(self) -> None:
+        """Leave the last frame in the notebook as a still image beside the live view."""
+        ...
+
+    def report(self, message: str) -> None:
+        """Show ``message`` on the view's status line."""
+        ...
+
+    def take_keys(self, on: bool) -> None:
+        """Send the page's key presses to the kernel, or stop sending them."""
         ...
 
 
@@ -51,11 +74,9 @@ POLL_SECONDS = 0.02
 class LoopLink:
     """What a loop feeding one view calls.
 
-    ``is_active()``: frames can reach a front-end now. ``handlers()``: comm id -> message handler of
-    every open view (a poll delivers the messages of all of them). ``keep_still_image()``,
-    ``report(message)`` and ``take_keys(on)`` act on the view's output, status line and keyboard.
-    ``give_turn()``, at each :meth:`service`, lets the thread that sends to pages elsewhere run if the loop kept
-    it from the interpreter (a published run's, ``FarPages.give_turn``).
+    ``view`` is what the loop acts on in the view besides its frames (:class:`LinkedView`). A ``poller``
+    fetches the messages of every open view's pages where the kernel delivers none while a cell runs. Pages
+    elsewhere (``far_pages``) get a turn of the interpreter at each :meth:`service`.
     """
 
     def __init__(
@@ -63,14 +84,10 @@ class LoopLink:
         streamer: FrameStreamer,
         throttle: FrameThrottle,
         controls: RunControls,
-        poller: BrowserPoller | None,
-        is_active: Callable[[], bool],
-        handlers: Callable[[], dict[str, Callable[[Any], None]]],
-        keep_still_image: Callable[[], None],
-        report: Callable[[str], None],
-        take_keys: Callable[[bool], None],
+        view: LinkedView,
+        poller: BrowserPoller | None = None,
+        far_pages: FarPages | None = None,
         helper_cost: HelperCost | None = None,
-        give_turn: Callable[[], None] = lambda: None,
     ) -> None:
         self.streamer = streamer
         self.throttle = throttle
@@ -79,24 +96,20 @@ class LoopLink:
         self.env_fps: float | None = None
         self.steps: KeptSteps | None = None  # the loop's latest steps, charted under the replay
         self._handed_over = 0  # the streamer's message count at the last hand-over to the IOPub thread
-        self.keep_still_image = keep_still_image
-        self.report = report
-        self.take_keys = take_keys
-        self._is_active = is_active
+        self.view = view
         self.clock = throttle.clock  # the time frames are paced by
-        self._handlers = handlers
         self._next_pump = 0.0
         self._next_poll = 0.0
         # how much of the helper's time for a frame the loop pays for
         self.helper_cost = helper_cost if helper_cost is not None else HelperCost(cgroup_cpu_limit(), usable_cpus())
         self._sending_seconds = 0.0  # sending frames since the last record_cost: the loop pays that too
         self._loop_thread: threading.Thread | None = None  # the thread of the loop that called service() last
-        self._give_turn = give_turn
+        self._far_pages = far_pages
 
     @property
     def active(self) -> bool:
         """Whether pushed frames can reach a notebook front-end (in a kernel, view not closed)."""
-        return self._is_active()
+        return self.view.active
 
     def loop_runs_elsewhere(self) -> bool:
         """Whether the loop feeding the view runs on, in another thread than the caller's (``play()``, a
@@ -145,7 +158,8 @@ class LoopLink:
         """:meth:`pump`, then on ipykernel 6 and marimo :meth:`poll_browser`; the seconds until the next call is
         due (there at most the polling period, so clicks are fetched even when no frame is)."""
         self._loop_thread = threading.current_thread()
-        self._give_turn()
+        if self._far_pages is not None:
+            self._far_pages.give_turn()
         seconds = self.pump()
         if self.poller is None:
             return seconds
@@ -161,7 +175,7 @@ class LoopLink:
         if now < self._next_poll:
             return
         self._next_poll = now + POLL_SECONDS
-        self.poller.deliver(self._handlers())
+        self.poller.deliver(registry.comm_handlers())
 
     @property
     def paused_wait(self) -> Callable[[float], None] | None:

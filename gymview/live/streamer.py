@@ -11,9 +11,9 @@ under one lock:
 
 No other thread runs while the producer pumps: on CPython a thread waiting for the GIL is woken
 on every release a busy loop makes (numpy releases it in each ``action_space.sample()``), and
-those wake-ups slow the loop (docs/performance.md). One watcher thread looks in every
-``PUMP_WAIT_SECONDS`` for what the producer left: an encoded frame nobody pumped for (the loop
-ended or stalls), a frame waiting for an ack, a resend the browser asked for.
+those wake-ups slow the loop (docs/performance.md). One watcher thread
+(:class:`~gymview.live.stream_watcher.StreamWatcher`) does what the producer left: an encoded frame
+nobody pumped for (the loop ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 
 Flow control: :class:`~gymview.live.pacing.page_acks.PageAcks` holds frames back while a page whose acks
 arrive lags by ``max_lag``. Every message, resends included, takes a token from a process-wide
@@ -32,6 +32,7 @@ arrive lags by ``max_lag``. Every message, resends included, takes a token from 
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 import time
 import warnings
@@ -41,11 +42,10 @@ from typing import Any
 import numpy as np
 
 from gymview._internal.checks import check_int
-from gymview._internal.memory import give_back_free_memory
-from gymview._internal.worker import Worker
 from gymview.errors import EncoderProcessError, FrameError
 from gymview.image.codec import check_format, check_quality, encode_frame
 from gymview.image.frames import downsample, fit_size
+from gymview.live import stream_watcher
 from gymview.live.encoding.deferred import DeferredFrame
 from gymview.live.encoding.drawn_here import draw_frame_here
 from gymview.live.encoding.encoder_process import EncoderProcess, HelperEnding
@@ -57,6 +57,7 @@ from gymview.live.encoding.video_stream import VideoStream, check_codec
 from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
 from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
 from gymview.live.protocol import STATE, frame_header
+from gymview.live.stream_watcher import StreamWatcher
 
 __all__ = ["FrameStreamer", "check_max_size"]
 
@@ -70,12 +71,6 @@ ACK_WAIT_SECONDS = 0.5
 # While a frame is in the encoder process, the producer looks for its reply this often once it is
 # likely back (see FrameStreamer.seconds_until_reply).
 POLL_SECONDS = 0.001
-# The watcher thread looks this often for work the producer left (see the module docstring); an
-# encoded frame nobody pumped for goes out after at most about twice this.
-PUMP_WAIT_SECONDS = 0.05
-# A watcher with nothing to do for this long ends, and closes the encoder process; the next frame
-# starts both again, so views whose env was never closed (a re-run cell) leave nothing behind.
-IDLE_EXIT_SECONDS = 10.0
 # A picture a page asked for is made again of the newer frame that went out while it was made, this often at most
 RESEND_TRIES = 3
 
@@ -130,14 +125,11 @@ class FrameStreamer:
         self._resend = False
         self._resend_tries = 0  # pictures of the latest frame made in vain: a newer one went out meanwhile
         self._outbox: collections.deque[tuple[dict[str, Any], list[bytes]]] = collections.deque()
-        self._nudge = threading.Event()  # wakes the watcher for a posted message
-        self._retired = False  # the watcher ended after idling: the next frame starts a new one
         self._failure: FrameError | EncoderProcessError | None = None  # a lost frame's error, for the user
         self._seq = -1
         self._acks = PageAcks(self.max_lag)  # each browser page's acks: pages come and go
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
-        self._on_watching = on_watching  # told when a watcher starts (True) and ends (False)
-        self._watcher = Worker("stream", self._watch, wake=self._nudge.set)
+        self._watcher = StreamWatcher(self._lock, self._chores, self._retire, on_watching)
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
         self.messages = 0  # frame messages sent (several scene frames may share one)
@@ -185,7 +177,7 @@ class FrameStreamer:
                 self.replaced += 1
             self._waiting = (frame, info, self._clock())
             self._advance()
-            self._keep_watching()
+            self._watcher.keep_going()
 
     def check(self, frame: Any = None) -> None:
         """Raise what :meth:`offer` would raise before taking ``frame`` (None: pixels not yet seen), taking
@@ -254,7 +246,6 @@ class FrameStreamer:
 
     def _end_helper(self) -> None:
         with self._lock:
-            self._retired = False
             stuck = self._in_encoder is not None and self._encoded_here is None and self._encoder is not None
             end_helper = self._encoder.let_go() if self._encoder is not None else None
             if self._in_encoder is not None:
@@ -377,7 +368,7 @@ class FrameStreamer:
         with self._lock:
             self._resend = self._latest.sent is not None
             if self._resend and not self._watcher.failed:  # a failure is the user's, on their next push
-                self._keep_watching()
+                self._watcher.keep_going()
 
     def post(self, header: dict[str, Any], buffers: list[bytes] | None = None) -> None:
         """Send a message other than a new frame (a state change, a replayed frame) from the
@@ -387,8 +378,8 @@ class FrameStreamer:
                 self._outbox = collections.deque(item for item in self._outbox if item[0].get("type") != STATE)
             self._outbox.append((header, buffers or []))
             if not self._watcher.failed:
-                self._keep_watching()
-        self._nudge.set()
+                self._watcher.keep_going()
+        self._watcher.wake()
 
     def messages_per_second(self, window: float = 3.0) -> float:
         """Frame messages sent over the last ``window`` seconds, per second."""
@@ -396,13 +387,6 @@ class FrameStreamer:
         return sum(1 for t in list(self._send_times) if now - t <= window) / window
 
     # -- with the lock held --------------------------------------------------------------------
-    def _keep_watching(self) -> None:
-        if self._retired:  # the last watcher ended after idling (or is about to): a new one, without waiting
-            self._retired = False
-            self._watcher.start(again=True)
-        else:
-            self._watcher.start()
-
     def _advance(self) -> None:
         """Submit the waiting frame if the encoder is free, the browser has room and the budget allows."""
         if self._waiting is None or self._in_encoder is not None:
@@ -612,43 +596,23 @@ class FrameStreamer:
         self.last_encode_ms = (time.perf_counter() - started) * 1000.0
         return data, width, height, key
 
-    # -- the watcher thread ------------------------------------------------------------------
-    def _watch(self, stop: threading.Event) -> None:
-        self._on_watching(True)
-        try:
-            self._watch_until(stop)
-        finally:
-            self._on_watching(False)
-
-    def _watch_until(self, stop: threading.Event) -> None:
-        idle_since = time.perf_counter()
-        while not stop.is_set():
-            self._nudge.wait(PUMP_WAIT_SECONDS)
-            self._nudge.clear()
-            if stop.is_set():
-                return
-            make_image, retiring, end_helper = None, False, None
-            with self._lock:
-                while self._outbox and self._budget.try_acquire():
-                    header, buffers = self._outbox.popleft()
-                    self._deliver(header, buffers)
-                self._collect(older_than=PUMP_WAIT_SECONDS)
-                self._advance()
-                self._send_scenes(due_only=True)
-                if self._resend:
-                    make_image, latest = self._resend_latest(), self._latest.sent
-                now = time.perf_counter()
-                active = self.busy or self._resend or self._outbox or self.holding or make_image is not None
-                if active:
-                    idle_since = now
-                elif now - idle_since >= IDLE_EXIT_SECONDS:
-                    self._retired = retiring = True
-                    end_helper = self._encoder.let_go() if self._encoder is not None else None
+    # -- the watcher thread's chores, with the lock held ------------------------------------------
+    def _chores(self) -> tuple[bool, Callable[[], None] | None]:
+        """What the producer left: messages posted, a frame back from the helper, one waiting, scene frames
+        held, a resend; whether there was any, and the picture to make after the lock is let go."""
+        while self._outbox and self._budget.try_acquire():
+            header, buffers = self._outbox.popleft()
+            self._deliver(header, buffers)
+        self._collect(older_than=stream_watcher.PUMP_WAIT_SECONDS)
+        self._advance()
+        self._send_scenes(due_only=True)
+        later = None
+        if self._resend:
+            make_image, latest = self._resend_latest(), self._latest.sent
             if make_image is not None:
-                self._resend_made(latest, make_image)
-            if retiring:
-                if end_helper is not None:
-                    end_helper(5.0)
-                return
-            if active:
-                give_back_free_memory()  # outside the lock: the loop's push and pump never wait for a trim
+                later = functools.partial(self._resend_made, latest, make_image)
+        return bool(self.busy or self._resend or self._outbox or self.holding or later is not None), later
+
+    def _retire(self) -> Callable[[float], None] | None:
+        """The watcher idled out: let the helper go (the next frame starts a new one); what ends it."""
+        return self._encoder.let_go() if self._encoder is not None else None

@@ -176,28 +176,13 @@ class LiveView(anywidget.AnyWidget):
         self._displayed = False
         self._client_visible: dict[str, bool] = {}  # browser page id -> shows a view of this widget
         self._rate_lock = threading.Lock()
-        self._link = LoopLink(  # what a loop feeding this view calls (gymview.live.feed.ViewFeed)
-            self._streamer,
-            self._throttle,
-            self._controls,
-            # ipykernel 6 and marimo deliver no browser message while a cell runs: the loop fetches them
-            poller=_poller(self._in_kernel, self._marimo),
-            is_active=lambda: self._active,
-            handlers=_message_handlers,
-            keep_still_image=lambda: self._leave_last_frame(keep_widget=True),
-            report=lambda message: self._post_state(message=message),
-            take_keys=lambda on: setattr(self, "_keyboard", bool(on)),
-            give_turn=far_pages.give_turn if far_pages is not None else lambda: None,
+        side = _OwnSide(self)
+        # what a loop feeding this view calls (gymview.live.feed.ViewFeed); ipykernel 6 and marimo deliver no
+        # browser message while a cell runs: there the loop fetches them
+        self._link = LoopLink(
+            self._streamer, self._throttle, self._controls, side, _poller(self._in_kernel, self._marimo), far_pages
         )
-        self._messages = BrowserMessages(
-            self._controls,
-            self._streamer,
-            self._post_state,
-            self._page_seen,
-            send_module=self._send_module,
-            steps=lambda: self._link.steps,
-            loop_runs_elsewhere=self._link.loop_runs_elsewhere,
-        )
+        self._messages = BrowserMessages(self._controls, self._link, side)
         self._display_handle: Any = None  # from show(): where close() leaves the last frame
         forked = forked_child()
         if forked:  # opening a real comm would send from the fork
@@ -221,7 +206,7 @@ class LiveView(anywidget.AnyWidget):
         if self._in_kernel and not self._marimo:
             answer_on_shell_channel()  # clicks, and a page loading, heard while a cell runs
         self._closed = False
-        registry.add(self, LiveView._go_inert)  # not a bound method: that would keep the view alive
+        registry.add(self, LiveView._go_inert, LiveView._from_page)  # not bound methods: they would keep it alive
 
     @property
     def draw(self) -> str:
@@ -250,7 +235,7 @@ class LiveView(anywidget.AnyWidget):
         if self._far_pages is not None:
             self._far_pages.go_inert()
         self._link.go_inert()
-        self._streamer = self._messages.streamer = self._link.streamer
+        self._streamer = self._link.streamer
         self._controls.reset_after_fork()  # never paused by a click meant for the parent's loop
         self.comm = DummyComm(target_name="jupyter.widget")
         self._own_layout = None  # the parent's: closing it here would send from the fork
@@ -558,6 +543,31 @@ def _poller(in_kernel: bool, marimo: bool) -> Ipykernel6CommPoller | MarimoCommP
     return Ipykernel6CommPoller.for_this_kernel()
 
 
-def _message_handlers() -> dict[str, Callable[[Any], None]]:
-    """Comm id -> message handler of every open view: a poll on ipykernel 6 delivers to all of them."""
-    return {view.comm.comm_id: view._from_page for view in registry.live_views() if view.comm is not None}
+class _OwnSide:
+    """What the view's loop (:class:`~gymview.live.loop_link.LinkedView`) and its pages' messages
+    (:class:`~gymview.live.browser_messages.MessagedView`) act on, besides frames and buttons."""
+
+    def __init__(self, view: LiveView) -> None:
+        self._view = view
+
+    @property
+    def active(self) -> bool:
+        return self._view._active
+
+    def keep_still_image(self) -> None:
+        self._view._leave_last_frame(keep_widget=True)
+
+    def report(self, message: str) -> None:
+        self._view._post_state(message=message)
+
+    def take_keys(self, on: bool) -> None:
+        self._view._keyboard = bool(on)
+
+    def post_state(self) -> None:
+        self._view._post_state()
+
+    def page_seen(self, client: str, visible: bool, ready: bool) -> None:
+        self._view._page_seen(client, visible, ready)
+
+    def send_module(self, name: str) -> None:
+        self._view._send_module(name)

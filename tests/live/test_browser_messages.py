@@ -1,6 +1,7 @@
 """BrowserMessages: each message a page sends a view, applied once, on whichever thread hears it."""
 
 import warnings
+from types import SimpleNamespace
 
 import pytest
 
@@ -38,8 +39,10 @@ class History(list):
 
 def messages_for(kept=(), loop_runs_elsewhere=lambda: False):
     controls, streamer, pages, posts = RunControls(), Streamer(kept), [], []
-    messages = BrowserMessages(controls, streamer, post_state=lambda: posts.append("state"),
-                               page_seen=lambda *seen: pages.append(seen), loop_runs_elsewhere=loop_runs_elsewhere)
+    link = SimpleNamespace(streamer=streamer, steps=None, loop_runs_elsewhere=loop_runs_elsewhere)
+    view = SimpleNamespace(post_state=lambda: posts.append("state"), page_seen=lambda *seen: pages.append(seen),
+                           send_module=lambda name: None)
+    messages = BrowserMessages(controls, link, view)
     return messages, controls, streamer, pages, posts
 
 

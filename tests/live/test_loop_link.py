@@ -16,9 +16,7 @@ def link_with(throttle, encode_ms, streamer=None, quota=None, cpus=16.0, waits=N
     streamer = streamer or SimpleNamespace(encodes_elsewhere=True, last_encode_ms=encode_ms, last_drawn_by_page=False, sent=0)
     readings = iter(waits) if waits is not None else None
     cost = HelperCost(quota, cpus, wait=(lambda: next(readings)) if readings else lambda: None)
-    return LoopLink(streamer, throttle, controls=None, poller=None, is_active=lambda: True, handlers=dict,
-                    keep_still_image=lambda: None, report=lambda message: None, take_keys=lambda on: None,
-                    helper_cost=cost)
+    return LoopLink(streamer, throttle, controls=None, view=SimpleNamespace(active=True), helper_cost=cost)
 
 
 def frames(link, count, count_helper=False):

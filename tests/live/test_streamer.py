@@ -16,6 +16,7 @@ from gymview.errors import EncoderProcessError, FrameError, WorkerError
 from gymview.image.codec import encode_frame
 from gymview.image.frames import downsample
 from gymview.live.pacing import page_acks
+from gymview.live import stream_watcher
 from gymview.live import streamer as stream
 from gymview.live import protocol
 from gymview.live.encoding.encoder_process import EncoderProcess, encoder_command
@@ -82,7 +83,7 @@ def encoder_children():
 @pytest.fixture
 def patient_watcher(monkeypatch):
     """The watcher thread looks every 30 s instead of 50 ms: only pump, flush or stop send."""
-    monkeypatch.setattr(stream, "PUMP_WAIT_SECONDS", 30.0)
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 30.0)
 
 
 def test_frames_are_downsampled_encoded_and_numbered_without_gaps():

@@ -11,7 +11,7 @@ import pytest
 from live_helpers import ShownView
 from waiting import wait_until
 
-from gymview.live import LiveView, streamer
+from gymview.live import LiveView, stream_watcher
 from gymview.live.controls import RunControls
 from gymview.live.kernels import registry
 from gymview.live.kernels.thread_switches import QUICK_SECONDS
@@ -53,7 +53,7 @@ def test_streams_in_a_kernel_shorten_the_switch_interval_until_the_last_one_ends
 
 
 def test_a_view_never_closed_gives_the_interval_back_once_its_stream_goes_quiet(default_interval, monkeypatch):
-    monkeypatch.setattr(streamer, "IDLE_EXIT_SECONDS", 0.2)
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 0.2)
     forgotten = streaming()  # a cell run again: the old view is never closed
     assert sys.getswitchinterval() == pytest.approx(QUICK_SECONDS)
     wait_until(lambda: sys.getswitchinterval() == pytest.approx(0.005), "the idle stream to give the interval back")

@@ -5,7 +5,7 @@ import pytest
 from live_helpers import browser_says, feed_of
 from waiting import wait_until
 
-from gymview.live import streamer
+from gymview.live import stream_watcher
 from gymview.live.feed import ViewFeed
 from gymview.live.kernels.registry import live_views
 from gymview.live.widget import HIDDEN_FPS, LiveView
@@ -149,7 +149,7 @@ def test_a_view_that_appears_after_stop_still_gets_the_last_frame(shown):
 
 
 def test_idle_watchers_end_and_restart_on_the_next_push(shown, monkeypatch):
-    monkeypatch.setattr(streamer, "IDLE_EXIT_SECONDS", 0.05)
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 0.05)
     view = shown(fps=120)
     view.push(frame())
     view.flush()
@@ -162,7 +162,7 @@ def test_idle_watchers_end_and_restart_on_the_next_push(shown, monkeypatch):
 
 
 def test_a_feed_lets_its_loop_skip_checks_until_the_next_frame_is_due(shown, monkeypatch):
-    monkeypatch.setattr(streamer, "PUMP_WAIT_SECONDS", 30.0)  # the feed's own pumping only
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 30.0)  # the feed's own pumping only
     interval = 60.0  # longer than any wait here, however busy the machine
     view = shown(fps=1 / interval)
     feed = feed_of(view, frame)
@@ -184,7 +184,7 @@ def test_a_feed_lets_its_loop_skip_checks_until_the_next_frame_is_due(shown, mon
 
 def test_pushing_every_step_pumps_frames_out(shown, monkeypatch):
     # Only the pushing loop sends here: the watcher would wait 30 s.
-    monkeypatch.setattr(streamer, "PUMP_WAIT_SECONDS", 30.0)
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 30.0)
     view = shown(fps=120)
     pushed = 0
     while len(view.sent) < 5 and pushed < 10_000_000:

@@ -14,6 +14,7 @@ False
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections.abc import Callable
@@ -22,21 +23,26 @@ from typing import Any
 from gymview._internal.forks import after_fork_in_child
 from gymview.live.kernels.thread_switches import switch_interval_lease
 
-__all__ = ["add", "live_views", "remove"]
+__all__ = ["add", "comm_handlers", "live_views", "remove"]
 
-# open view -> what makes it inert in a forked child. Weak, so gymview keeps no view alive; ipywidgets
-# itself holds every widget until it is closed.
-_views: weakref.WeakKeyDictionary[Any, Callable[[Any], None]] = weakref.WeakKeyDictionary()
+# open view -> what makes it inert in a forked child, and what takes its pages' messages. Weak, so gymview keeps
+# no view alive; ipywidgets itself holds every widget until it is closed.
+_views: weakref.WeakKeyDictionary[Any, tuple[Callable[[Any], None], Callable[[Any, Any], None]]] = (
+    weakref.WeakKeyDictionary()
+)
 _lock = threading.Lock()
 
 
-def add(view: Any, go_inert: Callable[[Any], None]) -> None:
+def add(
+    view: Any, go_inert: Callable[[Any], None], receive: Callable[[Any, Any], None] = lambda view, content: None
+) -> None:
     """Count ``view`` as open (every ``LiveView`` adds itself when made); held weakly.
 
     Args:
         view: The view (weakly referable).
         go_inert: ``go_inert(view)`` is called in a child forked from this process, to make the view there
             send nothing.
+        receive: ``receive(view, content)`` takes a message from a page showing the view (:func:`comm_handlers`).
 
     Examples:
         >>> class View: pass
@@ -46,7 +52,7 @@ def add(view: Any, go_inert: Callable[[Any], None]) -> None:
         >>> remove(view)
     """
     with _lock:
-        _views[view] = go_inert
+        _views[view] = (go_inert, receive)
 
 
 def remove(view: Any) -> None:
@@ -85,10 +91,29 @@ def live_views() -> list[Any]:
         return list(_views)
 
 
+def comm_handlers() -> dict[str, Callable[[Any], None]]:
+    """Comm id -> message handler of every open view with a comm: a poll on ipykernel 6 delivers to all of them.
+
+    Examples:
+        >>> import gymview
+        >>> view = gymview.LiveView()
+        >>> view.comm.comm_id in comm_handlers()
+        True
+        >>> view.close()
+    """
+    with _lock:
+        views = list(_views.items())
+    return {
+        view.comm.comm_id: functools.partial(receive, view)
+        for view, (_, receive) in views
+        if getattr(view, "comm", None) is not None
+    }
+
+
 @after_fork_in_child
 def _silence_views_in_forked_child() -> None:
     global _lock
     _lock = threading.Lock()  # another thread may have held it at the fork
     switch_interval_lease.after_fork()
-    for view, go_inert in list(_views.items()):
+    for view, (go_inert, _) in list(_views.items()):
         go_inert(view)

@@ -1,0 +1,65 @@
+"""StreamWatcher: chores under the stream's lock, their follow-up after it, retirement when idle, failures kept."""
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from gymview.errors import WorkerError
+from gymview.live import stream_watcher
+from gymview.live.stream_watcher import StreamWatcher
+from tests.helpers.waiting import wait_until
+
+
+def test_what_a_chore_hands_back_runs_after_the_lock_is_let_go():
+    lock, seen = threading.Lock(), []
+
+    def later():
+        seen.append(lock.acquire(blocking=False))
+        lock.release()
+
+    watcher = StreamWatcher(lock, lambda: (True, later), retire=lambda: None)
+    with lock:
+        watcher.keep_going()
+    watcher.wake()
+    wait_until(lambda: seen, "the chore's follow-up")
+    watcher.stop()
+    assert seen[0] is True
+
+
+def test_an_idle_watcher_retires_ends_the_helper_and_a_new_one_starts_on_the_next_work(monkeypatch):
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.001)
+    clock, lock, ended, chores, watching = SimpleNamespace(now=0.0), threading.Lock(), [], [], []
+
+    def chore():
+        chores.append(clock.now)
+        clock.now += stream_watcher.IDLE_EXIT_SECONDS  # nothing to do, for long enough
+        return False, None
+
+    watcher = StreamWatcher(lock, chore, retire=lambda: ended.append, on_watching=watching.append,
+                            clock=lambda: clock.now)
+    with lock:
+        watcher.keep_going()
+    wait_until(lambda: not watcher.running, "the idle watcher to end")
+    assert ended == [5.0] and watching == [True, False]
+    with lock:
+        watcher.keep_going()
+    wait_until(lambda: watching == [True, False, True, False], "a second watcher to start and retire")
+    watcher.stop()
+
+
+def test_a_chore_that_raises_ends_the_watcher_and_is_raised_once():
+    lock = threading.Lock()
+
+    def chore():
+        raise OSError("disk gone")
+
+    watcher = StreamWatcher(lock, chore, retire=lambda: None)
+    with lock:
+        watcher.keep_going()
+    watcher.wake()
+    wait_until(lambda: watcher.failed, "the failure")
+    with pytest.raises(WorkerError, match="disk gone"):
+        watcher.check()
+    watcher.check()  # once
+    watcher.stop()
