@@ -1,11 +1,11 @@
 """LoopSteps: a watched env's steps, kept as its loop gave them: the step count, the episode's return
 and the latest steps for the replay's charts, with rows made only when they are read.
 
-A watched loop's every step appends one tuple (``record``). Every few hundred steps (``settle_after``)
-the loop's thread calls ``settle()``: it counts the new steps and resets, sums the rewards since the
-last reset (the episode's return), and keeps the steps as one chunk of columns; chunks older than the
-latest ``limit`` steps are let go. A row, and the running return it shows, is made when the page asks
-for the replay's charts (a pause) or ``log()`` adds to the latest step.
+A watched loop's every step adds one tuple's fields to a flat list (``record``). Every few hundred
+steps (``settle_after``) the loop's thread calls ``settle()``: it counts the new steps and resets, sums
+the rewards since the last reset (the episode's return), and keeps the steps as one chunk of columns;
+chunks older than the latest ``limit`` steps are let go. A row, and the running return it shows, is
+made when the page asks for the replay's charts (a pause) or ``log()`` adds to the latest step.
 
 >>> steps = LoopSteps(limit=100)
 >>> steps.reset()
@@ -42,6 +42,7 @@ SETTLE_SECONDS = 0.005
 SHORTEST_SETTLE_SECONDS = 0.0002
 
 _RESET = (None, 0.0, False, False, None)  # an episode's row 0: its first picture, before any action
+FIELDS = len(_RESET)  # a step's entries in the pending list: action, reward, terminated, truncated, info
 
 
 class _Chunk(NamedTuple):
@@ -83,9 +84,11 @@ class LoopSteps(KeptSteps):
     def __init__(self, limit: int = RECENT_STEPS) -> None:
         super().__init__()
         self._limit = limit
-        self._pending: list[tuple[Any, ...]] = []
-        self.record = self._pending.append
-        self._reset_at: list[int] = []  # where in _pending the resets since the last settle() are
+        # The fields of the steps recorded since the last settle(), one after another: columns are then taken
+        # as slices, where a transposition (zip) would make an object a step and start the garbage collector.
+        self._pending: list[Any] = []
+        self.record = self._pending.extend  # atomic: a tuple is added at once, even with another thread settling
+        self._reset_at: list[int] = []  # which of the steps pending are the resets since the last settle()
         self._chunks: collections.deque[_Chunk] = collections.deque()
         self._kept_count = 0  # entries in _chunks
         self._settling = threading.Lock()  # a status read on another thread may settle too
@@ -103,7 +106,7 @@ class LoopSteps(KeptSteps):
         """A new episode: its row 0 (the first picture) is the latest step from now on."""
         with self._settling:
             self.record(_RESET)
-            self._reset_at.append(len(self._pending) - 1)
+            self._reset_at.append(len(self._pending) // FIELDS - 1)
 
     def settle(self) -> None:
         """Count and keep the steps and resets recorded since the last call."""
@@ -111,10 +114,13 @@ class LoopSteps(KeptSteps):
             return
         with self._settling:
             pending = self._pending
-            taken = len(pending)  # steps recorded meanwhile (another thread) wait for the next call
-            if not taken:  # another thread settled them while this one waited
+            fields = len(pending)  # steps recorded meanwhile (another thread) wait for the next call
+            if not fields:  # another thread settled them while this one waited
                 return
-            actions, rewards, terminated, truncated, infos = zip(*pending[:taken])
+            taken = fields // FIELDS
+            actions, rewards, terminated, truncated, infos = (
+                tuple(pending[field:fields:FIELDS]) for field in range(FIELDS)
+            )
             # All is worked out first and kept at the end, so that a Ctrl-C on the way leaves the steps waiting.
             resets = self._reset_at
             episodes = [(0, self.episode, self.steps + 1)]
@@ -137,7 +143,7 @@ class LoopSteps(KeptSteps):
             now = perf_counter()
             pace = (now - self._settled_at) * SETTLE_STEPS / taken
             infos_kept = infos if _any_info(infos) else None
-            del pending[:taken]
+            del pending[:fields]
             start_return = self.episode_return
             self._keep(
                 _Chunk(self.count, actions, rewards, terminated, truncated, infos_kept, start_return, episodes, {})
