@@ -50,6 +50,9 @@ class ViewFeed:
     maker made it) rather than only stopping it. ``render_fps``: the env's own frame rate (what speed
     1.0 plays at), given to a view that has none yet. ``steps``: the loop's latest steps, charted under
     the view's replay while it is paused (each frame's ``info()`` then names its step as ``row``).
+    ``own_cost()``: the seconds of the loop's thread each step kept in ``steps`` costs the loop's wrapper (its
+    own work, outside frames), asked once frames flow: that share of the loop's time comes out of the frames'
+    budget.
     """
 
     def __init__(
@@ -61,6 +64,7 @@ class ViewFeed:
         owns_view: bool = False,
         render_fps: float | None = None,
         steps: KeptSteps | None = None,
+        own_cost: Callable[[], float] | None = None,
     ) -> None:
         self._link = link = view._link  # the view's side for loops (gymview.live.loop_link)
         if link.env_fps is None:
@@ -78,6 +82,11 @@ class ViewFeed:
         self._told: dict[type, int] = {}  # the failures of showing frames, by kind: how many so far
         self._close_hooks: list[Callable[[], None]] = []
         self._clock = link.clock
+        self._steps = steps if own_cost is not None else None  # counted for the wrapper's share of the loop's time
+        self._own_cost = own_cost
+        self._step_cost = 0.0  # own_cost(), once asked
+        self._counted: tuple[float, int] | None = None  # (when, the steps kept then) at the last count
+        self._own_share = 0.0  # smoothed
 
     def obey_controls(self) -> None:
         """Pause, Step, Stop and Speed from the view, before a step; call it only while
@@ -105,8 +114,22 @@ class ViewFeed:
                     self._tell(error)
 
             link.counted(push, count_helper=self._helper_competes())
+        if self._steps is not None and link.active:
+            self._count_own_share()
         self.next_check = self._clock() + link.service()
         return self.next_check
+
+    def _count_own_share(self) -> None:
+        """The share of the loop's time its wrapper's own work took since the last call, smoothed, spent from
+        the frames' budget."""
+        if self._own_cost is not None:  # timed once frames flow (a few milliseconds), not in a script
+            self._step_cost, self._own_cost = self._own_cost(), None
+        now, kept = self._clock(), self._steps.last + 1 if self._steps is not None else 0
+        if self._counted is not None and now > self._counted[0]:
+            share = (kept - self._counted[1]) * self._step_cost / (now - self._counted[0])
+            self._own_share += (share - self._own_share) / 4
+            self._link.throttle.spend(self._own_share)
+        self._counted = (now, kept)
 
     def show_final_frame(self) -> None:
         """Show the state the loop is in now (the throttle may have skipped it) and keep it in the

@@ -8,6 +8,7 @@ import pytest
 from live_helpers import ShownView
 from waiting import wait_until
 
+from gymview.episodes.loop_steps import LoopSteps
 from gymview.live.feed import ViewFeed
 from gymview.live.pacing.cpus import HelperCost
 from gymview.renderers import Drawing, renderer_for
@@ -119,11 +120,12 @@ def cartpole_drawing(number):
     return Drawing(renderer, renderer.state_of(env))
 
 
-def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, views=1, page=False, **settings):
+def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, views=1, page=False, own_seconds=None, **settings):
     """A synthetic env of known cost watched by ``views`` views for ``seconds`` of the fake clock: each
     step takes ``step_seconds``, each frame ``frame_seconds`` (``page``: a state the page draws, else a
-    picture). Returns (frames made, share of the time they took) of the first view."""
-    clock = FakeClock()
+    picture); ``own_seconds`` of each step are its wrapper's own work, as the feed is told. Returns (frames
+    made, share of the time they took) of the first view."""
+    clock, steps = FakeClock(), LoopSteps()
     made: list[list[float]] = [[] for _ in range(views)]
     feeds = []
     for index in range(views):
@@ -146,9 +148,12 @@ def run_loop(shown, step_seconds, frame_seconds, seconds=60.0, views=1, page=Fal
             if view.stats["last_encode_ms"] > 0:
                 break
         assert page or view.stats["last_encode_ms"] > 0
-        feeds.append(ViewFeed(view, make_frame, dict, helper_competes=lambda: False))
+        own = None if own_seconds is None else lambda: own_seconds
+        feeds.append(ViewFeed(view, make_frame, dict, helper_competes=lambda: False, steps=steps, own_cost=own))
     while clock.now < seconds:
         clock.now += step_seconds  # env.step()
+        steps.record((0, 1.0, False, False, None))
+        steps.settle()
         for feed in feeds:
             if clock.now >= feed.next_check:
                 feed.view.flush(timeout=60)  # the helper's real time is none of the fake clock's
@@ -161,6 +166,21 @@ def test_frames_take_at_most_max_overhead_of_the_loop_and_use_it(shown, frame_se
     frames, share = run_loop(shown, step_seconds=0.0001, frame_seconds=frame_seconds, fps=60, max_overhead=0.1)
     assert share <= 0.1 + frame_seconds / 60  # the promise (and one frame in flight)
     assert share >= 0.09  # what the budget leaves room for is used
+
+
+def test_the_wrapper_s_own_work_at_each_step_comes_out_of_the_frames_share(shown):
+    # the wrapper's own work is 5% of each step: frames keep to the 5% left of max_overhead
+    frames, share = run_loop(
+        shown, step_seconds=0.0001, frame_seconds=0.005, fps=60, max_overhead=0.1, own_seconds=0.000005
+    )
+    assert 0.04 <= share <= 0.05 + 0.005 / 60
+
+
+def test_frames_keep_a_quarter_of_max_overhead_however_costly_the_wrapper_s_own_work(shown):
+    frames, share = run_loop(
+        shown, step_seconds=0.0001, frame_seconds=0.005, fps=60, max_overhead=0.1, own_seconds=0.00005
+    )
+    assert 0.02 <= share <= 0.025 + 0.005 / 60
 
 
 def test_states_the_page_draws_count_against_max_overhead_too(shown):

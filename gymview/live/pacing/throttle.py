@@ -34,13 +34,28 @@ class FrameThrottle:
         self._max_overhead = float(max_overhead)
         self.clock = clock
         self._cost, self._samples, self._last_accepted = 0.0, 0, -float("inf")  # smoothed seconds per frame
+        self._spent = 0.0  # the share of the loop's time watching takes besides frames (spend())
         self.accepted = 0  # frames taken
         self.throttled = 0  # frames offered when none was due
 
     @property
     def interval(self) -> float:
         """Seconds between due frames."""
-        return max(1.0 / self.fps, self._cost / self._max_overhead)
+        return max(1.0 / self.fps, self._cost / (self._max_overhead - self._spent))
+
+    def spend(self, share: float) -> None:
+        """Watching takes ``share`` of the loop's time besides frames (a wrapper's own work at each step): frames
+        get what is left of ``max_overhead``, and never less than a quarter of it, so a view of a loop whose steps
+        cost less than its wrapper's work still shows frames.
+
+        >>> throttle = FrameThrottle(fps=120, max_overhead=0.1)
+        >>> throttle.record_cost(0.001); throttle.record_cost(0.001)  # the first sample is ignored
+        >>> throttle.spend(0.05); round(throttle.interval, 3)   # 1 ms a frame in the 5% left
+        0.02
+        >>> throttle.spend(0.5); round(throttle.interval, 3)    # a quarter of the budget at least
+        0.04
+        """
+        self._spent = min(max(0.0, share), 0.75 * self._max_overhead)
 
     def record_cost(self, seconds: float) -> None:
         """The last frame cost ``seconds``; not the first (a renderer's first opens windows), and at most 4x the
