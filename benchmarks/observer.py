@@ -102,63 +102,74 @@ def cells(rounds: int, slice_s: float) -> list[str]:
         f"paired({name!r}, watched[{name!r}], {rounds}, {slice_s}, kills={kills!r})"
         for name, (make, kills) in CELLS.items()
     ]
-    return [SETUP, *per_cell, "for env in watched.values():\n    env.close()\nprint('CLOSED')"]
+    return [SETUP, *per_cell, CLOSE]
+
+
+CLOSE = "for env in watched.values():\n    env.close()\nprint('CLOSED')"
 
 
 def parse(text: str) -> dict:
     return json.loads(next(line for line in text.splitlines() if line.startswith("RESULT")).split(" ", 1)[1])
 
 
-def in_kernel(rounds: int, slice_s: float) -> dict[str, dict]:
+def in_kernel(rounds: int, slice_s: float, make_cells=None) -> dict[str, dict]:
+    """Each cell of ``make_cells(rounds, slice_s)`` (by default this benchmark's: setup, one cell a result, close)
+    in one kernel with no front-end; each result cell's RESULT line."""
     from conftest import running_kernel
 
     results = {}
     with running_kernel(str(REPO)) as kernel:
-        source = cells(rounds, slice_s)
+        source = (make_cells or cells)(rounds, slice_s)
         kernel.run(source[0])
-        for name, cell in zip(CELLS, source[1:]):
-            results[name] = parse(kernel.run(cell, timeout=rounds * 3 * slice_s * 4 + 300).stdout)
+        for cell in source[1:-1]:
+            result = parse(kernel.run(cell, timeout=rounds * 3 * slice_s * 4 + 300).stdout)
+            results[result["name"]] = result
         kernel.run(source[-1])
     return results
 
 
-def in_browser(rounds: int, slice_s: float) -> dict[str, dict]:
+def in_browser(rounds: int, slice_s: float, make_cells=None) -> dict[str, dict]:
+    """The same cells in JupyterLab with the page open in Chromium, each view scrolled into sight; the frames/s the
+    page drew besides."""
     from lab import chromium_page, notebook_of, open_notebook, running_server, show_view, start_cell, wait_for_output
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp) / "root"
         root.mkdir()
-        source = cells(rounds, slice_s)
+        source = (make_cells or cells)(rounds, slice_s)
         (root / "bench.ipynb").write_text(json.dumps(notebook_of(source)))
         with running_server(root, "lab") as server, chromium_page() as page:
             open_notebook(page, server, "bench.ipynb")
             start_cell(page, 0)
             wait_for_output(page, 0, "READY", timeout_ms=120_000)
-            for index, name in enumerate(CELLS, 1):
+            for index in range(1, len(source) - 1):
                 start_cell(page, index)
                 show_view(page, index)
-                results[name] = parse(wait_for_output(page, index, "RESULT", timeout_ms=int(rounds * 3 * slice_s * 4e3) + 300_000))
+                output = wait_for_output(page, index, "RESULT", timeout_ms=int(rounds * 3 * slice_s * 4e3) + 300_000)
+                result = results[parse(output)["name"]] = parse(output)
                 drawn = page.evaluate(
                     "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"
                     ".querySelector('.gymview').dataset.framesDrawn || 0)",
                     index,
                 )
-                results[name]["drawn_fps"] = drawn / max(results[name]["rounds"] * slice_s, slice_s)
+                result["drawn_fps"] = drawn / max(result["rounds"] * slice_s, slice_s)
             start_cell(page, len(source) - 1)
             wait_for_output(page, len(source) - 1, "CLOSED", timeout_ms=120_000)
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(make_cells=None, description: str = __doc__) -> None:
+    """Parse the command line, run ``make_cells``' cells (by default this benchmark's) with the page open and in a
+    kernel alone, and print the table."""
+    parser = argparse.ArgumentParser(description=description.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--slice", type=float, default=0.5)
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args()
-    runs = [("kernel only", in_kernel(args.rounds, args.slice))]
+    runs = [("kernel only", in_kernel(args.rounds, args.slice, make_cells))]
     if not args.no_browser:
-        runs.insert(0, ("page open", in_browser(args.rounds, args.slice)))
+        runs.insert(0, ("page open", in_browser(args.rounds, args.slice, make_cells)))
     print(f"\n{REPO}: watched / plain, medians of {args.rounds} rounds of {args.slice} s slices\n")
     print("| cell | where | loop ratio | noise floor | worst step watched / plain | frames/s sent (drawn) | the loop |")
     print("|---|---|---:|---:|---:|---:|---|")
