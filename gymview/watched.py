@@ -503,7 +503,7 @@ class WatchedEnv(gym.Wrapper):
         info = result[4]
         # A caller may fill the same action array again for its next step. An empty info is kept as None: a
         # tuple holding a dict stays tracked by the garbage collector, and steps kept across its collections
-        # would make it run full collections that the unwatched loop never runs (docs/performance.md).
+        # would make it run full collections that the unwatched loop never runs (docs/performance-log.md).
         self._record((action.copy() if isinstance(action, ndarray) else action, result[1], result[2], result[3],
                       None if info.__class__ is dict and not info else info))  # fmt: skip
         if perf_counter() >= self._next_check:

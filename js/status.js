@@ -49,7 +49,7 @@ export function statusText(header, fps, state = null) {
 }
 
 // While frames stream, the status line is rewritten at most this often: each rewrite costs the page a
-// layout and a paint, a large share of its time per frame (docs/performance.md).
+// layout and a paint, a large share of its time per frame (docs/performance-log.md).
 export const STATUS_PERIOD_MS = 250;
 
 /** A view's status line: text under a new label (a loop state such as "paused", a replay position,

@@ -7,7 +7,7 @@ import { KEY_ASK_MS, VideoFrames } from "./video.js";
 
 // Acks go at most this often, each for the newest frame drawn: every message to a busy kernel costs
 // its threads turns at the GIL that the cell's loop holds, and clicks wait behind them
-// (docs/performance.md).
+// (docs/performance-log.md).
 export const ACK_PERIOD_MS = 250;
 // An ack the kernel has not read after this long means it cannot read them now (a blocking cell
 // without comms over subshells): they would pile up and delay the next cell, so send one per

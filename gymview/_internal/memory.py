@@ -3,7 +3,7 @@
 Frames of hundreds of kilobytes are allocated on the loop's thread and freed on others (the
 encoder hand-off, the video feed). glibc keeps memory freed that way in its arenas instead of
 returning it, so a long-running kernel grows while Python's own objects stay flat
-(docs/performance.md, benchmarks/soak.py).
+(docs/performance-log.md, benchmarks/soak.py).
 
 >>> trimmer = HeapTrimmer(period=10.0)
 >>> _ = trimmer(now=0.0)

@@ -191,7 +191,7 @@ class ExactAreaResize:
 
     def _products(self, sums: np.ndarray, scaled: np.ndarray) -> None:
         """``sums @ block`` in slices. OpenBLAS hands a product of more than 2**18 multiply-adds to its
-        own threads, which then spin on every core between calls (docs/performance.md); slices this size
+        own threads, which then spin on every core between calls (docs/performance-log.md); slices this size
         stay in the calling thread, which may be one of the pipeline's threads already running beside
         another."""
         for start in range(0, len(sums), MATMUL_ROWS):

@@ -3,7 +3,7 @@
 A batch handed to the thread costs the caller a wake-up and, when the caller asks for it at once, a
 second one to learn it is done: on a 2-core machine that made ``put()`` then ``get()`` half as fast
 as ``process()`` in some runs and as fast in others, depending on which thread won the batch
-(docs/performance.md). :class:`HandOff` hands batches over only while the caller stays away from
+(docs/performance-log.md). :class:`HandOff` hands batches over only while the caller stays away from
 ``get`` long enough for the thread's work to pay: at least half a conversion, over the last few
 batches. Otherwise the caller, who would wait anyway, converts the batch in ``put`` itself.
 

@@ -87,7 +87,7 @@ class RecentSteps(KeptSteps):
     Each step is appended to a list; every ``CHUNK_STEPS`` steps they are kept as one chunk of columns
     (a tuple per field), the latest step left out (``env.log()`` may still add to it). Steps kept one
     object each would be promoted by every young collection of the garbage collector, and their numbers
-    would start full collections that the unwatched loop never runs (docs/performance.md);
+    would start full collections that the unwatched loop never runs (docs/performance-log.md);
     a chunk is a few objects, mostly ones the collector stops tracking. Rows are made only when the
     page asks (a pause). ``row_of`` makes them: :func:`gymview.episodes.keyed_rows.keyed_row_of` for a
     ``KeyedStepTracker``.

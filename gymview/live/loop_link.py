@@ -64,7 +64,7 @@ class LinkedView(Protocol):
 
 
 # After a frame message went to ipykernel, the producer sleeps this long so that the kernel's IOPub
-# thread can send it without waiting for the GIL (docs/performance.md has the measurements).
+# thread can send it without waiting for the GIL (docs/performance-log.md has the measurements).
 IOPUB_HAND_OVER_SECONDS = 0.0002
 # How often a blocking loop on ipykernel 6 fetches the browser's messages: a click waits at most
 # this long, and the loop pays one socket poll per period.

@@ -11,7 +11,7 @@ under one lock:
 
 No other thread runs while the producer pumps: on CPython a thread waiting for the GIL is woken
 on every release a busy loop makes (numpy releases it in each ``action_space.sample()``), and
-those wake-ups slow the loop (docs/performance.md). One watcher thread
+those wake-ups slow the loop (docs/performance-log.md). One watcher thread
 (:class:`~gymview.live.stream_watcher.StreamWatcher`) does what the producer left: an encoded frame
 nobody pumped for (the loop ended or stalls), a frame waiting for an ack, a resend the browser asked for.
 

@@ -87,7 +87,7 @@ class Turns:
     """When the thread that owns a publisher's sockets last went round its loop, and a way for the run's loop to
     let it: CPython hands the interpreter over badly to a thread that waits for it while the thread holding it lets
     go and takes it back at every step (CartPole's step does), and on some machines such a loop keeps the
-    publisher's thread out long enough for notebooks to find the run silent (docs/performance.md).
+    publisher's thread out long enough for notebooks to find the run silent (docs/performance-log.md).
 
     >>> now = [10.0]
     >>> def sleep(seconds):  # the thread, kept out, never goes round here

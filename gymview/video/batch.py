@@ -392,7 +392,7 @@ def _batch_spec(
 
 def _pool_size(workers: int | None) -> int:
     """Worker processes of the default pool: one per core unless told (more only compete for the
-    cores ffmpeg uses; docs/performance.md)."""
+    cores ffmpeg uses; docs/performance-log.md)."""
     return workers or (os.cpu_count() or 1)
 
 

@@ -3,7 +3,7 @@
 Frames are encoded where they are made instead of being piped to an ffmpeg process: no process
 started per file, no copy through a pipe, and one FFmpeg (PyAV's) for the whole package. PyAV lets
 go of the GIL while the codec works, so a thread can encode while the loop steps
-(docs/performance.md has the measurements).
+(docs/performance-log.md has the measurements).
 
 A crash-safe file is a *fragmented* MP4: a header, then one self-contained fragment per key frame
 (about one a second), each written out as soon as it is complete. If the process is killed, the

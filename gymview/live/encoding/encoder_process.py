@@ -3,7 +3,7 @@
 A notebook loop holds the GIL almost all the time. A thread that shrinks and compresses frames
 must win the GIL back after every C call that released it, and each time waits up to the
 interpreter's switch interval (5 ms), which made milliseconds of work take tens of them
-(docs/performance.md). In a helper process the same work costs the loop two pipe calls.
+(docs/performance-log.md). In a helper process the same work costs the loop two pipe calls.
 
 It also draws :class:`~gymview.live.encoding.deferred.DeferredFrame` s: the painter is pickled to the child
 once, then each frame sends only its state, so the loop neither draws (on caches it has made cold)

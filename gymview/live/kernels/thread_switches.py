@@ -4,7 +4,7 @@ A cell that keeps the interpreter busy (a watched loop) lets another thread run 
 thread asks for the GIL and ``sys.getswitchinterval()`` (5 ms by default) has passed. ipykernel's
 shell-channel thread needs the GIL many times to take in one message, so a click waited for dozens
 of those turns. While frames flow to any live view in a kernel (its stream's watcher runs) the interval
-is 1 ms (clicks are heard several times sooner, the loop runs as fast: docs/performance.md), and the
+is 1 ms (clicks are heard several times sooner, the loop runs as fast: docs/performance-log.md), and the
 user's own setting comes back when the last stream goes quiet: a view closed, stopped, or left open
 with nothing to show for 10 s.
 
