@@ -93,10 +93,12 @@ def test_downsample_integer_factor_is_exact_mean():
     assert small[0, 0, 0] == 64 and small[1, 1, 0] == 0
 
 
-def test_downsample_by_whole_blocks_is_each_block_s_mean_rounded():
-    frame = np.random.default_rng(0).integers(0, 256, (96, 128, 3), np.uint8)
-    blocks = frame.reshape(24, 4, 32, 4, 3).astype(np.float64)
-    assert np.array_equal(downsample(frame, 32), np.floor(blocks.mean(axis=(1, 3)) + 0.5).astype(np.uint8))
+@pytest.mark.parametrize("factor", [2, 3, 4, 5, 6])
+def test_downsample_by_whole_blocks_is_each_block_s_mean_rounded(factor):
+    frame = np.random.default_rng(factor).integers(0, 256, (24 * factor, 32 * factor, 3), np.uint8)
+    blocks = frame.reshape(24, factor, 32, factor, 3).astype(np.float64)
+    expected = np.floor(blocks.mean(axis=(1, 3)) + 0.5).astype(np.uint8)
+    assert np.array_equal(downsample(frame, 32), expected)
 
 
 def test_downsample_leaves_small_frames_alone():
