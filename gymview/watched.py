@@ -353,20 +353,22 @@ def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | No
 
 
 class _InstantEnv(gym.Env[Any, Any]):
-    """An env whose steps cost next to nothing, to time a wrapper's own work on."""
+    """An env whose steps cost next to nothing but a new observation array, as most envs make one each step: with
+    it, the wrapper's own work costs here about what it costs on a classic-control env (docs/performance-log.md)."""
 
-    observation_space: gym.Space[Any] = gym.spaces.Discrete(2)
+    observation_space: gym.Space[Any] = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
     action_space: gym.Space[Any] = gym.spaces.Discrete(2)
 
     def __init__(self) -> None:
-        self.steps = 0
+        self.state = (0.1, 0.2, 0.3, 0.4)
 
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        self.steps += 1
-        return 0, 1.0, False, False, {}
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        return np.array(self.state, dtype=np.float32), 1.0, False, False, {}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
-        return 0, {}
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        return np.array(self.state, dtype=np.float32), {}
 
 
 @functools.cache
