@@ -147,7 +147,8 @@ def in_browser(rounds: int, slice_s: float, make_cells=None) -> dict[str, dict]:
                 start_cell(page, index)
                 show_view(page, index)
                 output = wait_for_output(page, index, "RESULT", timeout_ms=int(rounds * 3 * slice_s * 4e3) + 300_000)
-                result = results[parse(output)["name"]] = parse(output)
+                result = parse(output)
+                results[result["name"]] = result
                 drawn = page.evaluate(
                     "(i) => Number(window.jupyterapp.shell.currentWidget.content.widgets[i].node"
                     ".querySelector('.gymview').dataset.framesDrawn || 0)",

@@ -253,3 +253,24 @@ def test_the_steps_a_watched_loop_keeps_give_the_garbage_collector_nothing_to_pr
     kept = [o for o in gc.get_objects(1) if type(o) is tuple and len(o) == 5 and o[1:3] == (1.0, False)]
     env.close()
     assert kept == []
+
+
+def test_a_watched_env_s_own_work_is_timed_once_frames_flow_and_a_failure_there_is_told_not_raised(
+    shown, monkeypatch
+):
+    timings = []
+
+    def own_cost():
+        timings.append(1)
+        raise RuntimeError("timer broke")
+
+    monkeypatch.setattr("gymview.watched.own_seconds_per_step", own_cost)
+    env = gymview.watch(gym.make("CartPole-v1", render_mode="rgb_array"), view=shown(), display=False)
+    with pytest.warns(RuntimeWarning, match="own work could not be timed.*timer broke"):
+        env.reset(seed=0)
+        for _ in range(300):
+            *_, terminated, truncated, _info = env.step(0)
+            if terminated or truncated:
+                env.reset()
+    env.close()
+    assert timings == [1] and env.total_steps == 300  # asked once, as frames began to flow; the loop went on

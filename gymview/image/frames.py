@@ -175,7 +175,8 @@ def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
         fy, fx = height // new_height, width // new_width
         if (fy * fx) & (fy * fx - 1) == 0:  # PIL's reduce divides exactly by a power of two, and is fastest
             return np.asarray(Image.fromarray(frame).reduce((fx, fy)))
-        rows = frame.reshape(new_height, fy, width, 3).sum(axis=1, dtype=np.uint16)  # rows first: a third of the time
+        # rows, then columns: faster than both at once
+        rows = frame.reshape(new_height, fy, width, 3).sum(axis=1, dtype=np.uint32)
         sums = rows.reshape(new_height, new_width, fx, 3).sum(axis=2, dtype=np.uint32)
         return ((sums + fy * fx // 2) // (fy * fx)).astype(np.uint8)
     return np.asarray(Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX))

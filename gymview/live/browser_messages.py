@@ -20,12 +20,14 @@ import collections
 import reprlib
 import threading
 import warnings
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gymview.live import protocol
 from gymview.live.controls import RunControls
-from gymview.live.loop_link import LoopLink
-from gymview.live.streamer import FrameStreamer
+
+if TYPE_CHECKING:
+    from gymview.live.loop_link import LoopLink
+    from gymview.live.streamer import FrameStreamer
 
 __all__ = ["BrowserMessages", "MessagedView"]
 

@@ -50,9 +50,9 @@ class ViewFeed:
     maker made it) rather than only stopping it. ``render_fps``: the env's own frame rate (what speed
     1.0 plays at), given to a view that has none yet. ``steps``: the loop's latest steps, charted under
     the view's replay while it is paused (each frame's ``info()`` then names its step as ``row``).
-    ``own_cost()``: the seconds of the loop's thread each step kept in ``steps`` costs the loop's wrapper (its
-    own work, outside frames), asked once frames flow: that share of the loop's time comes out of the frames'
-    budget.
+    ``own_cost()``: the seconds of the loop's thread each entry kept in ``steps`` (a step or a reset) costs
+    the loop's wrapper (its own work, outside frames), asked once frames flow: that share of the loop's time
+    comes out of the frames' budget.
     """
 
     def __init__(
@@ -122,8 +122,12 @@ class ViewFeed:
     def _count_own_share(self) -> None:
         """The share of the loop's time its wrapper's own work took since the last call, smoothed, spent from
         the frames' budget."""
-        if self._own_cost is not None:  # timed once frames flow (a few milliseconds), not in a script
-            self._step_cost, self._own_cost = self._own_cost(), None
+        own_cost, self._own_cost = self._own_cost, None
+        if own_cost is not None:  # timed once frames flow, not in a script
+            try:
+                self._step_cost = own_cost()
+            except Exception as error:  # counted as nothing: the loop goes on
+                warn_user(f"gymview: the wrapper's own work could not be timed ({error!r}); frames keep the budget")
         now, kept = self._clock(), self._steps.last + 1 if self._steps is not None else 0
         if self._counted is not None and now > self._counted[0]:
             share = (kept - self._counted[1]) * self._step_cost / (now - self._counted[0])
@@ -176,6 +180,7 @@ class ViewFeed:
             close_env()
 
     def _end_view(self) -> None:
+        self._link.throttle.spend(0.0)  # a view passed in may be fed by another loop next
         if self.owns_view:
             self.view.close()  # warns of a frame lost at the end itself
             return

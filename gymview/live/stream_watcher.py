@@ -92,6 +92,8 @@ class StreamWatcher:
 
     def stop(self, timeout: float = 10.0) -> None:
         """End the thread (waiting ``timeout`` s at most); raise its failure if it failed."""
+        with self._lock:
+            self._retired = False
         self._worker.stop(timeout)
 
     def _watch(self, stop: threading.Event) -> None:

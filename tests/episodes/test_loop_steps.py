@@ -159,8 +159,8 @@ class InstantEnv(gym.Env):
 
 
 def test_keeping_a_fast_loop_s_steps_leaves_the_garbage_collector_idle():
-    """Settling used to transpose the steps with zip(), which made an iterator a step: on a loop of 0.1 us
-    steps the collector ran every 700 steps, and full collections of the whole kernel followed."""
+    """Settling makes no object a step (a transposition with zip() makes an iterator a step): on a loop this
+    fast, the collector would run every few hundred steps, and full collections of the whole process follow."""
     env = gymview.watch(InstantEnv())
     env.reset()
     gc.collect()

@@ -101,6 +101,11 @@ def test_downsample_by_whole_blocks_is_each_block_s_mean_rounded(factor):
     assert np.array_equal(downsample(frame, 32), expected)
 
 
+def test_downsample_by_blocks_of_more_than_257_rows_does_not_overflow():
+    white = np.full((258 * 2, 258 * 3, 3), 255, np.uint8)  # each block sums 258 x 258 x 255
+    assert np.array_equal(downsample(white, 3), np.full((2, 3, 3), 255, np.uint8))
+
+
 def test_downsample_leaves_small_frames_alone():
     frame = np.zeros((10, 20, 3), np.uint8)
     assert downsample(frame, 512) is frame

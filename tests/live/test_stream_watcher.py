@@ -63,3 +63,27 @@ def test_a_chore_that_raises_ends_the_watcher_and_is_raised_once():
         watcher.check()
     watcher.check()  # once
     watcher.stop()
+
+
+def test_work_that_comes_while_an_idled_out_watcher_still_ends_the_helper_gets_a_new_watcher(monkeypatch):
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.001)
+    clock, lock, ending, chores = SimpleNamespace(now=0.0), threading.Lock(), threading.Event(), []
+
+    def chore():
+        chores.append(threading.current_thread())
+        clock.now += stream_watcher.IDLE_EXIT_SECONDS
+        return False, None
+
+    def retire():
+        return lambda timeout: ending.wait(30)  # the helper takes its time to end
+
+    watcher = StreamWatcher(lock, chore, retire, clock=lambda: clock.now)
+    with lock:
+        watcher.keep_going()
+    wait_until(lambda: chores, "the first watcher's chores")
+    first = chores[0]
+    with lock:
+        watcher.keep_going()  # the first is still ending the helper: a new one, not waited for
+    wait_until(lambda: any(thread is not first for thread in chores), "a second watcher's chores")
+    ending.set()
+    watcher.stop()

@@ -83,7 +83,7 @@ def test_gymview_keeps_no_view_alive_that_its_owner_dropped():
         pass
 
     view, controls = View(), RunControls()
-    registry.add(view, lambda view: None)
+    registry.add(view, lambda view: None, lambda view, content: None)
     dropped = weakref.ref(view), weakref.ref(controls)
     del view, controls
     gc.collect()

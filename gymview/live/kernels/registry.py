@@ -33,9 +33,7 @@ _views: weakref.WeakKeyDictionary[Any, tuple[Callable[[Any], None], Callable[[An
 _lock = threading.Lock()
 
 
-def add(
-    view: Any, go_inert: Callable[[Any], None], receive: Callable[[Any, Any], None] = lambda view, content: None
-) -> None:
+def add(view: Any, go_inert: Callable[[Any], None], receive: Callable[[Any, Any], None]) -> None:
     """Count ``view`` as open (every ``LiveView`` adds itself when made); held weakly.
 
     Args:
@@ -47,7 +45,7 @@ def add(
     Examples:
         >>> class View: pass
         >>> view = View()
-        >>> add(view, lambda view: None); view in live_views()
+        >>> add(view, lambda view: None, lambda view, content: None); view in live_views()
         True
         >>> remove(view)
     """
@@ -64,7 +62,7 @@ def remove(view: Any) -> None:
     Examples:
         >>> class View: pass
         >>> view = View()
-        >>> add(view, lambda view: None); remove(view); remove(view)
+        >>> add(view, lambda view: None, lambda view, content: None); remove(view); remove(view)
         >>> view in live_views()
         False
     """
