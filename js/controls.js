@@ -4,6 +4,9 @@ import { cancelMessage, clickId, withId } from "./protocol.js";
 // A click the kernel has not answered by then did not reach it: a cell blocks a kernel that cannot
 // hear widgets meanwhile (ipykernel 6, or a front-end without comms over subshells).
 export const CLICK_ANSWER_MS = 3000;
+// Until then the click goes again this often, with its id: a message to the kernel is sometimes lost
+// on the way (comms over a subshell), and the kernel applies each id once.
+export const CLICK_RESEND_MS = 1000;
 export const NOT_HEARD =
   "The kernel could not hear this click while the cell runs. Run the loop with " +
   "gymview.play(env, policy) or gymview.background(fn) and the buttons act at once.";
@@ -29,11 +32,24 @@ export class ControlChannel {
     if (this.closed) return null;
     this.clicks += 1;
     const id = clickId(this.clicks);
-    this.model.send(withId(msg, id));
-    if (expectAnswer) {
-      this.pending.set(id, setTimer(() => this.unanswered(id), CLICK_ANSWER_MS));
-    }
+    const message = withId(msg, id);
+    this.model.send(message);
+    if (expectAnswer) this.waitForAnswer(id, message, CLICK_ANSWER_MS, setTimer);
     return id;
+  }
+
+  /** Send `message` again every CLICK_RESEND_MS until the kernel answers it; unanswered after `left` ms, give up. */
+  waitForAnswer(id, message, left, setTimer) {
+    const wait = Math.min(CLICK_RESEND_MS, left);
+    this.pending.set(id, setTimer(() => {
+      if (!this.pending.has(id) || this.closed) return;
+      if (left <= wait) {
+        this.unanswered(id);
+        return;
+      }
+      this.model.send(message);
+      this.waitForAnswer(id, message, left - wait, setTimer);
+    }, wait));
   }
 
   unanswered(id) {

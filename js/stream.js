@@ -140,14 +140,11 @@ export class FrameStream {
       this.replayed.bitmap.close?.();
       this.replayed = null;
     }
+    this.tell(); // the live frame, at the next refresh
   }
 
-  async onReplay(msg, blob) {
-    try {
-      this.showReplay(msg, await this.decode(blob));
-    } catch {
-      this.errors += 1;
-    }
+  onReplay(msg, blob) {
+    this.decode(blob).then((picture) => this.showReplay(msg, picture), () => (this.errors += 1));
   }
 
   /** A kept frame the replay slider asked for, decoded: shown unless the run went on meanwhile. */
@@ -257,6 +254,7 @@ export class FrameStream {
     this.queued.push({ header, bitmap: picture });
     while (this.queued.length > MAX_QUEUED) this.queued.shift().bitmap.close?.();
     this.decoded += 1;
+    if (this.replaying) this.acknowledge(header.seq, header.acked ?? -1); // not drawn under a replay: it holds back no Step
     this.tell();
   }
 

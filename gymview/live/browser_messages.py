@@ -3,7 +3,9 @@ and visibility messages.
 
 Clicks only set thread-safe state (the loop obeys it at its next step), so they may act on any
 thread: ipykernel's shell-channel thread hands them over while a cell blocks the main shell
-(:mod:`gymview.live.kernels.page_requests`).
+(:mod:`gymview.live.kernels.page_requests`). A page sends a click again, with the same id, until the
+kernel answers it (a message to a kernel can be lost on the way): each id is applied once, and a
+repeat of a click applied already is answered again.
 
 >>> from gymview.live.widget import LiveView
 >>> view = LiveView()
@@ -29,7 +31,9 @@ if TYPE_CHECKING:
     from gymview.live.loop_link import LoopLink
     from gymview.live.streamer import FrameStreamer
 
-__all__ = ["BrowserMessages", "MessagedView"]
+__all__ = ["SEEN_IDS", "BrowserMessages", "MessagedView"]
+
+SEEN_IDS = 256  # the ids of the latest messages applied: a page repeats a click for a few seconds at most
 
 
 class MessagedView(Protocol):
@@ -63,6 +67,7 @@ class BrowserMessages:
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
         self._applied: dict[str, tuple[str, bool]] = {}  # click id -> action, and whether a cancel undoes it
+        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()  # ids of messages applied
 
     @property
     def heard(self) -> list[str]:
@@ -81,7 +86,8 @@ class BrowserMessages:
         if message is None:
             return
         if message.is_click:
-            self._apply(message)
+            if not self._repeated(message):
+                self._apply(message)
         elif message.type == protocol.READY:
             if message.version != protocol.PROTOCOL_VERSION:
                 warnings.warn(
@@ -135,6 +141,24 @@ class BrowserMessages:
             "step": self.controls.step,
             "stop": self.controls.stop,
         }[action]()
+
+    def _repeated(self, message: protocol.FromPage) -> bool:
+        """Whether a message with this id was applied already (a click repeated is answered again); remembers the
+        ids of the last ``SEEN_IDS``."""
+        if message.id is None:
+            return False
+        with self._lock:
+            repeated = message.id in self._seen
+            if not repeated:
+                self._seen[message.id] = None
+                while len(self._seen) > SEEN_IDS:
+                    self._seen.popitem(last=False)
+            answer = repeated and message.type == protocol.CONTROL and message.action != protocol.CANCEL
+            if answer and message.id not in self._heard:
+                self._heard.append(message.id)
+        if answer:
+            self._view.post_state()  # the page did not hear the answer to this click
+        return repeated
 
     def _cancel(self, click: str) -> None:
         """The page gave up on this click (no answer in time): undo it if it came after the loop it was

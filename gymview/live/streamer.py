@@ -64,10 +64,6 @@ __all__ = ["FrameStreamer", "check_max_size"]
 Send = Callable[[dict[str, Any], list[bytes]], None]
 Frame = np.ndarray | DeferredFrame
 
-# While acks arrive and the browser lags, a frame waits this long for an ack before it is skipped
-# (the next one will be newer anyway): longer than the browser's 250 ms between acks, so that the
-# last frame of a run is not lost to the wait for the next one.
-ACK_WAIT_SECONDS = 0.5
 # While a frame is in the encoder process, the producer looks for its reply this often once it is
 # likely back (see FrameStreamer.seconds_until_reply).
 POLL_SECONDS = 0.001
@@ -115,7 +111,7 @@ class FrameStreamer:
         # decoding, waiting for a process or a thread): the loop's offer and the page's acks take it
         self._lock = threading.Lock()
         self._endings_due = 0  # helpers found dying whose ending is still to be told (by _helper_ended)
-        self._waiting: tuple[Frame, dict[str, Any], float] | None = None  # offered, not yet submitted
+        self._waiting: tuple[Frame, dict[str, Any]] | None = None  # offered, not yet submitted
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._scenes = SceneFrames(draw, on_scene)  # frames the page draws from their states
@@ -133,7 +129,7 @@ class FrameStreamer:
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
         self.messages = 0  # frame messages sent (several scene frames may share one)
-        self.skipped = 0  # dropped by flow control (no room, no budget)
+        self.skipped = 0  # not sent: lost (their error goes to the user), or left in the helper when the stream stopped
         self.replaced = 0  # replaced by a newer frame before they were submitted
         self.bytes_sent = 0
         self.last_encode_ms = 0.0
@@ -175,7 +171,7 @@ class FrameStreamer:
                 self._take_painter(frame.painter)
             if self._waiting is not None:
                 self.replaced += 1
-            self._waiting = (frame, info, self._clock())
+            self._waiting = (frame, info)
             self._advance()
             self._watcher.keep_going()
 
@@ -205,21 +201,25 @@ class FrameStreamer:
         """While :attr:`busy`, how long the producer may go before its next :meth:`pump`: until the
         frame in the encoder is likely back (nine tenths of the last frame's encoding time after
         it went in), at least ``POLL_SECONDS``: polling all the while a slow frame (MuJoCo) is
-        drawn would cost the loop a call every millisecond.
+        drawn would cost the loop a call every millisecond. A frame that waits for the pages' room (or the
+        message budget) is the watcher's to send: the producer looks again after ``PUMP_WAIT_SECONDS``.
         """
         in_encoder, encoder = self._in_encoder, self._encoder
-        if in_encoder is None or encoder is None:
+        if in_encoder is None:
+            return stream_watcher.PUMP_WAIT_SECONDS if self._waiting is not None else POLL_SECONDS
+        if encoder is None:
             return POLL_SECONDS
         likely_back = in_encoder[2] + 0.9 * encoder.last_encode_seconds
         return max(POLL_SECONDS, likely_back - time.perf_counter())
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Send (or skip, under flow control) every frame offered so far; True if done in ``timeout`` s."""
+        """Send every frame offered so far, the last even if the pages lag (one frame does not flood them);
+        True if done in ``timeout`` s."""
         deadline = time.perf_counter() + timeout
         while True:
             with self._lock:
                 self._collect()
-                self._advance()
+                self._advance(room_or_not=True)
                 self._send_scenes(due_only=False)
                 done = not self.busy and self._endings_due <= 0
             if done or time.perf_counter() >= deadline:
@@ -387,23 +387,19 @@ class FrameStreamer:
         return sum(1 for t in list(self._send_times) if now - t <= window) / window
 
     # -- with the lock held --------------------------------------------------------------------
-    def _advance(self) -> None:
-        """Submit the waiting frame if the encoder is free, the browser has room and the budget allows."""
-        if self._waiting is None or self._in_encoder is not None:
+    def _advance(self, room_or_not: bool = False) -> None:
+        """Submit the waiting frame if the encoder is free, the browser has room (or ``room_or_not``) and the
+        budget allows; else it waits (a newer frame replaces it): the last frame of a loop that pauses is the one
+        to show."""
+        if self._waiting is None or self._in_encoder is not None or not (room_or_not or self._can_send()):
             return
-        frame, info, since = self._waiting
-        if not self._can_send():
-            if self._clock() - since >= ACK_WAIT_SECONDS:
-                self._waiting = None
-                self.skipped += 1
-            return
-        self._waiting = None
+        frame, info = self._waiting
         scene = self._scenes.draws(frame) and (  # a state for the page to draw: nothing to make here
             not self._scenes.needs_webgl or self._video.every_page_has("webgl", self._clock())
         )
         if not scene and not self._budget.try_acquire():  # scene frames take one per message (_send_scenes)
-            self.skipped += 1
             return
+        self._waiting = None
         self.last_drawn_by_page = scene
         if scene:
             self._encoded_here = (*self._scenes.pack(frame, self.max_size), False)

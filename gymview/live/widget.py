@@ -331,13 +331,13 @@ class LiveView(anywidget.AnyWidget):
         return True
 
     def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until the frame pushed last has been sent (or skipped by flow control).
+        """Wait until the frame pushed last has been sent, even to a page that lags.
 
         Args:
             timeout: Seconds to wait at most.
 
         Returns:
-            True if it was sent or skipped within ``timeout``.
+            True if it was sent within ``timeout``.
 
         Raises:
             gymview.FrameError: When a frame could not be made in the helper process (see ``push``).
@@ -376,7 +376,7 @@ class LiveView(anywidget.AnyWidget):
         """Counters and state of this view, a dict.
 
         ``frames_rendered`` were kept for sending, ``frames_sent`` went out, ``frames_dropped``
-        were replaced by newer ones or skipped by flow control before they went out, and
+        were replaced by newer ones before they went out (or lost, their error raised), and
         ``frames_throttled`` were offered when none was due (``watch`` never renders those);
         ``last_acked_seq`` is the newest frame the browser reported drawn (-1: none yet);
         ``sent_as`` the last frame's format (None before it);

@@ -265,6 +265,27 @@ test("a Step ends the replay: the stepped live frame shows, a replay still decod
   assert.equal(stream.replayed, null);
 });
 
+test("a live frame that comes while a replay shows is acked at once, and the replay's end redraws", async () => {
+  const { decode } = decoder();
+  const model = fakeModel();
+  const stream = new FrameStream(model, decode);
+  let told = 0;
+  stream.listeners.add(() => (told += 1));
+  stream.onMessage({ type: "state", state: "paused", heard: [] });
+  stream.askReplay(0);
+  stream.onMessage(header(3, { replay: 0 }), bytes());
+  await settle();
+  stream.onMessage(header(7, { acked: 6 }), bytes()); // the paused loop's frame, not drawn under the replay
+  await settle();
+  assert.deepEqual(model.sent.filter((msg) => msg.type === "ack").map((msg) => msg.seq), [7]);
+  const before = told;
+  stream.endReplay();
+  assert.equal(told, before + 1);
+  stream.onMessage(header(8), bytes()); // live again: acked when drawn, not on arrival
+  await settle();
+  assert.deepEqual(model.sent.filter((msg) => msg.type === "ack").map((msg) => msg.seq), [7]);
+});
+
 test("a view's ready goes again until the kernel answers with its state, a few times at most", () => {
   const sent = [];
   const stream = new FrameStream({ send: (msg) => sent.push(msg), on() {}, off() {}, get() {} });

@@ -2,6 +2,7 @@
 in JupyterLab and Notebook 7 as ./dev.sh installs them."""
 
 import json
+import re
 import time
 
 import pytest
@@ -70,6 +71,8 @@ def click_and_wait_for_answer(page, index, name):
     sent = float(target.get_attribute("data-last-click-at")) / 1000
     page.wait_for_function("(i) => document.querySelectorAll('.gymview')[i].dataset.unanswered === '0'",
                            arg=index, timeout=60_000)
+    notice = target.get_attribute("data-notice")
+    assert notice == "", f"the page gave up on {name}: {notice}"
     return sent, time.time()
 
 
@@ -143,3 +146,42 @@ def test_buttons_steer_a_blocking_loop_and_a_play_run(tmp_path, app):
         assert "KEYS [0, 1]" in text and "RUN True True" in text, text
         errors = [e for e in page.errors if "gymview" in e]
         assert not errors, errors
+
+
+def test_a_click_lost_on_the_way_to_the_kernel_still_lands(tmp_path):
+    """The page's first Step message is dropped between browser and server (comms over a subshell lose one
+    now and then): the page sends it again, the kernel applies it once, and the paused loop takes one step."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "controls.ipynb").write_text(json.dumps(notebook_of([BLOCKING])))
+    dropped, drop_next_step = [], []
+
+    def route_kernel_socket(ws):
+        server = ws.connect_to_server()
+
+        def from_page(message):
+            raw = message if isinstance(message, bytes) else message.encode()
+            if drop_next_step and b'"action":"step"' in raw:
+                dropped.append(drop_next_step.pop())  # lost on the way
+                return
+            server.send(message)
+
+        ws.on_message(from_page)
+
+    with running_server(root, "lab") as server, chromium_page() as page:
+        page.route_web_socket(re.compile(r"/api/kernels/[^/]+/channels"), route_kernel_socket)
+        open_notebook(page, server, "controls.ipynb")
+        start_cell(page, 0)
+        page.wait_for_function("() => Number(document.querySelector('.gymview')?.dataset.framesDrawn || 0) > 5",
+                               timeout=60_000)
+        click_and_wait_for_answer(page, 0, "Pause")
+        wait_for_state(page, 0, "paused")
+        before_step = frames_received(page, 0)
+        drop_next_step.append("step")
+        stepped, _ = click_and_wait_for_answer(page, 0, "Step")  # answered: the page sent it again
+        assert dropped == ["step"]
+        wait_for_frames(page, 0, before_step)
+        resumed, _ = click_and_wait_for_answer(page, 0, "Stop")
+        wait_for_output(page, 0, "Stopped")
+        times = json.loads((root / "times.json").read_text())
+        assert len([t for t in times if stepped < t < resumed]) == 1, "the Step sent twice let exactly one step through"

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from gymview.live import protocol
+from gymview.live import browser_messages
 from gymview.live.browser_messages import BrowserMessages
 from gymview.live.controls import RunControls
 
@@ -76,6 +77,45 @@ def test_a_cancelled_click_is_undone():
     messages.receive(control("stop", 3))
     messages.receive(control("cancel", 4, of="page:3"))
     assert controls.state == "running" and not controls.engaged
+
+
+class Held(Exception):
+    pass
+
+
+def hold(seconds):
+    raise Held  # the loop would wait here for the next click
+
+
+def test_a_click_heard_again_is_applied_once_and_answered_again():
+    messages, controls, streamer, _, posts = messages_for(kept=[({"seq": 0}, b"a"), ({"seq": 1}, b"b")])
+    messages.receive(control("pause", 1))
+    messages.receive(control("step", 2))
+    assert controls.state == "paused" and posts == []
+    messages.receive(control("step", 2))  # the page heard no answer and sent it again
+    controls.before_step(None)  # one Step lets one step through ...
+    with pytest.raises(Held):
+        controls.before_step(None, wait=hold)  # ... and the next waits
+    assert posts == ["state"] and messages.heard == ["page:1", "page:2"]
+    messages.receive(control("pause", 1))
+    assert posts == ["state", "state"]
+    messages.receive({"type": protocol.REPLAY, "index": 0, "id": "page:3"})
+    messages.receive({"type": protocol.REPLAY, "index": 0, "id": "page:3"})
+    assert len(streamer.posted) == 1 and posts == ["state", "state"]  # a repeated request is not answered twice
+    messages.receive(control("play", 4))
+    messages.receive(control("cancel", 5, of="page:4"))
+    messages.receive(control("cancel", 5, of="page:4"))
+    assert controls.state == "running"
+
+
+def test_a_click_older_than_the_ids_kept_is_applied_again():
+    messages, controls, _, _, _ = messages_for()
+    messages.receive(control("pause", 0))
+    for number in range(1, browser_messages.SEEN_IDS + 1):
+        messages.receive({"type": protocol.KEY, "key": "a", "down": False, "id": f"page:{number}"})
+    messages.receive(control("play", browser_messages.SEEN_IDS + 1))
+    messages.receive(control("pause", 0))  # forgotten: a page never repeats a click this late
+    assert controls.state == "paused"
 
 
 def test_a_cancelled_click_that_a_loop_running_elsewhere_heard_stays():

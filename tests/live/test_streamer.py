@@ -172,29 +172,45 @@ def test_each_page_is_held_to_max_lag_until_its_acks_stop(patient_watcher):
     streamer.stop()
 
 
-def test_a_frame_that_gets_no_room_is_skipped_and_counted(patient_watcher):
+def pump_until_sent(streamer):
+    wait_until(lambda: not (streamer.pump(), streamer.busy)[1])
+
+
+def test_a_frame_without_room_waits_for_it_and_a_newer_one_takes_its_place(patient_watcher):
     clock = Clock()
     streamer, sent = make(clock=clock)
     streamer.acknowledge(-1)  # the browser acks
     streamer.offer(frame(h=20, w=20), {"step": 0})
     streamer.flush()
     clock.now += streamer.max_lag
-    streamer.acknowledge(-1)  # frame 0 unacknowledged for max_lag while acks arrive
+    streamer.acknowledge(-1)  # frame 0 unacknowledged for max_lag while acks arrive: no room
     streamer.offer(frame(h=20, w=20), {"step": 1})
+    clock.now += 0.9  # a wait longer than any between acks: the frame is kept all the same
+    streamer.acknowledge(-1)
     assert streamer.busy and not streamer.pump()
-    clock.now += stream.ACK_WAIT_SECONDS
-    assert streamer.flush() and sent.steps() == [0] and streamer.skipped == 1
-
-
-def test_the_budget_skips_frames_and_counts_them():
-    budget = Budget()
-    streamer, sent = make(budget=budget)
-    for step in range(3):
-        budget.open = step == 0
-        streamer.offer(frame(h=20, w=20), {"step": step})
-        streamer.flush()
+    assert streamer.seconds_until_reply() == stream_watcher.PUMP_WAIT_SECONDS  # the watcher's to send: no polling
+    streamer.offer(frame(h=20, w=20), {"step": 2})  # the loop went on: the newer frame waits instead
+    streamer.acknowledge(0)
+    pump_until_sent(streamer)
+    assert sent.steps() == [0, 2] and (streamer.replaced, streamer.skipped) == (1, 0)
+    clock.now += streamer.max_lag
+    streamer.acknowledge(0)
+    streamer.offer(frame(h=20, w=20), {"step": 3})  # a loop that pauses here: its last frame
+    assert not streamer.pump()
+    assert streamer.flush() and sent.steps() == [0, 2, 3]  # flushed whether or not the page has room
     streamer.stop()
-    assert sent.steps() == [0] and streamer.skipped == 2 and budget.asked == 3
+
+
+def test_a_spent_budget_holds_the_frame_back_until_it_allows(patient_watcher):
+    budget = Budget(open_=False)
+    streamer, sent = make(budget=budget)
+    streamer.offer(frame(h=20, w=20), {"step": 0})
+    assert not streamer.pump() and streamer.busy
+    streamer.offer(frame(h=20, w=20), {"step": 1})
+    budget.open = True
+    pump_until_sent(streamer)
+    streamer.stop()
+    assert sent.steps() == [1] and (streamer.replaced, streamer.skipped) == (1, 0)
 
 
 def test_a_resend_repeats_the_last_frame_within_the_budget_and_the_ack_bound():
