@@ -12,6 +12,11 @@ reverse order): the median of watched / plain per round is the loop ratio, and t
 plain again / plain the noise floor. The same notebook runs in real JupyterLab with the page open
 in Chromium (on the same cores as the kernel) and in a kernel with no front-end.
 
+The floor beside each ratio: after the paired rounds, the plain loop in as many pairs of slices alone and
+beside neighbour processes (none of gymview's code) that keep busy as many cores as the rest of the machine
+(the page, the server, the helper, the kernel's other threads; Linux's /proc/stat) kept busy above the plain
+slices while the loop ran watched: the most a page costing that much on the same cores could leave.
+
 Besides the ratios: frames/s the view sent during the watched slices, frames/s the page drew
 (browser only), the plain loop's steps/s, the fps limit the budget set by the end, and where the loop
 thread's time went: the share of the watched and of the plain slices it spent waiting for a core
@@ -41,8 +46,18 @@ def thread_times():
         return 0.0, 0.0
     return int(ran) / 1e9, int(waited) / 1e9
 
+def machine_busy():
+    # seconds every CPU of the machine has been busy (Linux's /proc/stat; else 0)
+    try:
+        with open("/proc/stat") as stat:
+            user, nice, system, _, _, irq, softirq, steal = map(int, stat.readline().split()[1:9])
+    except OSError:
+        return 0.0
+    return (user + nice + system + irq + softirq + steal) / 100
+
 def run_slice(env, seconds, spent=None):
     ran, waited = thread_times()
+    busy = machine_busy()
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
@@ -50,11 +65,12 @@ def run_slice(env, seconds, spent=None):
         if terminated or truncated:
             env.reset()
     wall = time.perf_counter() - start
-    if spent is not None:  # [wall, on a core, waiting for one], summed over slices
+    if spent is not None:  # [wall, on a core, waiting for one, the rest of the machine busy], summed over slices
         ran_now, waited_now = thread_times()
         spent[0] += wall
         spent[1] += ran_now - ran
         spent[2] += waited_now - waited
+        spent[3] += machine_busy() - busy - (ran_now - ran)
     return steps / wall
 """
 
@@ -71,7 +87,7 @@ def paired(name, watched, rounds, slice_s):
     sent = watched.view.stats["frames_sent"]
     print("WARM", sent, flush=True)  # what was sent once (the scene, the page's modules) is behind this line
     rates = {slot: [] for slot in slots}
-    spent = {slot: [0.0, 0.0, 0.0] for slot in slots}
+    spent = {slot: [0.0, 0.0, 0.0, 0.0] for slot in slots}
     for index in range(rounds):
         for slot in (list(slots) if index % 2 else list(slots)[::-1]):
             rates[slot].append(run_slice(slots[slot], slice_s, spent[slot]))
@@ -80,8 +96,54 @@ def paired(name, watched, rounds, slice_s):
     fps = (watched.view.stats["frames_sent"] - sent) / (rounds * slice_s)
     # the loop thread's share of the slices' wall time on a core and waiting for one, watched and plain
     times = [spent[slot][part] / spent[slot][0] for slot in ("watched", "plain") for part in (1, 2)]
+    # the cores the rest of the machine (the page, the server, the helper, the kernel's other threads) kept busy
+    # while the loop ran watched, above while it ran plain: a neighbour spends as much beside the plain loop
+    cores = max(0.0, spent["watched"][3] / spent["watched"][0] - spent["plain"][3] / spent["plain"][0])
     print("PAIRED", name, ratio, floor, fps, statistics.median(rates["plain"]), rounds * slice_s, *times,
-          watched.view.stats["fps_limit"], flush=True)
+          watched.view.stats["fps_limit"], cores, neighbour_floor(watched.env, cores, rounds, slice_s), flush=True)
+
+NEIGHBOUR = '''
+import os, sys, time, select
+from gymview.neat.workers import die_with_parent
+die_with_parent(int(sys.argv[1]))
+share = 0.0
+while True:
+    if select.select([sys.stdin], [], [], 0)[0]:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        share = float(line)
+    end = time.perf_counter() + share * 0.01
+    while time.perf_counter() < end:
+        pass
+    time.sleep(max(0.0, 0.01 - share * 0.01))
+'''
+
+def neighbour_floor(plain, cores, rounds, slice_s):
+    # the plain loop beside neighbour processes busy for `cores` of the machine (none of gymview's code),
+    # against the plain loop alone, in alternating slices: the most a page costing that much could leave
+    import subprocess, sys, os
+    count = max(1, int(-(-cores // 1)))
+    helpers = [subprocess.Popen([sys.executable, "-c", NEIGHBOUR, str(os.getpid())], stdin=subprocess.PIPE, text=True)
+               for _ in range(count)]
+    def busy(share):
+        for helper in helpers:
+            helper.stdin.write(f"{share}\\n")
+            helper.stdin.flush()
+        time.sleep(0.03)
+    try:
+        ratios = []
+        for index in range(rounds):
+            pair = {}
+            for loaded in ((False, True) if index % 2 else (True, False)):
+                busy(cores / count if loaded else 0.0)
+                pair[loaded] = run_slice(plain, slice_s)
+            ratios.append(pair[True] / pair[False])
+        return statistics.median(ratios)
+    finally:
+        for helper in helpers:
+            helper.kill()
+            helper.wait()
 class OwnRender(gym.Wrapper):
     # overrides render(): gymview calls env.render() in the loop (pygame) for such envs
     def render(self):
@@ -109,10 +171,12 @@ def cells(rounds: int) -> list[str]:
 def parse(text: str) -> dict:
     """The PAIRED line of a cell's output."""
     line = next(line for line in text.splitlines() if line.startswith("PAIRED"))
-    _, _, ratio, floor, fps, plain, watched_s, ran, waited, plain_ran, plain_waited, limit = line.split()
+    fields = line.split()[2:]
+    ratio, floor, fps, plain, watched_s, ran, waited, plain_ran, plain_waited, limit, cores, neighbour = fields
     return {"ratio": float(ratio), "floor": float(floor), "fps": float(fps), "plain": float(plain),
             "watched_s": float(watched_s), "ran": float(ran), "waited": float(waited),
-            "plain_ran": float(plain_ran), "plain_waited": float(plain_waited), "fps_limit": float(limit)}
+            "plain_ran": float(plain_ran), "plain_waited": float(plain_waited), "fps_limit": float(limit),
+            "cores": float(cores), "neighbour": float(neighbour)}
 
 
 def in_kernel(rounds: int) -> dict[str, dict]:
@@ -166,11 +230,13 @@ def table(runs: list[tuple[dict, dict]]) -> str:
                 for name in ENVS for index, (browser, kernel) in enumerate(runs, 1)]
 
     return "\n".join([
-        "| env | run | with the page open: watched / plain | noise floor | frames/s sent (drawn) "
-        "| kernel only: watched / plain | noise floor | frames/s sent |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        *rows(lambda b, k: f"{b['ratio']:.3f}x | {b['floor']:.3f}x | {b['fps']:.1f} ({b['drawn_fps']:.1f}) "
-                           f"| {k['ratio']:.3f}x | {k['floor']:.3f}x | {k['fps']:.1f}"),
+        "| env | run | with the page open: watched / plain | noise floor | neighbour floor (cores) "
+        "| frames/s sent (drawn) | kernel only: watched / plain | noise floor | neighbour floor (cores) "
+        "| frames/s sent |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *rows(lambda b, k: f"{b['ratio']:.3f}x | {b['floor']:.3f}x | {b['neighbour']:.3f}x ({b['cores']:.2f}) "
+                           f"| {b['fps']:.1f} ({b['drawn_fps']:.1f}) | {k['ratio']:.3f}x | {k['floor']:.3f}x "
+                           f"| {k['neighbour']:.3f}x ({k['cores']:.2f}) | {k['fps']:.1f}"),
         "",
         "| env | run | page open: waiting for a core, watched / plain | on a core, watched / plain | fps limit at the end "
         "| kernel only: waiting, watched / plain | on a core, watched / plain |",

@@ -7,9 +7,10 @@ with draw="page" (the page draws each frame from its state: js/scene.js) and wit
 helper process draws, shrinks and encodes a picture: H.264 to this page). Each watched env is compared
 with its own inner env stepped without gymview's wrapper, in short alternating slices (watched, plain,
 plain again, then the reverse order; benchmarks/browser_loop.py): the median of watched / plain per
-round is the loop ratio, the median of plain again / plain the noise floor. Per run: the ratio and
-floor, frames/s sent and drawn by the page after the warm-up (which lasts until the page draws: it
-gets the scene and its modules first), the bytes of each frame's data and the bytes on the wire per
+round is the loop ratio, the median of plain again / plain the noise floor; the neighbour floor is the plain
+loop beside processes that keep as many cores busy as the page and the rest did (benchmarks/browser_loop.py).
+Per run: the ratio and floors, frames/s sent and drawn by the page after the warm-up (which lasts until the page
+draws: it gets the scene and its modules first), the bytes of each frame's data and the bytes on the wire per
 frame after the warm-up (Jupyter's envelope and the acks' busy/idle messages included, measured at the
 proxy), and what the frames went as. ``--links``: 0 is localhost (through the proxy, unlimited), 1 is
 1 Mbit/s each way with 40 ms of latency (tests/browser/slow_link.py). ``--apart`` holds the kernel on one
@@ -180,12 +181,13 @@ def main() -> None:
     finally:
         stop.set()
     print(f"\nwatched / plain, medians of {args.rounds} rounds of alternating slices, fps={args.fps:g}, the page open:\n")
-    print("| link | env | draw | loop ratio | noise floor | frames/s sent | frames/s drawn | data bytes/frame "
-          "| bytes/frame on the wire | sent as |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print("| link | env | draw | loop ratio | noise floor | neighbour floor (cores) | frames/s sent | frames/s drawn "
+          "| data bytes/frame | bytes/frame on the wire | sent as |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         link = f"{r['link']:g} Mbit/s" if r["link"] else "localhost"
-        print(f"| {link} | {r['env']} | {r['draw']} | {r['ratio']:.3f}x | {r['floor']:.3f}x | {r['fps']:.1f} "
+        print(f"| {link} | {r['env']} | {r['draw']} | {r['ratio']:.3f}x | {r['floor']:.3f}x "
+              f"| {r['neighbour']:.3f}x ({r['cores']:.2f}) | {r['fps']:.1f} "
               f"| {r['drawn_fps']:.1f} | {r['data_bytes']:,.0f} | {r['wire_bytes']:,.0f} | {r['sent_as']} |")
 
 
