@@ -52,7 +52,7 @@ from gymview.live.encoding.encoder_process import EncoderProcess, HelperEnding
 from gymview.live.encoding.h264 import H264, h264_unavailable
 from gymview.live.encoding.latest_frame import Image, LatestFrame
 from gymview.live.encoding.replay import FrameHistory
-from gymview.live.encoding.scene_frames import SCENE, SceneFrames
+from gymview.live.encoding.scene_frames import SCENE, SCENE_BATCH_SECONDS, SceneFrames
 from gymview.live.encoding.video_stream import VideoStream, check_codec
 from gymview.live.pacing.page_acks import PAGE_FORGOTTEN_SECONDS, PageAcks
 from gymview.live.pacing.throttle import PROCESS_BUDGET, MessageBudget
@@ -477,9 +477,9 @@ class FrameStreamer:
         self._went_out([self._seq], len(data))
         return True
 
-    def _send_scenes(self, due_only: bool) -> bool:
+    def _send_scenes(self, due_only: bool, wait: float = SCENE_BATCH_SECONDS) -> bool:
         """Send the scene frames held for one message (``due_only``: if they waited long enough); True if sent."""
-        if not self._scenes.ready(self._clock(), due_only) or (due_only and not self._budget.try_acquire()):
+        if not self._scenes.ready(self._clock(), due_only, wait) or (due_only and not self._budget.try_acquire()):
             return False  # held on (a message of more frames, later) while the message budget is spent
         batch = self._scenes.batch()
         if batch is None:
@@ -601,7 +601,7 @@ class FrameStreamer:
             self._deliver(header, buffers)
         self._collect(older_than=stream_watcher.PUMP_WAIT_SECONDS)
         self._advance()
-        self._send_scenes(due_only=True)
+        self._send_scenes(due_only=True, wait=2 * SCENE_BATCH_SECONDS)  # the producer sends them, unless it stalls
         later = None
         if self._resend:
             make_image, latest = self._resend_latest(), self._latest.sent

@@ -157,6 +157,22 @@ def test_scene_frames_go_several_to_a_message_and_none_waits_past_a_flush():
     streamer.stop()
 
 
+def test_frames_held_go_with_the_producer_s_next_offer_and_with_the_watcher_only_once_it_stalls():
+    renderer = renderer_for("CartPole-v1")
+    sent, now = [], [0.0]
+    streamer = FrameStreamer(lambda header, buffers: sent.append(header), clock=lambda: now[0])
+    streamer.offer(Drawing(renderer, np.zeros(4)), {"step": 0})
+    now[0] += SCENE_BATCH_SECONDS  # due: the loop's next offer takes it along
+    streamer.post({"type": "state", "n": 1})  # the watcher looks (the state first, then the frames held)
+    wait_until(lambda: any(header.get("n") == 1 for header in sent))
+    assert not any(header["type"] == "frame" for header in sent)
+    now[0] += SCENE_BATCH_SECONDS  # the loop offers nothing more: the watcher sends it
+    streamer.post({"type": "state", "n": 2})
+    wait_until(lambda: any(header["type"] == "frame" for header in sent))
+    assert [header.get("step") for header in sent if header["type"] == "frame"] == [0]
+    streamer.stop()
+
+
 def test_a_new_scene_sends_the_frames_of_the_last_one_first():
     cartpole_renderer, acrobot_renderer = renderer_for("CartPole-v1"), renderer_for("Acrobot-v1")
     view = ShownView(fps=120)

@@ -114,12 +114,12 @@ class SceneFrames:
         """Whether a frame can join the frames held (one message holds frames of one scene)."""
         return not self._held or self._held[0][0]["scene"] == header["scene"]
 
-    def ready(self, now: float, due_only: bool) -> bool:
+    def ready(self, now: float, due_only: bool, wait: float = SCENE_BATCH_SECONDS) -> bool:
         """Whether the frames held go out now: any when asked (``due_only`` false), else once ``SCENE_BATCH``
-        are held or the first waited ``SCENE_BATCH_SECONDS``."""
+        are held or the first waited ``wait`` seconds."""
         if not self._held:
             return False
-        return not due_only or len(self._held) >= SCENE_BATCH or now - self._held_since >= SCENE_BATCH_SECONDS
+        return not due_only or len(self._held) >= SCENE_BATCH or now - self._held_since >= wait
 
     def batch(self) -> tuple[dict[str, Any], bytes, list[int]] | None:
         """The frames held, as one message (header, data, their numbers), or None when none are.
