@@ -48,12 +48,13 @@ def thread_times():
 
 def machine_busy():
     # seconds every CPU of the machine has been busy (Linux's /proc/stat; else 0)
+    import os
     try:
         with open("/proc/stat") as stat:
             user, nice, system, _, _, irq, softirq, steal = map(int, stat.readline().split()[1:9])
     except OSError:
         return 0.0
-    return (user + nice + system + irq + softirq + steal) / 100
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 def run_slice(env, seconds, spent=None):
     ran, waited = thread_times()
@@ -103,9 +104,11 @@ def paired(name, watched, rounds, slice_s):
           watched.view.stats["fps_limit"], cores, neighbour_floor(watched.env, cores, rounds, slice_s), flush=True)
 
 NEIGHBOUR = '''
-import os, sys, time, select
-from gymview.neat.workers import die_with_parent
-die_with_parent(int(sys.argv[1]))
+import ctypes, os, select, signal, sys, time
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: it dies with the kernel, even killed
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+print("ready", flush=True)
 share = 0.0
 while True:
     if select.select([sys.stdin], [], [], 0)[0]:
@@ -124,8 +127,10 @@ def neighbour_floor(plain, cores, rounds, slice_s):
     # against the plain loop alone, in alternating slices: the most a page costing that much could leave
     import subprocess, sys, os
     count = max(1, int(-(-cores // 1)))
-    helpers = [subprocess.Popen([sys.executable, "-c", NEIGHBOUR, str(os.getpid())], stdin=subprocess.PIPE, text=True)
-               for _ in range(count)]
+    helpers = [subprocess.Popen([sys.executable, "-c", NEIGHBOUR, str(os.getpid()), "gymview-neighbour"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    for helper in helpers:
+        helper.stdout.readline()  # started: its start-up falls in no slice
     def busy(share):
         for helper in helpers:
             helper.stdin.write(f"{share}\\n")

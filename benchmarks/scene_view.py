@@ -103,7 +103,9 @@ def keep_apart(stop: threading.Event) -> None:
     while not stop.wait(0.5):
         started = [os.getpid(), *children(os.getpid())]
         kernels = [pid for pid in started if b"ipykernel_launcher" in _command_line(pid)]
-        kernel_side = set(kernels).union(*(children(pid) for pid in kernels))
+        # a neighbour (browser_loop's floor) stands in for the page: it goes with the page
+        kernel_side = {pid for pid in set(kernels).union(*(children(pid) for pid in kernels))
+                       if b"gymview-neighbour" not in _command_line(pid)}
         for pid in started:
             try:
                 for task in pathlib.Path(f"/proc/{pid}/task").iterdir():

@@ -47,7 +47,12 @@ export class ControlChannel {
         this.unanswered(id);
         return;
       }
-      this.model.send(message);
+      try {
+        this.model.send(message);
+      } catch {
+        this.unanswered(id); // the comm closed meanwhile (a restarted kernel): nothing more goes
+        return;
+      }
       this.waitForAnswer(id, message, left - wait, setTimer);
     }, wait));
   }
@@ -57,7 +62,11 @@ export class ControlChannel {
     this.notice = NOT_HEARD;
     // When the kernel finally hears the click (the cell ended), it undoes it: a late Pause or Stop
     // must not hit the next run.
-    this.send(cancelMessage(id));
+    try {
+      this.send(cancelMessage(id));
+    } catch {
+      // the comm closed (a restarted kernel): no run is left to undo the click in
+    }
     this.tell();
   }
 

@@ -144,7 +144,7 @@ export class FrameStream {
   }
 
   onReplay(msg, blob) {
-    this.decode(blob).then((picture) => this.showReplay(msg, picture), () => (this.errors += 1));
+    this.decode(blob).then((picture) => this.showReplay(msg, picture)).catch(() => (this.errors += 1));
   }
 
   /** A kept frame the replay slider asked for, decoded: shown unless the run went on meanwhile. */

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SEEN_IDS", "BrowserMessages", "MessagedView"]
 
-SEEN_IDS = 256  # the ids of the latest messages applied: a page repeats a click for a few seconds at most
+SEEN_IDS = 256  # the ids of the latest clicks applied: a page repeats a click for a few seconds at most
 
 
 class MessagedView(Protocol):
@@ -67,7 +67,8 @@ class BrowserMessages:
         self._lock = threading.Lock()
         self._heard: collections.deque[str] = collections.deque(maxlen=16)  # ids of clicks applied
         self._applied: dict[str, tuple[str, bool]] = {}  # click id -> action, and whether a cancel undoes it
-        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()  # ids of messages applied
+        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()  # ids of clicks applied
+        self._applying = threading.Lock()
 
     @property
     def heard(self) -> list[str]:
@@ -86,8 +87,9 @@ class BrowserMessages:
         if message is None:
             return
         if message.is_click:
-            if not self._repeated(message):
-                self._apply(message)
+            with self._applying:  # a click and its repeat, heard on two threads: the repeat answers once it is applied
+                if not self._repeated(message):
+                    self._apply(message)
         elif message.type == protocol.READY:
             if message.version != protocol.PROTOCOL_VERSION:
                 warnings.warn(
@@ -124,7 +126,7 @@ class BrowserMessages:
         if action not in protocol.BUTTONS:
             return  # an action of a newer page: nothing to do
         with self._lock:
-            if message.id is not None:
+            if message.id is not None and message.id not in self._heard:
                 self._heard.append(message.id)  # the state message that follows names it
                 self._applied[message.id] = (action, not self._link.loop_runs_elsewhere())
                 while len(self._applied) > 64:  # only a click the page may still cancel matters
@@ -143,9 +145,9 @@ class BrowserMessages:
         }[action]()
 
     def _repeated(self, message: protocol.FromPage) -> bool:
-        """Whether a message with this id was applied already (a click repeated is answered again); remembers the
-        ids of the last ``SEEN_IDS``."""
-        if message.id is None:
+        """Whether this is a button click applied already (a page sends one again until it is answered): it is
+        answered again. Remembers the ids of the last ``SEEN_IDS`` clicks (keys and replays are never sent again)."""
+        if message.id is None or message.type != protocol.CONTROL:
             return False
         with self._lock:
             repeated = message.id in self._seen
@@ -153,7 +155,7 @@ class BrowserMessages:
                 self._seen[message.id] = None
                 while len(self._seen) > SEEN_IDS:
                     self._seen.popitem(last=False)
-            answer = repeated and message.type == protocol.CONTROL and message.action != protocol.CANCEL
+            answer = repeated and message.action != protocol.CANCEL
             if answer and message.id not in self._heard:
                 self._heard.append(message.id)
         if answer:

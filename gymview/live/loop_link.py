@@ -149,10 +149,13 @@ class LoopLink:
         if self.streamer.pump():
             self.hand_over_to_iopub()
             self._sending_seconds += self.clock() - started
-        if self.streamer.busy:
-            return self.streamer.seconds_until_reply()
         # until the next frame is due, or half a second while no front-end can show frames
-        return self.throttle.seconds_until_due() if self.active else 0.5
+        due = self.throttle.seconds_until_due() if self.active else 0.5
+        if self.streamer.busy:
+            # a frame held back for the pages' room goes from the watcher: the loop comes back for its next one
+            reply = self.streamer.seconds_until_reply()
+            return min(reply, due) if self.streamer.waits_for_room else reply
+        return due
 
     def service(self) -> float:
         """:meth:`pump`, then on ipykernel 6 and marimo :meth:`poll_browser`; the seconds until the next call is

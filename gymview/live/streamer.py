@@ -112,6 +112,7 @@ class FrameStreamer:
         self._lock = threading.Lock()
         self._endings_due = 0  # helpers found dying whose ending is still to be told (by _helper_ended)
         self._waiting: tuple[Frame, dict[str, Any]] | None = None  # offered, not yet submitted
+        self._offered_at = -float("inf")  # when the producer last offered a frame (flow control's clock)
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._scenes = SceneFrames(draw, on_scene)  # frames the page draws from their states
@@ -153,8 +154,14 @@ class FrameStreamer:
 
     @property
     def holding(self) -> bool:
-        """True while scene frames wait to go out together (at most ``SCENE_BATCH_SECONDS``)."""
+        """True while scene frames wait to go out together (``SCENE_BATCH_SECONDS``, twice that while the
+        producer offers frames: its next one takes them along)."""
         return self._scenes.holding
+
+    @property
+    def waits_for_room(self) -> bool:
+        """True while a frame waits for the pages' room or the message budget, nothing in the encoder."""
+        return self._waiting is not None and self._in_encoder is None
 
     def offer(self, frame: Frame, info: dict[str, Any]) -> None:
         """Take ``frame`` (replacing one still waiting) and submit it if the encoder is free.
@@ -172,6 +179,7 @@ class FrameStreamer:
             if self._waiting is not None:
                 self.replaced += 1
             self._waiting = (frame, info)
+            self._offered_at = self._clock()
             self._advance()
             self._watcher.keep_going()
 
@@ -201,8 +209,8 @@ class FrameStreamer:
         """While :attr:`busy`, how long the producer may go before its next :meth:`pump`: until the
         frame in the encoder is likely back (nine tenths of the last frame's encoding time after
         it went in), at least ``POLL_SECONDS``: polling all the while a slow frame (MuJoCo) is
-        drawn would cost the loop a call every millisecond. A frame that waits for the pages' room (or the
-        message budget) is the watcher's to send: the producer looks again after ``PUMP_WAIT_SECONDS``.
+        drawn would cost the loop a call every millisecond. A frame that :attr:`waits_for_room` is the watcher's to
+        send: the producer looks again after ``PUMP_WAIT_SECONDS`` (or with its next frame, see LoopLink.pump).
         """
         in_encoder, encoder = self._in_encoder, self._encoder
         if in_encoder is None:
@@ -294,6 +302,9 @@ class FrameStreamer:
             now = self._clock()
             self._acks.acknowledge(int(seq), page, now)
             self._video.heard_from(page, now)
+            held = self.waits_for_room
+        if held:
+            self._watcher.wake()  # the frame held back may go now
 
     def page_ready(self, page: str, codecs: tuple[str, ...] | None) -> None:
         """Browser page ``page`` rendered a view and decodes ``codecs`` (None: an older page, images only).
@@ -601,7 +612,9 @@ class FrameStreamer:
             self._deliver(header, buffers)
         self._collect(older_than=stream_watcher.PUMP_WAIT_SECONDS)
         self._advance()
-        self._send_scenes(due_only=True, wait=2 * SCENE_BATCH_SECONDS)  # the producer sends them, unless it stalls
+        # frames held go with the producer's next offer while it offers them faster than they are due; else from here
+        streaming = self._clock() - self._offered_at < SCENE_BATCH_SECONDS
+        self._send_scenes(due_only=True, wait=2 * SCENE_BATCH_SECONDS if streaming else SCENE_BATCH_SECONDS)
         later = None
         if self._resend:
             make_image, latest = self._resend_latest(), self._latest.sent

@@ -49,6 +49,20 @@ test("a click answered after it went again is not sent any more", () => {
   assert.equal(stream.controls.pending.size, 0);
 });
 
+test("a click whose comm closed before it could go again gives up at once", () => {
+  const model = fakeModel();
+  const stream = new FrameStream(model);
+  const timers = [];
+  stream.controls.send({ type: "control", action: "pause" }, true, (fn) => (timers.push(fn), timers.length));
+  model.send = () => {
+    throw new Error("comm closed"); // the kernel restarted
+  };
+  timers[0]();
+  assert.equal(stream.controls.pending.size, 0);
+  assert.equal(stream.controls.notice, NOT_HEARD);
+  assert.equal(timers.length, 1);
+});
+
 test("a kernel message (a run's error) shows as the notice", () => {
   const stream = new FrameStream(fakeModel());
   stream.onMessage({ type: "state", state: "stopped", heard: [], message: "play stopped: ZeroDivisionError" });

@@ -161,15 +161,23 @@ def test_frames_held_go_with_the_producer_s_next_offer_and_with_the_watcher_only
     renderer = renderer_for("CartPole-v1")
     sent, now = [], [0.0]
     streamer = FrameStreamer(lambda header, buffers: sent.append(header), clock=lambda: now[0])
+
+    def watcher_looks(number):  # the watcher sends a state posted first, then looks at the frames held
+        for mark in (number, -number):  # the second state goes out once the first look is over
+            streamer.post({"type": "state", "n": mark})
+            wait_until(lambda mark=mark: any(header.get("n") == mark for header in sent))
+        return [header["frames"] if "frames" in header else header["step"] for header in sent if header["type"] == "frame"]
+
     streamer.offer(Drawing(renderer, np.zeros(4)), {"step": 0})
-    now[0] += SCENE_BATCH_SECONDS  # due: the loop's next offer takes it along
-    streamer.post({"type": "state", "n": 1})  # the watcher looks (the state first, then the frames held)
-    wait_until(lambda: any(header.get("n") == 1 for header in sent))
-    assert not any(header["type"] == "frame" for header in sent)
-    now[0] += SCENE_BATCH_SECONDS  # the loop offers nothing more: the watcher sends it
-    streamer.post({"type": "state", "n": 2})
-    wait_until(lambda: any(header["type"] == "frame" for header in sent))
-    assert [header.get("step") for header in sent if header["type"] == "frame"] == [0]
+    now[0] += 0.4 * SCENE_BATCH_SECONDS
+    streamer.offer(Drawing(renderer, np.zeros(4)), {"step": 1})
+    now[0] += 0.8 * SCENE_BATCH_SECONDS  # due, but the loop offers frames faster: its next one takes them along
+    assert watcher_looks(1) == []
+    now[0] += SCENE_BATCH_SECONDS  # the loop stalls: the watcher sends them
+    assert [frame["step"] for frame in watcher_looks(2)[0]] == [0, 1]
+    streamer.offer(Drawing(renderer, np.zeros(4)), {"step": 2})
+    now[0] += SCENE_BATCH_SECONDS  # a loop slower than that: each frame goes alone, when due
+    assert watcher_looks(3)[1:] == [2]
     streamer.stop()
 
 

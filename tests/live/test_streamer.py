@@ -190,7 +190,9 @@ def test_a_frame_without_room_waits_for_it_and_a_newer_one_takes_its_place(patie
     assert streamer.busy and not streamer.pump()
     assert streamer.seconds_until_reply() == stream_watcher.PUMP_WAIT_SECONDS  # the watcher's to send: no polling
     streamer.offer(frame(h=20, w=20), {"step": 2})  # the loop went on: the newer frame waits instead
+    assert streamer.waits_for_room
     streamer.acknowledge(0)
+    wait_until(lambda: not streamer.waits_for_room, "the watcher woken by the ack", timeout=10)
     pump_until_sent(streamer)
     assert sent.steps() == [0, 2] and (streamer.replaced, streamer.skipped) == (1, 0)
     clock.now += streamer.max_lag
