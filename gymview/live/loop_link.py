@@ -151,10 +151,8 @@ class LoopLink:
             self._sending_seconds += self.clock() - started
         # until the next frame is due, or half a second while no front-end can show frames
         due = self.throttle.seconds_until_due() if self.active else 0.5
-        if self.streamer.busy:
-            # a frame held back for the pages' room goes from the watcher: the loop comes back for its next one
-            reply = self.streamer.seconds_until_reply()
-            return min(reply, due) if self.streamer.waits_for_room else reply
+        if self.streamer.busy and not self.streamer.waits_for_room:  # one held back for room goes from the watcher
+            return self.streamer.seconds_until_reply()
         return due
 
     def service(self) -> float:

@@ -160,7 +160,8 @@ class FrameStreamer:
 
     @property
     def waits_for_room(self) -> bool:
-        """True while a frame waits for the pages' room or the message budget, nothing in the encoder."""
+        """True while a frame waits for the pages' room or the message budget, nothing in the encoder: the watcher
+        sends it (an ack wakes it), the producer need not pump for it."""
         return self._waiting is not None and self._in_encoder is None
 
     def offer(self, frame: Frame, info: dict[str, Any]) -> None:
@@ -209,13 +210,10 @@ class FrameStreamer:
         """While :attr:`busy`, how long the producer may go before its next :meth:`pump`: until the
         frame in the encoder is likely back (nine tenths of the last frame's encoding time after
         it went in), at least ``POLL_SECONDS``: polling all the while a slow frame (MuJoCo) is
-        drawn would cost the loop a call every millisecond. A frame that :attr:`waits_for_room` is the watcher's to
-        send: the producer looks again after ``PUMP_WAIT_SECONDS`` (or with its next frame, see LoopLink.pump).
+        drawn would cost the loop a call every millisecond.
         """
         in_encoder, encoder = self._in_encoder, self._encoder
-        if in_encoder is None:
-            return stream_watcher.PUMP_WAIT_SECONDS if self._waiting is not None else POLL_SECONDS
-        if encoder is None:
+        if in_encoder is None or encoder is None:
             return POLL_SECONDS
         likely_back = in_encoder[2] + 0.9 * encoder.last_encode_seconds
         return max(POLL_SECONDS, likely_back - time.perf_counter())

@@ -78,3 +78,12 @@ def test_sending_a_frame_costs_the_loop_and_counts_with_the_next_frame():
     assert sent and throttle.interval == pytest.approx(0.001 / 0.01)  # the frame's own time was 0: sending it was not
     link.record_cost(0.0)  # counted once: the next frame cost nothing, and the estimate moves a quarter of the way
     assert throttle.interval == pytest.approx(0.75 * 0.001 / 0.01)
+
+
+@pytest.mark.parametrize("waits_for_room, back_in", [(False, 0.002), (True, 1 / 30)])
+def test_the_loop_pumps_for_a_frame_in_the_encoder_and_leaves_one_held_back_for_room_to_the_watcher(waits_for_room, back_in):
+    streamer = SimpleNamespace(encodes_elsewhere=True, last_encode_ms=0.0, last_drawn_by_page=False, busy=True,
+                               waits_for_room=waits_for_room, pump=lambda: False, seconds_until_reply=lambda: 0.002)
+    throttle = FrameThrottle(fps=30, max_overhead=0.1, clock=lambda: 0.0)
+    throttle.accept()  # a frame just went: the next is due in 1/30 s
+    assert link_with(throttle, encode_ms=0.0, streamer=streamer).pump() == pytest.approx(back_in)
