@@ -159,7 +159,8 @@ def measure(links: list[float], names: list[str], rounds: int, fps: float) -> li
                 )
                 results.append(result)
                 print(f"{name} draw={draw} link={rate or 'localhost'}: {result['ratio']:.3f}x, "
-                      f"{result['fps']:.1f} sent / {result['drawn_fps']:.1f} drawn frames/s", flush=True)
+                      f"{result['fps']:.1f} sent / {result['drawn_fps']:.1f} drawn frames/s, "
+                      f"the plain loop {result['plain']:,.0f} steps/s", flush=True)
             link.limit(None, 0.0)
             start_cell(page, len(source) - 1)
             wait_for_output(page, len(source) - 1, "CLOSED", timeout_ms=120_000)

@@ -179,4 +179,7 @@ def downsample(frame: np.ndarray, max_size: int) -> np.ndarray:
         rows = frame.reshape(new_height, fy, width, 3).sum(axis=1, dtype=np.uint32)
         sums = rows.reshape(new_height, new_width, fx, 3).sum(axis=2, dtype=np.uint32)
         return ((sums + fy * fx // 2) // (fy * fx)).astype(np.uint8)
-    return np.asarray(Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX))
+    # whole blocks first (PIL's reduce), then the rest of the way: within one level of the exact area average, in
+    # half the time for a 1920x1080 frame (benchmarks/downsample.py)
+    image = Image.fromarray(frame).resize((new_width, new_height), Image.Resampling.BOX, reducing_gap=1.0)
+    return np.asarray(image)

@@ -1,9 +1,15 @@
 """StreamWatcher: the one thread that does what a stream's producer left undone.
 
-The producer (the user's loop) sends its own frames; this thread looks in every ``PUMP_WAIT_SECONDS``, or
-at once when woken, for the rest: an encoded frame nobody pumped for (the loop ended or stalls), a frame
-waiting for an ack, a message posted from another thread, a resend a page asked for. It ends after
+The producer (the user's loop) sends its own frames; this thread looks, at once when woken and else when its
+owner says (``PUMP_WAIT_SECONDS`` by default), for the rest: an encoded frame nobody pumped for (the loop ended or
+stalls), a frame waiting for an ack, a message posted from another thread, a resend a page asked for. It ends after
 ``IDLE_EXIT_SECONDS`` with nothing to do, and the next piece of work starts a new one.
+
+Each look costs more than its chores: the thread must take the interpreter from a loop that holds it, and a loop
+that lets it go many times a step (numpy's random numbers, torch's operations) wakes the waiting thread each time
+in vain. A thread looking in 20 times a second slowed a CartPole loop by a few percent and spent tens of ms of the
+other core each second (``benchmarks/waking_thread.py``), so once nothing is left to do the watcher sleeps until
+new work wakes it.
 
 Its chores run under the stream's lock; what they hand back (making a picture, ending a helper) runs
 after it, so the loop's push and the page's acks never wait for them.
@@ -45,9 +51,11 @@ class StreamWatcher:
     """Run ``chores()`` under ``lock`` until the stream idles.
 
     ``chores()`` returns whether there was anything to do, and a function to call once the lock is let go
-    (or None). ``retire()``, under the lock when the watcher idled out, returns one to end the encoder
-    process with (called with its timeout in seconds), or None. ``on_watching(active)`` is told when a
-    watcher starts (True) and ends (False).
+    (or None). ``next_look()``, under the lock after the chores, gives the seconds until the next look (the
+    watcher looks sooner when woken), or None while nothing is left to do: the watcher then sleeps until
+    :meth:`keep_going` or :meth:`wake`, or until it idles out. ``retire()``, under the lock when the watcher
+    idled out, returns one to end the encoder process with (called with its timeout in seconds), or None.
+    ``on_watching(active)`` is told when a watcher starts (True) and ends (False).
     """
 
     def __init__(
@@ -57,14 +65,17 @@ class StreamWatcher:
         retire: Callable[[], Callable[[float], None] | None],
         on_watching: Callable[[bool], None] = lambda active: None,
         clock: Callable[[], float] = time.perf_counter,
+        next_look: Callable[[], float | None] = lambda: PUMP_WAIT_SECONDS,
     ) -> None:
         self._lock = lock
         self._chores = chores
+        self._next_look = next_look
         self._retire = retire
         self._on_watching = on_watching
         self._clock = clock
         self._nudge = threading.Event()
         self._retired = False  # the last watcher ended after idling (or is about to): the next start is new
+        self._sleeping = False  # the watcher found nothing left to do: new work wakes it
         self._worker = Worker("stream", self._watch, wake=self._nudge.set)
 
     @property
@@ -78,9 +89,13 @@ class StreamWatcher:
         return self._worker.failed
 
     def keep_going(self) -> None:
-        """With the lock held: make sure a watcher runs (a new one if the last idled out, without waiting for it)."""
+        """With the lock held: make sure a watcher runs (a new one if the last idled out, without waiting for it)
+        and looks at the new work (waking it if it sleeps with nothing to do)."""
         again, self._retired = self._retired, False
         self._worker.start(again=again)
+        if self._sleeping:
+            self._sleeping = False
+            self._nudge.set()
 
     def wake(self) -> None:
         """Look for work now rather than at the next ``PUMP_WAIT_SECONDS``."""
@@ -104,15 +119,16 @@ class StreamWatcher:
             self._on_watching(False)
 
     def _watch_until(self, stop: threading.Event) -> None:
-        idle_since = self._clock()
+        idle_since, look = self._clock(), PUMP_WAIT_SECONDS
         while not stop.is_set():
-            self._nudge.wait(PUMP_WAIT_SECONDS)
+            self._nudge.wait(look)
             self._nudge.clear()
             if stop.is_set():
                 return
             end_helper = None
             with self._lock:
                 active, later = self._chores()
+                next_look = self._next_look()
                 now = self._clock()
                 retiring = not active and now - idle_since >= IDLE_EXIT_SECONDS
                 if active:
@@ -120,6 +136,8 @@ class StreamWatcher:
                 elif retiring:
                     self._retired = True
                     end_helper = self._retire()
+                self._sleeping = next_look is None
+            look = max(0.0, idle_since + IDLE_EXIT_SECONDS - now) if next_look is None else next_look
             if later is not None:
                 later()
             if retiring:

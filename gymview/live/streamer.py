@@ -67,6 +67,9 @@ Frame = np.ndarray | DeferredFrame
 # While a frame is in the encoder process, the producer looks for its reply this often once it is
 # likely back (see FrameStreamer.seconds_until_reply).
 POLL_SECONDS = 0.001
+# While the producer offers frames and nothing waits on the watcher alone, the watcher looks in this often: a
+# stalled loop's last frame goes out this late at most.
+QUIET_LOOK_SECONDS = 0.2
 # A picture a page asked for is made again of the newer frame that went out while it was made, this often at most
 RESEND_TRIES = 3
 
@@ -126,7 +129,7 @@ class FrameStreamer:
         self._seq = -1
         self._acks = PageAcks(self.max_lag)  # each browser page's acks: pages come and go
         self._send_times: collections.deque[float] = collections.deque(maxlen=512)  # > 3 s at 120 fps
-        self._watcher = StreamWatcher(self._lock, self._chores, self._retire, on_watching)
+        self._watcher = StreamWatcher(self._lock, self._chores, self._retire, on_watching, next_look=self._next_look)
         self.history = history if history is not None else FrameHistory()
         self.sent = 0
         self.messages = 0  # frame messages sent (several scene frames may share one)
@@ -619,6 +622,18 @@ class FrameStreamer:
             if make_image is not None:
                 later = functools.partial(self._resend_made, latest, make_image)
         return bool(self.busy or self._resend or self._outbox or self.holding or later is not None), later
+
+    def _next_look(self) -> float | None:
+        """When the watcher looks again: every ``PUMP_WAIT_SECONDS`` while something waits on it alone (a frame the
+        producer stopped pumping for, or held back for room or budget; a message; a resend); every
+        ``QUIET_LOOK_SECONDS`` while the producer offers frames, whose own pumping takes them out; None (until new
+        work wakes it) once nothing is left. Each look takes the interpreter from a busy thread (the loop, the
+        user's next loop, torch training)."""
+        quick = stream_watcher.PUMP_WAIT_SECONDS
+        producer_offers = self._clock() - self._offered_at < quick
+        if self._outbox or self._resend or self.waits_for_room or (not producer_offers and (self.busy or self.holding)):
+            return quick
+        return max(quick, QUIET_LOOK_SECONDS) if producer_offers else None
 
     def _retire(self) -> Callable[[float], None] | None:
         """The watcher idled out: let the helper go (the next frame starts a new one); what ends it."""

@@ -1,6 +1,7 @@
 """StreamWatcher: chores under the stream's lock, their follow-up after it, retirement when idle, failures kept."""
 
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -86,4 +87,26 @@ def test_work_that_comes_while_an_idled_out_watcher_still_ends_the_helper_gets_a
         watcher.keep_going()  # the first is still ending the helper: a new one, not waited for
     wait_until(lambda: any(thread is not first for thread in chores), "a second watcher's chores")
     ending.set()
+    watcher.stop()
+
+
+def test_a_watcher_with_nothing_left_sleeps_until_new_work_wakes_it(monkeypatch):
+    """Each look takes the interpreter from a busy loop: with nothing left (``next_look`` None) the watcher does not
+    look again, its idle exit far off, until keep_going() brings work."""
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.001)
+    lock, looks = threading.Lock(), []
+
+    def chore():
+        looks.append(1)
+        return False, None
+
+    watcher = StreamWatcher(lock, chore, retire=lambda: None, clock=lambda: 0.0, next_look=lambda: None)
+    with lock:
+        watcher.keep_going()
+    wait_until(lambda: looks, "the first look")
+    time.sleep(0.2)  # a watcher looking every PUMP_WAIT_SECONDS would have looked again by now
+    assert len(looks) == 1
+    with lock:
+        watcher.keep_going()
+    wait_until(lambda: len(looks) == 2, "the look at the new work")
     watcher.stop()

@@ -555,3 +555,18 @@ def test_only_the_newest_state_waits_for_the_budget_and_replays_keep_their_place
     streamer.stop()  # what is owed to the page goes out
     assert [(header["type"], header.get("state")) for header, _ in sent.messages] == [("frame", None),
                                                                                        ("state", "paused")]
+
+
+def test_a_frame_offered_while_the_watcher_sleeps_goes_out_without_the_producer_pumping(monkeypatch):
+    """One step a cell: the loop offers a frame and stops. The watcher, asleep with nothing left to do (each look takes
+    the interpreter from a busy thread), wakes for the frame and sends it."""
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)
+    clock = Clock()
+    streamer, sent = make(clock=clock)
+    streamer.offer(frame(0), {})
+    wait_until(lambda: streamer.sent == 1, "the first frame, from the watcher")
+    clock.now += 1.0  # the producer stopped offering: with nothing left, the watcher sleeps
+    time.sleep(4 * stream_watcher.PUMP_WAIT_SECONDS)
+    streamer.offer(frame(1), {})
+    wait_until(lambda: streamer.sent == 2, "the second frame, from the watcher woken for it")
+    streamer.stop()
