@@ -274,3 +274,20 @@ def test_a_watched_env_s_own_work_is_timed_once_frames_flow_and_a_failure_there_
                 env.reset()
     env.close()
     assert timings == [1] and env.total_steps == 300  # asked once, as frames began to flow; the loop went on
+
+
+def test_a_watched_vector_env_s_own_work_is_timed_for_its_size_once_frames_flow(shown, monkeypatch):
+    sizes = []
+
+    def own_cost(num_envs):
+        sizes.append(num_envs)
+        raise RuntimeError("timer broke")
+
+    monkeypatch.setattr("gymview.watched.own_seconds_per_vector_step", own_cost)
+    envs = gymview.watch(gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array"), view=shown(), display=False)
+    with pytest.warns(RuntimeWarning, match="own work could not be timed.*timer broke"):
+        envs.reset(seed=0)
+        for _ in range(300):
+            envs.step(np.zeros(2, dtype=np.int64))
+    envs.close()
+    assert sizes == [2] and envs.total_steps == 300  # asked once, as frames began to flow; the loop went on
