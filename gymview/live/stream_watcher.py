@@ -37,8 +37,8 @@ from gymview._internal.worker import Worker
 
 __all__ = ["IDLE_EXIT_SECONDS", "PUMP_WAIT_SECONDS", "StreamWatcher"]
 
-# How often the watcher looks for work the producer left; an encoded frame nobody pumped for goes out after
-# at most about twice this.
+# How often the watcher looks for work the producer left, by default (a stream's owner says when to look);
+# an encoded frame nobody pumped for goes out after at most about twice this from a watcher that looks this often.
 PUMP_WAIT_SECONDS = 0.05
 # A watcher with nothing to do for this long ends, and the stream lets its encoder process go; the next frame
 # starts both again, so views whose env was never closed (a re-run cell) leave nothing behind.
@@ -75,13 +75,18 @@ class StreamWatcher:
         self._clock = clock
         self._nudge = threading.Event()
         self._retired = False  # the last watcher ended after idling (or is about to): the next start is new
-        self._sleeping = False  # the watcher found nothing left to do: new work wakes it
+        self._sleeping = True  # no watcher looks (none yet, or it found nothing left to do): new work wakes it
         self._worker = Worker("stream", self._watch, wake=self._nudge.set)
 
     @property
     def running(self) -> bool:
         """True while the thread runs (from the first piece of work until it idles out or stops)."""
         return self._worker.running
+
+    @property
+    def sleeping(self) -> bool:
+        """True while no watcher looks: none started yet, or it found nothing left to do (new work wakes it)."""
+        return self._sleeping
 
     @property
     def failed(self) -> bool:
@@ -98,7 +103,7 @@ class StreamWatcher:
             self._nudge.set()
 
     def wake(self) -> None:
-        """Look for work now rather than at the next ``PUMP_WAIT_SECONDS``."""
+        """Look for work now rather than at the next look."""
         self._nudge.set()
 
     def check(self) -> None:

@@ -67,8 +67,8 @@ Frame = np.ndarray | DeferredFrame
 # While a frame is in the encoder process, the producer looks for its reply this often once it is
 # likely back (see FrameStreamer.seconds_until_reply).
 POLL_SECONDS = 0.001
-# While the producer offers frames and nothing waits on the watcher alone, the watcher looks in this often: a
-# stalled loop's last frame goes out this late at most.
+# While the producer streams frames and nothing waits on the watcher alone, the watcher looks in this often: a
+# loop that stalls has its last frame sent about this late at most.
 QUIET_LOOK_SECONDS = 0.2
 # A picture a page asked for is made again of the newer frame that went out while it was made, this often at most
 RESEND_TRIES = 3
@@ -116,6 +116,7 @@ class FrameStreamer:
         self._endings_due = 0  # helpers found dying whose ending is still to be told (by _helper_ended)
         self._waiting: tuple[Frame, dict[str, Any]] | None = None  # offered, not yet submitted
         self._offered_at = -float("inf")  # when the producer last offered a frame (flow control's clock)
+        self._offer_gap = float("inf")  # the time between its last two offers
         self._in_encoder: tuple[Frame, dict[str, Any], float, str] | None = None  # submitted (as format), not yet sent
         self._encoded_here: tuple[bytes, int, int, bool] | None = None  # the finished frame: bytes, size, key
         self._scenes = SceneFrames(draw, on_scene)  # frames the page draws from their states
@@ -183,7 +184,8 @@ class FrameStreamer:
             if self._waiting is not None:
                 self.replaced += 1
             self._waiting = (frame, info)
-            self._offered_at = self._clock()
+            now = self._clock()
+            self._offer_gap, self._offered_at = now - self._offered_at, now
             self._advance()
             self._watcher.keep_going()
 
@@ -546,6 +548,7 @@ class FrameStreamer:
             else:  # a newer frame went out while it was made (a state, an H.264 frame): a picture of that one
                 self._resend_tries += 1
                 self._resend = True
+                self._watcher.keep_going()  # the watcher may sleep, nothing else left for it
 
     def _latest_picture(self) -> Image | Callable[[], Image | None] | None:
         """With the lock held: :meth:`LatestFrame.picture` at this view's settings."""
@@ -621,19 +624,26 @@ class FrameStreamer:
             make_image, latest = self._resend_latest(), self._latest.sent
             if make_image is not None:
                 later = functools.partial(self._resend_made, latest, make_image)
-        return bool(self.busy or self._resend or self._outbox or self.holding or later is not None), later
+        # a producer streaming keeps the watcher (and the helper it would let go) however little it leaves for it
+        pending = self.busy or self._resend or self._outbox or self.holding or later is not None
+        return bool(pending or self._producer_streams()), later
 
     def _next_look(self) -> float | None:
-        """When the watcher looks again: every ``PUMP_WAIT_SECONDS`` while something waits on it alone (a frame the
-        producer stopped pumping for, or held back for room or budget; a message; a resend); every
-        ``QUIET_LOOK_SECONDS`` while the producer offers frames, whose own pumping takes them out; None (until new
-        work wakes it) once nothing is left. Each look takes the interpreter from a busy thread (the loop, the
-        user's next loop, torch training)."""
+        """When the watcher looks again: every ``QUIET_LOOK_SECONDS`` while the producer streams (it offered its last
+        two frames within ``PUMP_WAIT_SECONDS``) and its own pumping takes them out; every ``PUMP_WAIT_SECONDS``
+        while something waits on the watcher alone (a frame of a producer that stopped or offers one now and then,
+        or one held back for room or budget; a message; a resend); None (until new work wakes it) once nothing is
+        left. Each look takes the interpreter from a busy thread (the loop, the user's next loop, torch)."""
         quick = stream_watcher.PUMP_WAIT_SECONDS
-        producer_offers = self._clock() - self._offered_at < quick
-        if self._outbox or self._resend or self.waits_for_room or (not producer_offers and (self.busy or self.holding)):
+        streams = self._producer_streams()
+        if self._outbox or self._resend or self.waits_for_room or (not streams and (self.busy or self.holding)):
             return quick
-        return max(quick, QUIET_LOOK_SECONDS) if producer_offers else None
+        return max(quick, QUIET_LOOK_SECONDS) if streams else None
+
+    def _producer_streams(self) -> bool:
+        """Whether the producer offers frames one after another, as a loop does (not one a cell, a Step)."""
+        quick = stream_watcher.PUMP_WAIT_SECONDS
+        return self._offer_gap < quick and self._clock() - self._offered_at < quick
 
     def _retire(self) -> Callable[[float], None] | None:
         """The watcher idled out: let the helper go (the next frame starts a new one); what ends it."""

@@ -94,6 +94,7 @@ def test_a_watcher_with_nothing_left_sleeps_until_new_work_wakes_it(monkeypatch)
     """Each look takes the interpreter from a busy loop: with nothing left (``next_look`` None) the watcher does not
     look again, its idle exit far off, until keep_going() brings work."""
     monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.001)
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)  # only keep_going() can bring the second look
     lock, looks = threading.Lock(), []
 
     def chore():
@@ -103,7 +104,7 @@ def test_a_watcher_with_nothing_left_sleeps_until_new_work_wakes_it(monkeypatch)
     watcher = StreamWatcher(lock, chore, retire=lambda: None, clock=lambda: 0.0, next_look=lambda: None)
     with lock:
         watcher.keep_going()
-    wait_until(lambda: looks, "the first look")
+    wait_until(lambda: looks and watcher.sleeping, "the first look, and the sleep after it")
     time.sleep(0.2)  # a watcher looking every PUMP_WAIT_SECONDS would have looked again by now
     assert len(looks) == 1
     with lock:

@@ -559,14 +559,31 @@ def test_only_the_newest_state_waits_for_the_budget_and_replays_keep_their_place
 
 def test_a_frame_offered_while_the_watcher_sleeps_goes_out_without_the_producer_pumping(monkeypatch):
     """One step a cell: the loop offers a frame and stops. The watcher, asleep with nothing left to do (each look takes
-    the interpreter from a busy thread), wakes for the frame and sends it."""
+    the interpreter from a busy thread), wakes for the frame and sends it soon: a single offer is not a loop
+    streaming, whose frames the watcher leaves to it for QUIET_LOOK_SECONDS."""
     monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)
+    monkeypatch.setattr(stream, "QUIET_LOOK_SECONDS", 600.0)
     clock = Clock()
     streamer, sent = make(clock=clock)
-    streamer.offer(frame(0), {})
-    wait_until(lambda: streamer.sent == 1, "the first frame, from the watcher")
-    clock.now += 1.0  # the producer stopped offering: with nothing left, the watcher sleeps
-    time.sleep(4 * stream_watcher.PUMP_WAIT_SECONDS)
-    streamer.offer(frame(1), {})
-    wait_until(lambda: streamer.sent == 2, "the second frame, from the watcher woken for it")
+    for index in range(2):
+        streamer.offer(frame(index), {})
+        wait_until(lambda: streamer.sent == index + 1, f"frame {index}, from the watcher")
+        clock.now += 1.0  # the cell ended: with nothing left, the watcher sleeps
+        wait_until(lambda: streamer._watcher.sleeping, "the watcher to sleep")
     streamer.stop()
+
+
+def test_a_streaming_producer_keeps_its_helper_however_little_it_leaves_the_watcher(monkeypatch):
+    """A loop that pumps its own frames leaves the watcher nothing to do; its offers still count as the stream's
+    activity, so the watcher does not idle out and let the helper go under a running loop."""
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 0.2)
+    before = {child.pid for child in encoder_children()}
+    streamer, sent = make()  # its clock stands still: each offer comes right after the last, as in a loop
+    helpers = set()
+    for index in range(20):
+        streamer.offer(frame(index), {})
+        assert streamer.flush()
+        helpers |= {child.pid for child in encoder_children()} - before
+        time.sleep(0.05)
+    streamer.stop()
+    assert len(helpers) == 1 and streamer.sent == 20
