@@ -127,11 +127,15 @@ class StreamWatcher:
         idle_since, look = self._clock(), PUMP_WAIT_SECONDS
         while not stop.is_set():
             self._nudge.wait(look)
-            self._nudge.clear()
             if stop.is_set():
                 return
             end_helper = None
             with self._lock:
+                # These chores answer any nudge given so far (whoever nudged changed the stream under this lock
+                # first); one given later stays set for the next wait. Stop nudges after setting its event.
+                self._nudge.clear()
+                if stop.is_set():
+                    return
                 active, later = self._chores()
                 next_look = self._next_look()
                 now = self._clock()

@@ -111,3 +111,24 @@ def test_a_watcher_with_nothing_left_sleeps_until_new_work_wakes_it(monkeypatch)
         watcher.keep_going()
     wait_until(lambda: len(looks) == 2, "the look at the new work")
     watcher.stop()
+
+
+def test_a_nudge_the_first_look_already_answers_brings_no_second_look(monkeypatch):
+    """The watcher's first wait may end before keep_going() (which holds the lock) nudges it: the look that follows
+    answers that nudge, so the watcher sleeps after it rather than looking again."""
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.0)  # the first wait ends at once
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)
+    lock, looks = threading.Lock(), []
+
+    def chore():
+        looks.append(1)
+        return False, None
+
+    watcher = StreamWatcher(lock, chore, retire=lambda: None, clock=lambda: 0.0, next_look=lambda: None)
+    with lock:
+        watcher.keep_going()
+        time.sleep(0.05)  # the new thread's wait has ended: it waits for the lock, its nudge still to come
+    wait_until(lambda: looks and watcher.sleeping, "the first look, and the sleep after it")
+    time.sleep(0.2)
+    assert len(looks) == 1
+    watcher.stop()
