@@ -90,18 +90,23 @@ def test_work_that_comes_while_an_idled_out_watcher_still_ends_the_helper_gets_a
     watcher.stop()
 
 
-def test_a_watcher_with_nothing_left_sleeps_until_new_work_wakes_it(monkeypatch):
-    """Each look takes the interpreter from a busy loop: with nothing left (``next_look`` None) the watcher does not
-    look again, its idle exit far off, until keep_going() brings work."""
-    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.001)
-    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)  # only keep_going() can bring the second look
+def sleepy_watcher():
+    """(its lock, its looks, a watcher that never has anything left after a look and whose clock stands still)."""
     lock, looks = threading.Lock(), []
 
     def chore():
         looks.append(1)
         return False, None
 
-    watcher = StreamWatcher(lock, chore, retire=lambda: None, clock=lambda: 0.0, next_look=lambda: None)
+    return lock, looks, StreamWatcher(lock, chore, retire=lambda: None, clock=lambda: 0.0, next_look=lambda: None)
+
+
+def test_a_watcher_with_nothing_left_sleeps_until_new_work_wakes_it(monkeypatch):
+    """Each look takes the interpreter from a busy loop: with nothing left (``next_look`` None) the watcher does not
+    look again, its idle exit far off, until keep_going() brings work."""
+    monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.001)
+    monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)  # only keep_going() can bring the second look
+    lock, looks, watcher = sleepy_watcher()
     with lock:
         watcher.keep_going()
     wait_until(lambda: looks and watcher.sleeping, "the first look, and the sleep after it")
@@ -118,13 +123,7 @@ def test_a_nudge_the_first_look_already_answers_brings_no_second_look(monkeypatc
     answers that nudge, so the watcher sleeps after it rather than looking again."""
     monkeypatch.setattr(stream_watcher, "PUMP_WAIT_SECONDS", 0.0)  # the first wait ends at once
     monkeypatch.setattr(stream_watcher, "IDLE_EXIT_SECONDS", 600.0)
-    lock, looks = threading.Lock(), []
-
-    def chore():
-        looks.append(1)
-        return False, None
-
-    watcher = StreamWatcher(lock, chore, retire=lambda: None, clock=lambda: 0.0, next_look=lambda: None)
+    lock, looks, watcher = sleepy_watcher()
     with lock:
         watcher.keep_going()
         time.sleep(0.05)  # the new thread's wait has ended: it waits for the lock, its nudge still to come
