@@ -92,6 +92,8 @@ export function shapeOf(geom, scene, meshes) {
       return new THREE.BoxGeometry(2 * a, 2 * b, 2 * c);
     case "mesh":
       return meshes[geom.mesh];
+    case "hfield":
+      return hfieldShape(scene.hfields[geom.hfield], geom);
     default:
       throw new Error(`gymview: the page cannot draw MuJoCo geoms of type ${geom.type}`);
   }
@@ -104,10 +106,7 @@ function plane(geom, scene) {
   const shape = new THREE.PlaneGeometry(2 * width, 2 * height);
   const position = shape.attributes.position;
   const uv = shape.attributes.uv;
-  const [scaleX, scaleY] = geom.texuniform ? [1, 1] : [1 / width, 1 / height];
-  for (let i = 0; i < position.count; i += 1) {
-    uv.setXY(i, 0.5 * geom.texrepeat[0] * scaleX * position.getX(i) - 0.5, -0.5 * geom.texrepeat[1] * scaleY * position.getY(i) - 0.5);
-  }
+  for (let i = 0; i < position.count; i += 1) uv.setXY(i, ...planeUv(geom, width, height, position.getX(i), position.getY(i)));
   return shape;
 }
 
@@ -119,6 +118,55 @@ function ellipsoid(a, b, c) {
     n.set(position.getX(i) / (a * a), position.getY(i) / (b * b), position.getZ(i) / (c * c)).normalize();
     normal.setXYZ(i, n.x, n.y, n.z);
   }
+  return shape;
+}
+
+/** The texture coordinates MuJoCo generates for a 2D texture on a plane or heightfield at (x, y) of its own
+ * frame: s = 0.5 * repeat * x / size - 0.5 (x in metres when uniform), t likewise from -y. */
+function planeUv(geom, width, height, x, y) {
+  const [scaleX, scaleY] = geom.texuniform ? [1, 1] : [1 / width, 1 / height];
+  return [0.5 * geom.texrepeat[0] * scaleX * x - 0.5, -0.5 * geom.texrepeat[1] * scaleY * y - 0.5];
+}
+
+/**
+ * A heightfield as MuJoCo's renderer draws it: its top as a strip of triangles each row, each triangle lit by its
+ * own normal, above four walls and a floor down to the base's depth.
+ * @param {{nrow: number, ncol: number, size: number[], data: string}} hfield @param {object} geom
+ */
+export function hfieldShape({ nrow, ncol, size, data }, geom) {
+  const heights = decode(data, Float32Array);
+  const [sx, sy, sz, base] = size;
+  const x = (c) => sx * ((2 * c) / (ncol - 1) - 1);
+  const y = (r) => sy * ((2 * r) / (nrow - 1) - 1);
+  const point = (r, c) => [x(c), y(r), heights[r * ncol + c] * sz];
+  const triangles = [];
+  for (let r = 0; r < nrow - 1; r += 1) {
+    const strip = [];
+    for (let c = 0; c < ncol; c += 1) strip.push(point(r + 1, c), point(r, c));
+    // each triangle of the strip turned the same way (counter-clockwise seen from above)
+    for (let i = 2; i < strip.length; i += 1) {
+      triangles.push(i % 2 ? [strip[i - 2], strip[i], strip[i - 1]] : [strip[i - 2], strip[i - 1], strip[i]]);
+    }
+  }
+  const quad = (a, b, c, d) => triangles.push([a, b, c], [a, c, d]);
+  for (let r = 0; r < nrow - 1; r += 1) {
+    quad([-sx, y(r + 1), -base], [-sx, y(r), -base], [-sx, y(r), heights[r * ncol] * sz], [-sx, y(r + 1), heights[(r + 1) * ncol] * sz]);
+    const [last, next] = [heights[r * ncol + ncol - 1] * sz, heights[(r + 1) * ncol + ncol - 1] * sz];
+    quad([sx, y(r), -base], [sx, y(r + 1), -base], [sx, y(r + 1), next], [sx, y(r), last]);
+  }
+  for (let c = 0; c < ncol - 1; c += 1) {
+    quad([x(c), -sy, -base], [x(c + 1), -sy, -base], [x(c + 1), -sy, heights[c + 1] * sz], [x(c), -sy, heights[c] * sz]);
+    const row = (nrow - 1) * ncol;
+    quad([x(c + 1), sy, -base], [x(c), sy, -base], [x(c), sy, heights[row + c] * sz], [x(c + 1), sy, heights[row + c + 1] * sz]);
+  }
+  quad([-sx, -sy, -base], [-sx, sy, -base], [sx, sy, -base], [sx, -sy, -base]);
+  const position = new Float32Array(triangles.flat(2));
+  const uv = new Float32Array((position.length / 3) * 2);
+  for (let i = 0; i < position.length / 3; i += 1) uv.set(planeUv(geom, sx, sy, position[3 * i], position[3 * i + 1]), 2 * i);
+  const shape = new THREE.BufferGeometry();
+  shape.setAttribute("position", new THREE.BufferAttribute(position, 3));
+  shape.setAttribute("uv", new THREE.BufferAttribute(uv, 2));
+  shape.computeVertexNormals(); // unshared corners: each triangle's own normal, as MuJoCo lights it
   return shape;
 }
 

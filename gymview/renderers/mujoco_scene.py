@@ -2,9 +2,9 @@
 
 :func:`page_scene` describes, as JSON-able values, what gymnasium's off-screen renderer draws for a model: each
 geom MuJoCo's ``mjv_updateScene`` puts in the scene (type, size, colour and material, the body it moves with and
-its pose on that body), meshes and textures (base64 float32/int32 arrays, PNG data URLs), lights (the headlight
-included) and the camera's field of view and clipping planes. It returns None for a scene the page cannot draw
-faithfully: heightfields, flexes, skins, signed-distance or decorative geoms (tendons, sites, contact points),
+its pose on that body), meshes, heightfields and textures (base64 float32/int32 arrays, PNG data URLs), lights (the
+headlight included) and the camera's field of view and clipping planes. It returns None for a scene the page cannot
+draw faithfully: flexes, skins, signed-distance or decorative geoms (tendons, sites, contact points),
 orthographic cameras, lights that follow a body's centre of mass, and visual options changed from MuJoCo's
 defaults.
 
@@ -33,9 +33,9 @@ from gymview.image.codec import encode_frame
 
 __all__ = ["GEOM_TYPES", "ScenePoses", "camera_pose", "page_scene"]
 
-# MuJoCo's mjtGeom values the page draws, by name (2D and 3D shapes; hfield, sdf, flex, skin and the decor
-# shapes are left to the kernel's renderer)
-GEOM_TYPES = {0: "plane", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh"}
+# MuJoCo's mjtGeom values the page draws, by name (sdf, flex, skin and the decor shapes are left to the kernel's
+# renderer)
+GEOM_TYPES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh"}
 TEXTURE_TYPES = {0: "2d", 1: "cube", 2: "skybox"}
 LIGHT_TYPES = {0: "spot", 1: "directional"}  # point and image lights: MuJoCo's classic renderer skips them
 OBJ_GEOM, OBJ_SITE = 5, 6  # mjtObj: scene geoms made from model geoms and sites (not tendons or decorations)
@@ -102,7 +102,10 @@ def page_scene(
         return None
     moving = _moving_bodies(model, [_body_of(model, geom) for geom in drawn] + list(model.light_bodyid))
     index = {body: n for n, body in enumerate(moving)}
-    meshes = sorted({int(model.geom_dataid[geom.objid]) for geom in drawn if GEOM_TYPES[int(geom.type)] == "mesh"})
+    meshes, hfields = (
+        sorted({int(model.geom_dataid[geom.objid]) for geom in drawn if GEOM_TYPES[int(geom.type)] == kind})
+        for kind in ("mesh", "hfield")
+    )
     fovy = model.cam_fovy[camera_id] if camera_id >= 0 else model.vis.global_.fovy
     extent = float(model.stat.extent)
     description = {
@@ -110,8 +113,9 @@ def page_scene(
         "width": int(width),
         "height": int(height),
         "bodies": len(moving),
-        "geoms": [_geom(model, data, geom, index, meshes) for geom in drawn],
+        "geoms": [_geom(model, data, geom, index, meshes, hfields) for geom in drawn],
         "meshes": [_mesh(model, mesh) for mesh in meshes],
+        "hfields": [_hfield(model, hfield) for hfield in hfields],
         "textures": [_texture(model, texture) for texture in range(model.ntex)],
         "lights": [_headlight(model)] * bool(model.vis.headlight.active)
         + [_light(model, data, light, index) for light in range(model.nlight) if model.light_active[light]],
@@ -156,7 +160,9 @@ def _pose_on_body(data: Any, body: int, index: dict[int, int], pos: np.ndarray, 
     return {"body": index.get(body, -1), "pos": _floats(pos), "quat": _floats(quat)}
 
 
-def _geom(model: Any, data: Any, geom: Any, index: dict[int, int], meshes: list[int]) -> dict[str, Any]:
+def _geom(
+    model: Any, data: Any, geom: Any, index: dict[int, int], meshes: list[int], hfields: list[int]
+) -> dict[str, Any]:
     objid = int(geom.objid)
     material = int(geom.matid)
     # a scene geom's own texture (MuJoCo >= 3.3), else its material's
@@ -181,6 +187,7 @@ def _geom(model: Any, data: Any, geom: Any, index: dict[int, int], meshes: list[
         "texrepeat": _floats(repeat),
         "texuniform": uniform,
         "mesh": meshes.index(int(model.geom_dataid[objid])) if kind == "mesh" else -1,
+        "hfield": hfields.index(int(model.geom_dataid[objid])) if kind == "hfield" else -1,
     }
 
 
@@ -194,6 +201,19 @@ def _mesh(model: Any, mesh: int) -> dict[str, str]:
         "normals": _base64(model.mesh_normal[normals], "<f4"),
         "faces": _base64(model.mesh_face[faces], "<i4"),
         "face_normals": _base64(model.mesh_facenormal[faces], "<i4"),
+    }
+
+
+def _hfield(model: Any, hfield: int) -> dict[str, Any]:
+    """A heightfield's grid (``nrow`` rows of ``ncol`` elevations from 0 to 1, the first row at -y) and its
+    ``size`` (x and y radius, the top's height, the base's depth), the elevations a base64 float32 array."""
+    rows, columns = int(model.hfield_nrow[hfield]), int(model.hfield_ncol[hfield])
+    start = int(model.hfield_adr[hfield])
+    return {
+        "nrow": rows,
+        "ncol": columns,
+        "size": _floats(model.hfield_size[hfield]),
+        "data": _base64(model.hfield_data[start : start + rows * columns], "<f4"),
     }
 
 

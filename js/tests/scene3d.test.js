@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { buildMujoco, builtFor, drawsInSoftware, forgetMujoco, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
+import { buildMujoco, builtFor, drawsInSoftware, forgetMujoco, hfieldShape, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
 
 const base64 = (Type, values) => Buffer.from(new Type(values).buffer).toString("base64");
 
@@ -73,6 +73,25 @@ test("a mesh's corners get their own normals", () => {
   assert.equal(shape.attributes.position.count, 6);
   assert.deepEqual(Array.from(shape.attributes.position.array.slice(3, 6)), [0, 1, 0]); // corner 1: vertex 2
   assert.deepEqual(Array.from(shape.attributes.normal.array.slice(15, 18)), [0, 0, 1]);
+});
+
+test("a heightfield is MuJoCo's: its top at its elevations, each triangle lit by its own normal, walls down to its base", () => {
+  // 2 rows of 3: the middle of the far row (y = +1) raised to the top's height
+  const hfield = { nrow: 2, ncol: 3, size: [2, 1, 0.5, 0.25], data: base64(Float32Array, [0, 0, 0, 0, 1, 0]) };
+  const geom = { texrepeat: [1, 1], texuniform: false };
+  const shape = hfieldShape(hfield, geom);
+  const { position, normal, uv } = shape.attributes;
+  assert.equal(position.count, 3 * (4 + 2 * 2 + 2 * 4 + 2)); // the top's 4 triangles, 2 side and 4 end quads, the floor
+  const corners = Array.from({ length: position.count }, (_, i) => [position.getX(i), position.getY(i), position.getZ(i)]);
+  assert.ok(corners.some(([x, y, z]) => x === 0 && y === 1 && z === 0.5));
+  assert.equal(Math.min(...corners.map(([, , z]) => z)), -0.25);
+  assert.deepEqual([Math.min(...corners.map(([x]) => x)), Math.max(...corners.map(([x]) => x))], [-2, 2]);
+  for (let i = 0; i < 12; i += 1) assert.ok(normal.getZ(i) > 0, `the top faces up (corner ${i})`);
+  // the first triangle rises along x towards the raised corner: its normal leans to -x, the same at its three corners
+  assert.ok(normal.getX(0) < 0 && normal.getX(0) === normal.getX(1) && normal.getX(1) === normal.getX(2));
+  assert.deepEqual([normal.getX(12), normal.getY(12), normal.getZ(12)], [-1, 0, 0]); // the first wall, at -x
+  assert.deepEqual([normal.getX(position.count - 1), normal.getZ(position.count - 1)], [0, -1]); // the floor
+  assert.deepEqual([uv.getX(0), uv.getY(0)], [0.5 * -2 / 2 - 0.5, -0.5 * 1 / 1 - 0.5]); // as a plane's, at (-2, 1)
 });
 
 test("a frame poses the bodies and the camera (MuJoCo's quaternions are w first)", () => {

@@ -3,6 +3,10 @@ Chromium's WebGL (SwiftShader here), compared by SSIM with gymnasium's env.rende
 size the live view shows them."""
 
 
+import importlib.util
+import pathlib
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -57,9 +61,10 @@ def test_ssim_tells_alike_pictures_from_unlike_ones():
     assert 0.5 < ssim(picture, np.clip(picture.astype(int) + 10, 0, 255).astype(np.uint8)) < 1.0
 
 
-def states_along(env_id, count=4, steps=15, seed=0):
-    """``count`` (page state, env.render()) pairs along a random episode, ``steps`` apart, and the painter."""
-    env = gym.make(env_id, render_mode="rgb_array")
+def states_along(env_id, count=4, steps=15, seed=0, **kwargs):
+    """``count`` (page state, env.render()) pairs along a random episode, ``steps`` apart, and the painter
+    (``kwargs`` for gym.make)."""
+    env = gym.make(env_id, render_mode="rgb_array", **kwargs)
     env.reset(seed=seed)
     env.action_space.seed(seed)
     painter = MujocoPainter.for_env(env)
@@ -75,9 +80,7 @@ def states_along(env_id, count=4, steps=15, seed=0):
     return painter, pairs
 
 
-@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5", "Humanoid-v5", "InvertedDoublePendulum-v5"])
-def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, artifacts):
-    painter, pairs = states_along(env_id)
+def assert_drawn_as_rendered(page, painter, pairs, name, artifacts):
     scene = {**painter.page_scene(), "id": 1}
     scores = []
     for n, (state, rendered) in enumerate(pairs):
@@ -86,10 +89,39 @@ def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, artifac
         drawn = drawn_by_page(page, scene, state.astype(np.float32), width, height)
         scores.append(ssim(drawn, expected))
         if n == 0:
-            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{env_id}-page-vs-render.png")
-    print(env_id, "SSIM", [round(score, 3) for score in scores])
-    assert min(scores) >= 0.80, (env_id, [round(score, 3) for score in scores])
+            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{name}-page-vs-render.png")
+    print(name, "SSIM", [round(score, 3) for score in scores])
+    assert min(scores) >= 0.80, (name, [round(score, 3) for score in scores])
     assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Hopper-v5", "Ant-v5", "Humanoid-v5", "InvertedDoublePendulum-v5"])
+def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, artifacts):
+    painter, pairs = states_along(env_id)
+    assert_drawn_as_rendered(page, painter, pairs, env_id, artifacts)
+
+
+def ant_on_rough_ground(folder):
+    """Gymnasium's Ant model with its floor a heightfield of bumps half a metre high, a few metres apart, under its
+    checkered material."""
+    model = pathlib.Path(importlib.util.find_spec("gymnasium.envs.mujoco").origin).parent / "assets" / "ant.xml"
+    rows, columns = np.mgrid[0:64, 0:64] / 63.0
+    bumps = (np.sin(40 * rows) * np.cos(30 * columns) + 1) / 2
+    terrain = (f'<hfield name="terrain" nrow="64" ncol="64" size="8 8 .5 .1" '
+               f'elevation="{" ".join(f"{h:.3f}" for h in bumps.ravel())}"/>')  # fmt: skip
+    xml = model.read_text().replace("<asset>", f"<asset>{terrain}", 1)
+    xml, floors = re.subn(r'<geom ([^>]*)name="floor" pos="0 0 0"([^>]*)type="plane"/>',
+                          r'<geom \1name="floor" pos="0 0 -.5"\2type="hfield" hfield="terrain"/>', xml)  # fmt: skip
+    assert floors == 1, "gymnasium's ant.xml has changed its floor"
+    path = folder / "ant_on_rough_ground.xml"
+    path.write_text(xml)
+    return path
+
+
+def test_the_page_draws_a_heightfield_as_env_render_does(page, tmp_path, artifacts):
+    painter, pairs = states_along("Ant-v5", xml_file=str(ant_on_rough_ground(tmp_path)))
+    assert painter.page_scene()["hfields"], "the page draws the heightfield itself"
+    assert_drawn_as_rendered(page, painter, pairs, "Ant-rough-ground", artifacts)
 
 
 def test_a_vector_env_s_grid_draws_each_mujoco_sub_env_in_its_cell(page):

@@ -145,13 +145,13 @@ def model_of(xml):
 
 
 def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
-    heightfield = model_of(
-        "<asset><hfield name='h' nrow='2' ncol='2' size='1 1 .1 .1'/></asset>"
-        "<worldbody><geom type='hfield' hfield='h'/></worldbody>"
+    tendon = model_of(
+        "<worldbody><site name='a'/><body pos='0 0 1'><freejoint/><geom size='.1'/><site name='b'/></body>"
+        "</worldbody><tendon><spatial><site site='a'/><site site='b'/></spatial></tendon>"
     )
     tracking_light = model_of("<worldbody><body><freejoint/><geom size='.1'/><light mode='trackcom'/></body></worldbody>")
     plain = model_of("<worldbody><body><freejoint/><geom size='.1'/></body></worldbody>")
-    assert page_scene(heightfield, 64, 48, -1) is None
+    assert page_scene(tendon, 64, 48, -1) is None
     assert page_scene(tracking_light, 64, 48, -1) is None
     assert page_scene(plain, 64, 48, -1, flags={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True}) is None
     assert page_scene(plain, 64, 48, -1) is not None
@@ -180,6 +180,21 @@ def test_a_mesh_goes_as_base64_arrays():
     vertices = np.frombuffer(base64.b64decode(shape["vertices"]), "<f4").reshape(-1, 3)
     assert faces.shape == (4, 3) and vertices.shape == (4, 3) and faces.max() == 3
     assert scene["geoms"][0]["mesh"] == 0 and poses.bodies.tolist() == [1]
+
+
+def test_a_heightfield_goes_as_its_grid_of_elevations_and_its_size():
+    terrain = model_of(
+        "<asset><hfield name='h' nrow='2' ncol='3' size='2 1 .5 .25' elevation='0 0 0  0 3 0'/></asset>"
+        "<worldbody><geom type='hfield' hfield='h' pos='1 0 0'/><body><freejoint/><geom size='.1'/></body></worldbody>"
+    )
+    scene, _ = page_scene(terrain, 64, 48, -1)
+    ground, ball = scene["geoms"]
+    (grid,) = scene["hfields"]
+    elevations = np.frombuffer(base64.b64decode(grid["data"]), "<f4")
+    assert (grid["nrow"], grid["ncol"], grid["size"]) == (2, 3, [2, 1, 0.5, 0.25])
+    assert elevations.tolist() == terrain.hfield_data.tolist() and elevations.max() == 1  # MuJoCo's, scaled to 0-1
+    assert ground["type"] == "hfield" and ground["hfield"] == 0 and ground["pos"] == [1, 0, 0]
+    assert ball["hfield"] == -1
 
 
 def test_a_painter_of_a_scene_the_page_cannot_draw_has_no_page_states():
