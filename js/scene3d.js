@@ -21,14 +21,13 @@ const loaded = new WeakMap();
 /** one WebGL renderer for every view on the page (browsers cap WebGL contexts at a dozen or so) */
 let renderer = null;
 
-/** The bodies' poses and the camera's in a frame's state: { bodies: [[x,y,z,qw,qx,qy,qz]], camera: [...] }. */
-export function unpackPoses(state, count) {
-  if (state.length !== POSE * (count + 1)) {
-    throw new Error(`gymview: a MuJoCo frame holds ${POSE * (count + 1)} numbers; got ${state.length}`);
-  }
-  const bodies = [];
-  for (let i = 0; i < count; i += 1) bodies.push(Array.from(state.subarray(POSE * i, POSE * (i + 1))));
-  return { bodies, camera: Array.from(state.subarray(POSE * count)) };
+/** The bodies' poses, the tendon segments and the camera's pose in a frame's state:
+ * { bodies: [[x,y,z,qw,qx,qy,qz]], segments: [[x0,y0,z0,x1,y1,z1,width]], camera: [...] }. */
+export function unpackPoses(state, count, segmentCount = 0) {
+  const size = POSE * (count + segmentCount + 1);
+  if (state.length !== size) throw new Error(`gymview: a MuJoCo frame holds ${size} numbers; got ${state.length}`);
+  const rows = Array.from({ length: count + segmentCount }, (_, i) => Array.from(state.subarray(POSE * i, POSE * (i + 1))));
+  return { bodies: rows.slice(0, count), segments: rows.slice(count), camera: Array.from(state.subarray(size - POSE)) };
 }
 
 /** Set an Object3D's position and orientation from a MuJoCo pose (quaternion w first). */
@@ -191,6 +190,45 @@ export function meshShape({ vertices, normals, faces, face_normals: faceNormals 
   return shape;
 }
 
+const unitCylinder = new THREE.CylinderGeometry(1, 1, 2, SEGMENTS, 1, true).rotateX(Math.PI / 2);
+const unitSphere = new THREE.SphereGeometry(1, SEGMENTS, SEGMENTS / 2);
+
+/** The meshes of a tendon's segments (a capsule each, as MuJoCo draws them: a cylinder and two round ends),
+ * hidden until a frame places them. */
+function tendonSegments(tendon, scene, textures, software, shadows) {
+  const material = materialOf({ ...tendon, size: [1, 1, 1], texrepeat: [1, 1], texuniform: false }, scene, textures, software);
+  return Array.from({ length: tendon.segments }, () => {
+    const parts = [unitCylinder, unitSphere, unitSphere].map((shape) => {
+      const mesh = new THREE.Mesh(shape, material);
+      mesh.castShadow = mesh.receiveShadow = shadows;
+      mesh.visible = false;
+      return mesh;
+    });
+    return parts;
+  });
+}
+
+const from = new THREE.Vector3();
+const to = new THREE.Vector3();
+const zAxis = new THREE.Vector3(0, 0, 1);
+
+/** Place a tendon segment's capsule between its ends, `width` its radius (0: not drawn this frame). */
+function placeSegment([cylinder, start, end], [x0, y0, z0, x1, y1, z1, width]) {
+  const shown = width > 0;
+  [cylinder, start, end].forEach((mesh) => (mesh.visible = shown));
+  if (!shown) return;
+  from.set(x0, y0, z0);
+  to.set(x1, y1, z1);
+  start.position.copy(from);
+  end.position.copy(to);
+  start.scale.setScalar(width);
+  end.scale.setScalar(width);
+  const length = from.distanceTo(to);
+  cylinder.position.addVectors(from, to).multiplyScalar(0.5);
+  cylinder.scale.set(width, width, length / 2);
+  if (length > 0) cylinder.quaternion.setFromUnitVectors(zAxis, to.sub(from).divideScalar(length));
+}
+
 /** A geom's three.js mesh, placed on its body; `userData.flat` for one drawn unlit. */
 function meshOf(geom, scene, meshes, textures, software, shadows) {
   const material = materialOf(geom, scene, textures, software);
@@ -223,13 +261,15 @@ export function buildMujoco(scene, textures = null, software = false) {
     (geom.body >= 0 ? bodies[geom.body] : root).add(mesh);
     if (mesh.userData.flat) flats.push({ material: mesh.material, ...mesh.userData.flat });
   }
+  const segments = (scene.tendons ?? []).flatMap((tendon) => tendonSegments(tendon, scene, textures, software, shadows));
+  segments.flat().forEach((mesh) => root.add(mesh));
   const ambient = scene.lights.reduce((sum, light) => sum.map((x, i) => x + light.ambient[i]), [0, 0, 0]);
   root.add(new THREE.AmbientLight(colour(ambient)));
   for (const light of scene.lights) {
     lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root, shadows);
   }
   const sky = skyOf(scene, textures);
-  return { root, camera, bodies, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null, flats, lights: scene.lights };
+  return { root, camera, bodies, segments, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null, flats, lights: scene.lights };
 }
 
 /** The three.js scene of `scene`, built at its first frame (and again once its textures are decoded). */
@@ -260,8 +300,9 @@ export function forgetMujoco(scene) {
 
 /** Pose a built scene for a frame's state. */
 export function poseMujoco(made, state) {
-  const { bodies, camera } = unpackPoses(state, made.bodies.length);
+  const { bodies, segments, camera } = unpackPoses(state, made.bodies.length, made.segments.length);
   bodies.forEach((pose, i) => place(made.bodies[i], pose));
+  segments.forEach((ends, i) => placeSegment(made.segments[i], ends));
   place(made.camera, camera);
   if (made.flats.length) {
     made.camera.updateMatrixWorld();

@@ -37,7 +37,7 @@ import numpy as np
 
 from gymview.image.frames import fit_size
 from gymview.renderers.grid import grid_scene, tiled
-from gymview.renderers.mujoco_scene import ScenePoses, camera_pose, page_scene
+from gymview.renderers.mujoco_scene import ScenePoses, TendonSegments, camera_pose, page_scene
 
 if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
@@ -163,6 +163,7 @@ class MujocoPainter:
         self.visual_options = dict(renderer._vopt)  # gymnasium's visual_options: mjVIS flags changed
         self._page: tuple[dict[str, Any], ScenePoses] | None = None  # page_scene(), once made
         self._page_made = False
+        self._tendons: TendonSegments | None = None  # made at the first page state of a model with tendons
         data = unwrapped.data
         # (name, offset, shape, dtype) of each piece of the state vector
         self._layout: list[tuple[str, int, tuple[int, ...], np.dtype]] = []
@@ -257,10 +258,17 @@ class MujocoPainter:
         return None if self._page is None else self._page[0]
 
     def page_state(self, state: np.ndarray) -> np.ndarray:
-        """What the page needs of a :meth:`frame_of` state: the moving bodies' poses, then the camera's
-        (x, y, z, qw, qx, qy, qz each)."""
+        """What the page needs of a :meth:`frame_of` state: the moving bodies' poses (x, y, z, qw, qx, qy, qz
+        each), the tendons' segments (:meth:`ScenePoses.segments`), then the camera's pose."""
         poses = self._poses()
-        return np.concatenate([poses.of(self._field(state, "xpos"), self._field(state, "xquat")), self._camera(state)])
+        bodies = poses.of(self._field(state, "xpos"), self._field(state, "xquat"))
+        if not poses.tendons:
+            return np.concatenate([bodies, self._camera(state)])
+        if self._tendons is None:
+            self._tendons = TendonSegments(self.model, poses.tendons)
+        fields = [name for name, _, _, _ in self._layout if name in TendonSegments.FIELDS]
+        segments = self._tendons({name: self._field(state, name) for name in fields})
+        return np.concatenate([bodies, segments, self._camera(state)])
 
     def paint_page_state(self, page_state: np.ndarray, max_size: int | None = None) -> np.ndarray:
         """Draw a :meth:`page_state` as :meth:`paint` draws the state it came from: the bodies placed by
@@ -280,6 +288,8 @@ class MujocoPainter:
             mujoco.mju_quat2Mat(data.xmat[body], quat)
         for kind in ("geom", "site"):
             _place_on_bodies(model, data, bodies, kind)
+        if model.ntendon:
+            mujoco.mj_tendon(model, data)  # the tendons' paths past the sites and geoms just placed
         lights = np.flatnonzero(np.isin(model.light_bodyid, bodies))
         owners = data.xmat[model.light_bodyid[lights]].reshape(-1, 3, 3)
         data.light_xpos[lights] = data.xpos[model.light_bodyid[lights]] + np.einsum(
@@ -373,7 +383,7 @@ class MujocoPainter:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_data"] = state["_viewer"] = state["_page"] = None
+        state["_data"] = state["_viewer"] = state["_page"] = state["_tendons"] = None
         state["_previews"], state["_page_made"] = {}, False
         return state
 
@@ -483,7 +493,7 @@ class MujocoGridPainter:
         """The grid as the page draws it: each cell the sub-env's MuJoCo scene, labelled (None where the page
         cannot draw the scene)."""
         cell = self.painter.page_scene()
-        return None if cell is None else grid_scene(cell, self.count, 7 * (cell["bodies"] + 1))
+        return None if cell is None else grid_scene(cell, self.count, self.painter._poses().size)
 
     def page_state(self, state: np.ndarray) -> np.ndarray:
         """Each sub-env's :meth:`MujocoPainter.page_state`, then their returns."""

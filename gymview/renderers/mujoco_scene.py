@@ -2,15 +2,15 @@
 
 :func:`page_scene` describes, as JSON-able values, what gymnasium's off-screen renderer draws for a model: each
 geom MuJoCo's ``mjv_updateScene`` puts in the scene (type, size, colour and material, the body it moves with and
-its pose on that body), meshes, heightfields and textures (base64 float32/int32 arrays, PNG data URLs), lights (the
-headlight included) and the camera's field of view and clipping planes. It returns None for a scene the page cannot
-draw faithfully: flexes, skins, signed-distance or decorative geoms (tendons, sites, contact points),
-orthographic cameras, lights that follow a body's centre of mass, and visual options changed from MuJoCo's
-defaults.
+its pose on that body), meshes, heightfields and textures (base64 float32/int32 arrays, PNG data URLs), the look
+of each spatial tendon, lights (the headlight included) and the camera's field of view and clipping planes. It
+returns None for a scene the page cannot draw faithfully: flexes, skins, signed-distance geoms, decorations
+(contact points, labels), tendons drawn as hanging strings or coloured by their limits, orthographic cameras,
+lights that follow a body's centre of mass, and visual options changed from MuJoCo's defaults.
 
 Each frame then needs only the poses of the bodies that move and carry something drawn (:class:`ScenePoses`:
-position and quaternion, 7 numbers a body) and the camera's pose (7 more): HalfCheetah's frame is 56 float32
-numbers, 224 bytes.
+position and quaternion, 7 numbers a body), each tendon segment's ends and width (7 more each) and the camera's
+pose (7 more): HalfCheetah's frame is 56 float32 numbers, 224 bytes.
 
 >>> import mujoco
 >>> model = mujoco.MjModel.from_xml_string(
@@ -31,23 +31,26 @@ import numpy as np
 
 from gymview.image.codec import encode_frame
 
-__all__ = ["GEOM_TYPES", "ScenePoses", "camera_pose", "page_scene"]
+__all__ = ["GEOM_TYPES", "ScenePoses", "TendonSegments", "camera_pose", "page_scene"]
 
 # MuJoCo's mjtGeom values the page draws, by name (sdf, flex, skin and the decor shapes are left to the kernel's
 # renderer)
 GEOM_TYPES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh"}
 TEXTURE_TYPES = {0: "2d", 1: "cube", 2: "skybox"}
 LIGHT_TYPES = {0: "spot", 1: "directional"}  # point and image lights: MuJoCo's classic renderer skips them
-OBJ_GEOM, OBJ_SITE = 5, 6  # mjtObj: scene geoms made from model geoms and sites (not tendons or decorations)
+OBJ_GEOM, OBJ_SITE, OBJ_TENDON = 5, 6, 18  # mjtObj: scene geoms made from model geoms, sites and tendons
+WRAP_PULLEY, WRAP_SITE = 2, 3  # mjtWrap: a tendon path's pulley divides it; its sites are points on it
 ROLE_RGB = 1  # mjtTextureRole.mjTEXROLE_RGB: a material's colour texture
 # scn.flags (mjtRndFlag) the page follows: shadow 0, reflection 2, skybox 4; these others it cannot draw
 WIREFRAME, SEGMENT, IDCOLOR = 1, 7, 8
 
 
 class ScenePoses(NamedTuple):
-    """Which bodies' poses a frame carries (``bodies``: model body ids, in order)."""
+    """Which bodies' poses a frame carries (``bodies``: model body ids, in order), and which tendons' segments
+    (``tendons``: (tendon id, segments at most) each, in order: see :class:`TendonSegments`)."""
 
     bodies: np.ndarray
+    tendons: tuple[tuple[int, int], ...] = ()
 
     def of(self, xpos: np.ndarray, xquat: np.ndarray) -> np.ndarray:
         """The bodies' poses, (x, y, z, qw, qx, qy, qz) each, one after another.
@@ -56,6 +59,54 @@ class ScenePoses(NamedTuple):
         [3.0, 4.0, 5.0, 0.0, 1.0, 0.0, 0.0]
         """
         return np.concatenate([xpos[self.bodies], xquat[self.bodies]], axis=1).ravel()
+
+    @property
+    def size(self) -> int:
+        """The numbers of a frame: 7 a body, 7 a tendon segment, 7 for the camera."""
+        return 7 * (len(self.bodies) + sum(slots for _, slots in self.tendons) + 1)
+
+
+class TendonSegments:
+    """The segments MuJoCo draws for a model's spatial tendons at a state, as the page places them: straight
+    between path points, along the surface a tendon wraps round, or hanging under gravity, as this version of
+    MuJoCo's ``mjv_updateScene`` makes them (a few microseconds; nothing else is put in its scene)."""
+
+    #: the MjData fields a state needs for its tendons' segments
+    FIELDS = ("ten_wrapadr", "ten_wrapnum", "wrap_obj", "wrap_xpos", "ten_length", "geom_xpos", "geom_xmat")
+
+    def __init__(self, model: Any, tendons: tuple[tuple[int, int], ...]) -> None:
+        import mujoco
+
+        self.model, self.tendons = model, tendons
+        self._data = mujoco.MjData(model)
+        self._scene = mujoco.MjvScene(model, sum(slots for _, slots in tendons) + 1)
+        self._option = mujoco.MjvOption()
+        self._option.geomgroup[:] = self._option.sitegroup[:] = 0  # the tendons alone
+        self._camera, self._perturb = mujoco.MjvCamera(), mujoco.MjvPerturb()
+
+    def __call__(self, fields: dict[str, np.ndarray]) -> np.ndarray:
+        """Each tendon's segments at the state whose MjData ``fields`` (the tendons' paths, the geoms' poses,
+        their lengths) are given: (x0, y0, z0, x1, y1, z1, radius) each, a tendon's unused ones of radius 0."""
+        import mujoco
+
+        data = self._data
+        for name, values in fields.items():
+            target = getattr(data, name)
+            target[...] = np.asarray(values).reshape(target.shape)
+        scene = self._scene
+        mujoco.mjv_updateScene(
+            self.model, data, self._option, self._perturb, self._camera, mujoco.mjtCatBit.mjCAT_DYNAMIC, scene
+        )
+        made = {tendon: np.zeros((slots, 7)) for tendon, slots in self.tendons}
+        filled = dict.fromkeys(made, 0)
+        for geom in (scene.geoms[i] for i in range(scene.ngeom)):
+            tendon = int(geom.objid)
+            if geom.objtype != OBJ_TENDON or tendon not in made or filled[tendon] >= len(made[tendon]):
+                continue
+            half = geom.mat.reshape(3, 3)[:, 2] * geom.size[2]  # a connector lies along its z axis
+            made[tendon][filled[tendon]] = [*(geom.pos - half), *(geom.pos + half), geom.size[0]]
+            filled[tendon] += 1
+        return np.concatenate([made[tendon].ravel() for tendon, _ in self.tendons])
 
 
 def camera_pose(lookat: np.ndarray, distance: float, azimuth: float, elevation: float) -> np.ndarray:
@@ -93,9 +144,11 @@ def page_scene(
     mujoco.mjv_updateScene(
         model, data, mujoco.MjvOption(), mujoco.MjvPerturb(), camera, mujoco.mjtCatBit.mjCAT_ALL, scene
     )
-    drawn = [scene.geoms[i] for i in range(scene.ngeom)]
+    tendons = _tendons(model, [scene.geoms[i] for i in range(scene.ngeom) if scene.geoms[i].objtype == OBJ_TENDON])
+    drawn = [scene.geoms[i] for i in range(scene.ngeom) if scene.geoms[i].objtype != OBJ_TENDON]
     if (
-        any(not _drawable(geom) for geom in drawn)
+        tendons is None
+        or any(not _drawable(geom) for geom in drawn)
         or any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR))
         or any(model.light_mode[i] != 0 or _light_type(model, i) not in LIGHT_TYPES for i in range(model.nlight))
     ):
@@ -116,6 +169,7 @@ def page_scene(
         "geoms": [_geom(model, data, geom, index, meshes, hfields) for geom in drawn],
         "meshes": [_mesh(model, mesh) for mesh in meshes],
         "hfields": [_hfield(model, hfield) for hfield in hfields],
+        "tendons": [{**look, "segments": slots} for _, slots, look in tendons],
         "textures": [_texture(model, texture) for texture in range(model.ntex)],
         "lights": [_headlight(model)] * bool(model.vis.headlight.active)
         + [_light(model, data, light, index) for light in range(model.nlight) if model.light_active[light]],
@@ -129,13 +183,62 @@ def page_scene(
         "shadow_size": int(min(model.vis.quality.shadowsize, 2048)),
         "skybox": bool(scene.flags[4]),
     }
-    return description, ScenePoses(np.array(moving, np.int64))
+    return description, ScenePoses(np.array(moving, np.int64), tuple((tendon, slots) for tendon, slots, _ in tendons))
 
 
 def _drawable(geom: Any) -> bool:
     """Whether the page draws this scene geom: a model geom of a shape it knows, or a site (never a mesh)."""
     kind = GEOM_TYPES.get(int(geom.type))
     return kind is not None and (geom.objtype == OBJ_GEOM or (geom.objtype == OBJ_SITE and kind != "mesh"))
+
+
+def _tendons(model: Any, drawn: list[Any]) -> list[tuple[int, int, dict[str, Any]]] | None:
+    """The spatial tendons drawn (those with segments in the scene: in a group shown), each as (tendon id, the
+    segments MuJoCo may draw it with at most, its look as the page draws its segments); None when one is drawn
+    in colours that change (by how hard its limit pulls) or with a texture."""
+    looks: dict[int, dict[str, Any]] = {}
+    for geom in drawn:
+        looks.setdefault(int(geom.objid), _look(geom) | {"type": "capsule"})
+    tendons = []
+    for tendon, look in sorted(looks.items()):
+        material = int(model.tendon_matid[tendon])
+        textured = look["texture"] >= 0 or (material >= 0 and model.mat_texid[material, ROLE_RGB] >= 0)
+        if _coloured_by_limit(model, tendon) or textured:
+            return None
+        kinds = model.wrap_type[model.tendon_adr[tendon] : model.tendon_adr[tendon] + model.tendon_num[tendon]]
+        wraps = int(np.sum(kinds > WRAP_SITE))  # round a sphere or cylinder: two points, and an arc between
+        points = int(np.sum(kinds == WRAP_SITE) + np.sum(kinds == WRAP_PULLEY)) + 2 * wraps
+        slots = points - 1 + wraps * (int(model.vis.quality.numslices) + 1)
+        hanging = min(int(model.vis.quality.numslices), 99) if _may_hang(model, tendon) else 0
+        tendons.append((tendon, max(1, slots, hanging), look))
+    return tendons
+
+
+def _may_hang(model: Any, tendon: int) -> bool:
+    """Whether MuJoCo may draw ``tendon`` as a string hanging under gravity in up to ``numslices`` segments
+    (``mjv_isCatenary``, MuJoCo >= 3.3) at some length: two sites, no damping or friction, no actuator, a deadband
+    spring or a length limit from 0."""
+    stiff = bool(model.tendon_stiffness[tendon]) or bool(np.any(getattr(model, "tendon_stiffnesspoly", [[0]])[tendon]))
+    spring = stiff and model.tendon_lengthspring[tendon, 0] == 0 and model.tendon_lengthspring[tendon, 1] > 0
+    limit = not stiff and model.tendon_limited[tendon] and model.tendon_range[tendon, 0] == 0
+    damped = bool(model.tendon_damping[tendon]) or bool(np.any(getattr(model, "tendon_dampingpoly", [[0]])[tendon]))
+    actuated = any(
+        model.actuator_trntype[a] == 3 and model.actuator_trnid[a, 0] == tendon for a in range(model.nactuator)
+    )  # mjTRN_TENDON
+    return bool(
+        np.linalg.norm(model.opt.gravity) > 0
+        and model.tendon_num[tendon] == 2
+        and spring != limit
+        and not damped
+        and model.tendon_frictionloss[tendon] == 0
+        and not actuated
+    )
+
+
+def _coloured_by_limit(model: Any, tendon: int) -> bool:
+    """Whether MuJoCo colours ``tendon`` by how hard its limit pushes (a limited tendon of the default grey)."""
+    grey = np.allclose(model.tendon_rgba[tendon], (0.5, 0.5, 0.5, 1.0))
+    return bool(model.tendon_limited[tendon] and model.tendon_matid[tendon] < 0 and grey)
 
 
 def _body_of(model: Any, geom: Any) -> int:
@@ -177,17 +280,25 @@ def _geom(
     return {
         "type": kind,
         "size": _floats(geom.size),
-        "rgba": _floats(geom.rgba),
+        **_look(geom),
         **pose,
-        "emission": float(geom.emission),
-        "specular": float(geom.specular),
-        "shininess": float(geom.shininess),
-        "reflectance": float(geom.reflectance),
         "texture": texture,
         "texrepeat": _floats(repeat),
         "texuniform": uniform,
         "mesh": meshes.index(int(model.geom_dataid[objid])) if kind == "mesh" else -1,
         "hfield": hfields.index(int(model.geom_dataid[objid])) if kind == "hfield" else -1,
+    }
+
+
+def _look(geom: Any) -> dict[str, Any]:
+    """A scene geom's colour and material (its own texture, where it has one: MuJoCo >= 3.3)."""
+    return {
+        "rgba": _floats(geom.rgba),
+        "emission": float(geom.emission),
+        "specular": float(geom.specular),
+        "shininess": float(geom.shininess),
+        "reflectance": float(geom.reflectance),
+        "texture": int(getattr(geom, "texid", -1)),
     }
 
 

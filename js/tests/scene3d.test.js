@@ -75,6 +75,27 @@ test("a mesh's corners get their own normals", () => {
   assert.deepEqual(Array.from(shape.attributes.normal.array.slice(15, 18)), [0, 0, 1]);
 });
 
+test("a tendon's segments are capsules between their ends, hidden where a frame has none", () => {
+  const tendon = { rgba: [1, 0, 0, 1], emission: 0, specular: 0.5, shininess: 0.5, reflectance: 0, texture: -1, segments: 2 };
+  const made = buildMujoco({ ...description(), tendons: [tendon] });
+  assert.equal(made.segments.length, 2);
+  const state = new Float32Array(7 * (2 + 2 + 1));
+  state.set([0, 0, 1, 0, 0, 3, 0.05], 14); // segment 0: from (0, 0, 1) to (0, 0, 3); segment 1 unused
+  state[7 * 4] = 1; // the camera's x
+  poseMujoco(made, state);
+  const [[cylinder, start, end], [unused]] = made.segments;
+  assert.deepEqual(cylinder.position.toArray(), [0, 0, 2]);
+  assert.deepEqual(cylinder.scale.toArray().map((x) => +x.toFixed(6)), [0.05, 0.05, 1]);
+  assert.deepEqual([start.position.z, end.position.z, start.scale.x], [1, 3, Math.fround(0.05)]);
+  assert.equal(cylinder.material.color.r, 1);
+  assert.ok(cylinder.visible && !unused.visible);
+  state.set([0, 0, 0, 2, 0, 0, 0.05], 14); // along x now: the capsule turns
+  poseMujoco(made, state);
+  const axis = new (cylinder.up.constructor)(0, 0, 1).applyQuaternion(cylinder.quaternion);
+  assert.deepEqual(axis.toArray().map((x) => +x.toFixed(6) + 0), [1, 0, 0]);
+  assert.throws(() => poseMujoco(made, state.subarray(7)), /holds 35 numbers; got 28/);
+});
+
 test("a heightfield is MuJoCo's: its top at its elevations, each triangle lit by its own normal, walls down to its base", () => {
   // 2 rows of 3: the middle of the far row (y = +1) raised to the top's height
   const hfield = { nrow: 2, ncol: 3, size: [2, 1, 0.5, 0.25], data: base64(Float32Array, [0, 0, 0, 0, 1, 0]) };

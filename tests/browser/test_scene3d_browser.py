@@ -3,14 +3,11 @@ Chromium's WebGL (SwiftShader here), compared by SSIM with gymnasium's env.rende
 size the live view shows them."""
 
 
-import importlib.util
-import pathlib
-import re
-
 import gymnasium as gym
 import numpy as np
 import pytest
 from lab import drawn_by_page, scene_page
+from mujoco_models import ant_on_rough_ground, ant_with_tendons
 from PIL import Image
 
 from gymview.image.frames import downsample
@@ -80,7 +77,9 @@ def states_along(env_id, count=4, steps=15, seed=0, **kwargs):
     return painter, pairs
 
 
-def assert_drawn_as_rendered(page, painter, pairs, name, artifacts):
+def assert_drawn_as_rendered(page, painter, pairs, name, artifacts, same=lambda drawn, expected: None):
+    """Each of ``pairs`` drawn by the page scores an SSIM of at least 0.80 against env.render(), and passes
+    ``same(drawn, expected)``."""
     scene = {**painter.page_scene(), "id": 1}
     scores = []
     for n, (state, rendered) in enumerate(pairs):
@@ -88,6 +87,7 @@ def assert_drawn_as_rendered(page, painter, pairs, name, artifacts):
         height, width = expected.shape[:2]
         drawn = drawn_by_page(page, scene, state.astype(np.float32), width, height)
         scores.append(ssim(drawn, expected))
+        same(drawn, expected)
         if n == 0:
             Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{name}-page-vs-render.png")
     print(name, "SSIM", [round(score, 3) for score in scores])
@@ -101,27 +101,23 @@ def test_the_page_draws_each_mujoco_env_as_env_render_does(page, env_id, artifac
     assert_drawn_as_rendered(page, painter, pairs, env_id, artifacts)
 
 
-def ant_on_rough_ground(folder):
-    """Gymnasium's Ant model with its floor a heightfield of bumps half a metre high, a few metres apart, under its
-    checkered material."""
-    model = pathlib.Path(importlib.util.find_spec("gymnasium.envs.mujoco").origin).parent / "assets" / "ant.xml"
-    rows, columns = np.mgrid[0:64, 0:64] / 63.0
-    bumps = (np.sin(40 * rows) * np.cos(30 * columns) + 1) / 2
-    terrain = (f'<hfield name="terrain" nrow="64" ncol="64" size="8 8 .5 .1" '
-               f'elevation="{" ".join(f"{h:.3f}" for h in bumps.ravel())}"/>')  # fmt: skip
-    xml = model.read_text().replace("<asset>", f"<asset>{terrain}", 1)
-    xml, floors = re.subn(r'<geom ([^>]*)name="floor" pos="0 0 0"([^>]*)type="plane"/>',
-                          r'<geom \1name="floor" pos="0 0 -.5"\2type="hfield" hfield="terrain"/>', xml)  # fmt: skip
-    assert floors == 1, "gymnasium's ant.xml has changed its floor"
-    path = folder / "ant_on_rough_ground.xml"
-    path.write_text(xml)
-    return path
-
-
 def test_the_page_draws_a_heightfield_as_env_render_does(page, tmp_path, artifacts):
     painter, pairs = states_along("Ant-v5", xml_file=str(ant_on_rough_ground(tmp_path)))
     assert painter.page_scene()["hfields"], "the page draws the heightfield itself"
     assert_drawn_as_rendered(page, painter, pairs, "Ant-rough-ground", artifacts)
+
+
+def test_the_page_draws_spatial_tendons_as_env_render_does(page, tmp_path, artifacts):
+    painter, pairs = states_along("Ant-v5", xml_file=str(ant_with_tendons(tmp_path)))
+    # the strap: 3 straight segments and an arc of up to 29 round the body (MuJoCo 4 draws one); the string: 1
+    assert [tendon["segments"] for tendon in painter.page_scene()["tendons"]] == [32, 1]
+
+    def same_strap(drawn, expected):  # the red strap, too thin for SSIM to miss: where each picture shows it
+        red = [(p[..., 0] > 150) & (p[..., 1] < 110) & (p[..., 2] < 110) for p in (drawn.astype(int), expected)]
+        overlap = (red[0] & red[1]).sum() / max(1, (red[0] | red[1]).sum())
+        assert red[1].sum() > 100 and overlap > 0.5, (red[0].sum(), red[1].sum(), overlap)
+
+    assert_drawn_as_rendered(page, painter, pairs, "Ant-tendons", artifacts, same_strap)
 
 
 def test_a_vector_env_s_grid_draws_each_mujoco_sub_env_in_its_cell(page):

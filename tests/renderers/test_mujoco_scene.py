@@ -17,6 +17,7 @@ from gymview.live.encoding.replay import FrameHistory  # noqa: E402
 from gymview.live.encoding.scene_frames import SceneFrames  # noqa: E402
 from gymview.renderers import MujocoGridPainter, MujocoPainter  # noqa: E402
 from gymview.renderers.mujoco_scene import camera_pose, page_scene  # noqa: E402
+from mujoco_models import ant_with_tendons  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -113,6 +114,34 @@ def test_a_page_state_painted_in_the_kernel_is_env_render_s_picture(env_id):
     env.close()
 
 
+def test_tendons_go_as_the_segments_mujoco_draws_and_are_painted_in_the_kernel_as_env_render_does(tmp_path):
+    env, painter = stepped("Ant-v5", steps=15, xml_file=str(ant_with_tendons(tmp_path)))
+    strap, string = painter.page_scene()["tendons"]
+    assert strap["rgba"] == pytest.approx([0.9, 0.2, 0.2, 1]) and string["rgba"] == pytest.approx([0.2, 0.3, 0.9, 1])
+    page_state = painter.page_state(painter.frame_of(env).state)
+    bodies = len(painter._poses().bodies)
+    segments = page_state[7 * bodies : -7].reshape(-1, 7)
+    assert len(segments) == strap["segments"] + string["segments"]
+    # what MuJoCo's own scene holds for each tendon at this state: a capsule a segment, between its ends
+    viewer = env.unwrapped.mujoco_renderer._get_viewer("rgb_array")
+    scene = viewer.scn
+    mujoco.mjv_updateScene(env.unwrapped.model, env.unwrapped.data, viewer.vopt, viewer.pert, viewer.cam,
+                           mujoco.mjtCatBit.mjCAT_ALL, scene)  # fmt: skip
+    drawn = [scene.geoms[i] for i in range(scene.ngeom) if scene.geoms[i].objtype == mujoco.mjtObj.mjOBJ_TENDON]
+    centres = np.array([geom.pos for geom in drawn if geom.objid == 0])
+    used = segments[: strap["segments"]][segments[: strap["segments"], 6] > 0]
+    assert len(used) == len(centres) > 3  # wrapped round the body: an arc of segments
+    assert (used[:, :3] + used[:, 3:6]) / 2 == pytest.approx(centres, abs=1e-6)
+    assert segments[strap["segments"] :, 6].tolist() == [pytest.approx(0.01)]
+    expected = env.render()
+    drawn_in_kernel = painter.paint_page_state(page_state.astype(np.float32).astype(np.float64))
+    assert np.mean(np.abs(drawn_in_kernel.astype(int) - expected)) < 2.0
+    red = [(p[..., 0] > 150) & (p[..., 1] < 110) & (p[..., 2] < 110) for p in (drawn_in_kernel.astype(int), expected)]
+    overlap = (red[0] & red[1]).sum() / max(1, (red[0] | red[1]).sum())
+    assert red[1].sum() > 8 and overlap > 0.8, (red[0].sum(), red[1].sum(), overlap)  # the strap, in place
+    env.close()
+
+
 def test_replay_draws_an_older_mujoco_scene_from_the_poses_it_kept():
     env, painter = stepped("Hopper-v5")
     history = FrameHistory()
@@ -145,13 +174,13 @@ def model_of(xml):
 
 
 def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
-    tendon = model_of(
+    limited_tendon = model_of(  # MuJoCo colours a grey tendon by how hard its limit pulls
         "<worldbody><site name='a'/><body pos='0 0 1'><freejoint/><geom size='.1'/><site name='b'/></body>"
-        "</worldbody><tendon><spatial><site site='a'/><site site='b'/></spatial></tendon>"
+        "</worldbody><tendon><spatial limited='true' range='.5 2'><site site='a'/><site site='b'/></spatial></tendon>"
     )
     tracking_light = model_of("<worldbody><body><freejoint/><geom size='.1'/><light mode='trackcom'/></body></worldbody>")
     plain = model_of("<worldbody><body><freejoint/><geom size='.1'/></body></worldbody>")
-    assert page_scene(tendon, 64, 48, -1) is None
+    assert page_scene(limited_tendon, 64, 48, -1) is None
     assert page_scene(tracking_light, 64, 48, -1) is None
     assert page_scene(plain, 64, 48, -1, flags={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True}) is None
     assert page_scene(plain, 64, 48, -1) is not None

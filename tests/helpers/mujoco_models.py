@@ -1,0 +1,60 @@
+"""MuJoCo models for the tests of what the page draws: gymnasium's Ant changed as users change it (its xml_file),
+each written to a folder and passed to ``gym.make("Ant-v5", xml_file=...)``."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import re
+
+import numpy as np
+
+
+def ant_xml() -> str:
+    """Gymnasium's own ant.xml."""
+    package = pathlib.Path(importlib.util.find_spec("gymnasium.envs.mujoco").origin).parent
+    return (package / "assets" / "ant.xml").read_text()
+
+
+def ant_on_rough_ground(folder: pathlib.Path) -> pathlib.Path:
+    """The Ant with its floor a heightfield of bumps half a metre high, a few metres apart, under its checkered
+    material."""
+    rows, columns = np.mgrid[0:64, 0:64] / 63.0
+    bumps = (np.sin(40 * rows) * np.cos(30 * columns) + 1) / 2
+    terrain = (f'<hfield name="terrain" nrow="64" ncol="64" size="8 8 .5 .1" '
+               f'elevation="{" ".join(f"{h:.3f}" for h in bumps.ravel())}"/>')  # fmt: skip
+    xml = ant_xml().replace("<asset>", f"<asset>{terrain}", 1)
+    xml, floors = re.subn(r'<geom ([^>]*)name="floor" pos="0 0 0"([^>]*)type="plane"/>',
+                          r'<geom \1name="floor" pos="0 0 -.5"\2type="hfield" hfield="terrain"/>', xml)  # fmt: skip
+    if floors != 1:
+        raise AssertionError("gymnasium's ant.xml has changed its floor")
+    return _written(folder / "ant_on_rough_ground.xml", xml)
+
+
+def ant_with_tendons(folder: pathlib.Path) -> pathlib.Path:
+    """The Ant with a red strap from its front left foot over its body (wrapped round its sphere, on the side of a
+    site above it) to its front right foot, and a thin blue string from its body to its back foot; the sites
+    hidden (group 3)."""
+    xml = ant_xml()
+    sites = {
+        "left_ankle_geom": '<site name="front_left_tip" pos="0.4 0.4 0" group="3"/>',
+        "right_ankle_geom": '<site name="front_right_tip" pos="-0.4 0.4 0" group="3"/>',
+        "fourth_ankle_geom": '<site name="back_tip" pos="0.4 -0.4 0" group="3"/>',
+        "torso_geom": '<site name="above" pos="0 0 0.5" group="3"/><site name="side" pos="0.3 0 0" group="3"/>',
+    }
+    for geom, site in sites.items():
+        xml, found = re.subn(rf'(<geom [^>]*name="{geom}"[^>]*/>)', rf"\1{site}", xml)
+        if found != 1:
+            raise AssertionError(f"gymnasium's ant.xml has no geom {geom}")
+    tendons = (
+        '<tendon><spatial name="strap" width=".03" rgba=".9 .2 .2 1"><site site="front_left_tip"/>'
+        '<geom geom="torso_geom" sidesite="above"/><site site="front_right_tip"/></spatial>'
+        '<spatial name="string" width=".01" rgba=".2 .3 .9 1"><site site="side"/><site site="back_tip"/></spatial>'
+        "</tendon>"
+    )
+    return _written(folder / "ant_with_tendons.xml", xml.replace("<actuator>", f"{tendons}<actuator>", 1))
+
+
+def _written(path: pathlib.Path, xml: str) -> pathlib.Path:
+    path.write_text(xml)
+    return path
