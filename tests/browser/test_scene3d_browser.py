@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from lab import drawn_by_page, scene_page
-from mujoco_models import ant_on_rough_ground, ant_with_tendons
+from mujoco_models import ant_on_rough_ground, ant_with_a_mesh_body, ant_with_tendons
 from PIL import Image
 
 from gymview.image.frames import downsample
@@ -105,6 +105,12 @@ def test_the_page_draws_a_heightfield_as_env_render_does(page, tmp_path, artifac
     painter, pairs = states_along("Ant-v5", xml_file=str(ant_on_rough_ground(tmp_path)))
     assert painter.page_scene()["hfields"], "the page draws the heightfield itself"
     assert_drawn_as_rendered(page, painter, pairs, "Ant-rough-ground", artifacts)
+
+
+def test_the_page_draws_a_mesh_as_env_render_does(page, tmp_path, artifacts):
+    painter, pairs = states_along("Ant-v5", xml_file=str(ant_with_a_mesh_body(tmp_path)))
+    assert len(painter.page_scene()["meshes"]) == 1
+    assert_drawn_as_rendered(page, painter, pairs, "Ant-mesh-body", artifacts)
 
 
 def test_the_page_draws_spatial_tendons_as_env_render_does(page, tmp_path, artifacts):

@@ -55,6 +55,22 @@ def ant_with_tendons(folder: pathlib.Path) -> pathlib.Path:
     return _written(folder / "ant_with_tendons.xml", xml.replace("<actuator>", f"{tendons}<actuator>", 1))
 
 
+def ant_with_a_mesh_body(folder: pathlib.Path) -> pathlib.Path:
+    """The Ant with its round body a mesh: a dodecahedron of the sphere's size (MuJoCo makes its faces, the convex
+    hull of its 20 corners), under the Ant's own material."""
+    golden = (1 + 5**0.5) / 2
+    corners = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    for a, b in ((1 / golden, golden), (-1 / golden, golden), (1 / golden, -golden), (-1 / golden, -golden)):
+        corners += [(0, a, b), (a, b, 0), (b, 0, a)]
+    vertices = " ".join(f"{0.25 * c / 3**0.5:.5f}" for corner in corners for c in corner)
+    xml = ant_xml().replace("<asset>", f'<asset><mesh name="body" vertex="{vertices}"/>', 1)
+    xml, found = re.subn(r'<geom name="torso_geom" pos="0 0 0" size="0.25" type="sphere"/>',
+                         '<geom name="torso_geom" pos="0 0 0" type="mesh" mesh="body"/>', xml)  # fmt: skip
+    if found != 1:
+        raise AssertionError("gymnasium's ant.xml has changed its body")
+    return _written(folder / "ant_with_a_mesh_body.xml", xml)
+
+
 def _written(path: pathlib.Path, xml: str) -> pathlib.Path:
     path.write_text(xml)
     return path
