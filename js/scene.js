@@ -1,5 +1,5 @@
-// Scenes the page draws from a state: gymnasium's classic-control envs drawn with canvas 2D as gymnasium
-// draws them with pygame (gymnasium/envs/classic_control/*.py), MuJoCo envs drawn with three.js
+// Scenes the page draws from a state: gymnasium's classic-control envs and LunarLander drawn with canvas 2D as
+// gymnasium draws them with pygame (gymnasium/envs/classic_control/*.py, box2d/lunar_lander.py), MuJoCo envs drawn with three.js
 // (scene3d.js, a bundle of its own that the page loads when it first meets a MuJoCo scene: most views
 // never need three.js's half a megabyte), and a labelled grid of either for vector envs.
 // The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
@@ -216,7 +216,42 @@ function pendulum(context, scene, state, scale, left, top) {
   circle(context, offset, offset, Math.trunc(0.05 * scene.scale), BLACK);
 }
 
-const KINDS = { cartpole, mountaincar, acrobot, pendulum };
+/** LunarLander's flags, drawn again after each body as gymnasium draws them. */
+function flags(context, scene) {
+  const [x1, x2, y] = scene.helipad;
+  for (const x of [x1 * scene.scale, x2 * scene.scale]) {
+    const pole = y * scene.scale;
+    pixels(context, x, pole, x, pole + 50, "rgb(255,255,255)");
+    polygon(context, [[x, pole + 50], [x, pole + 40], [x + 25, pole + 45]], "rgb(204,204,0)");
+  }
+}
+
+/** gymnasium's LunarLander: the sky above the ground's 11 heights, the exhaust's particles (x, y, time left;
+ * NaN where none) coloured by the time they have left, the lander and its legs outlined, the flags. */
+function lunarlander(context, scene, state) {
+  const { scale, ground_x: groundX } = scene;
+  // the sky above the ground as one shape: gymnasium's pieces, drawn apart, would leave seams between them here
+  const ground = groundX.map((x, i) => [x * scale, state[9 + i] * scale]);
+  polygon(context, [...ground, [ground.at(-1)[0], scene.height], [ground[0][0], scene.height]], BLACK);
+  const particles = state.subarray(9 + groundX.length);
+  for (let i = 0; i < scene.particles; i += 1) {
+    const [x, y, age] = particles.subarray(3 * i, 3 * i + 3);
+    if (Number.isNaN(x)) continue;
+    const [warm, cool] = [Math.trunc(Math.max(0.2, 0.15 + age) * 255), Math.trunc(Math.max(0.2, 0.5 * age) * 255)];
+    circle(context, x * scale, y * scale, scene.particle_radius, `rgb(${warm},${cool},${cool})`);
+    flags(context, scene);
+  }
+  scene.outlines.forEach((vertices, n) => {
+    const [x, y, angle] = state.subarray(3 * n, 3 * n + 3);
+    const path = turned(vertices, angle, x, y).map(([px, py]) => [px * scale, py * scale]);
+    polygon(context, path, "rgb(128,102,230)");
+    context.strokeStyle = "rgb(77,77,128)";
+    context.stroke();
+    flags(context, scene);
+  });
+}
+
+const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander };
 
 /** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;

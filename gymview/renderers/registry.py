@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import gymnasium as gym
 
 from gymview.renderers.base import BatchRenderer
 from gymview.renderers.classic_control import RENDERERS
+
+# Families whose env classes need a package of their own (Box2D): "module:Class" -> the renderer, imported
+# only for an env of that class
+LAZY_RENDERERS = {"gymnasium.envs.box2d.lunar_lander:LunarLander": "gymview.renderers.box2d:LunarLanderRenderer"}
 
 
 def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
@@ -24,7 +31,8 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
     """
     if isinstance(env_or_id, str):
         entry_point = gym.spec(env_or_id).entry_point  # raises gymnasium's error for unknown ids
-        if not any(entry_point == f"{cls.__module__}:{cls.__name__}" for cls, _ in RENDERERS):
+        drawn = {f"{cls.__module__}:{cls.__name__}" for cls, _ in RENDERERS} | set(LAZY_RENDERERS)
+        if entry_point not in drawn:
             return None
         env = gym.make(env_or_id)
         try:
@@ -37,12 +45,25 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
         return None
     unwrapped = env_or_id.unwrapped
     env_id = unwrapped.spec.id if unwrapped.spec is not None else type(unwrapped).__name__
-    for env_class, renderer_class in RENDERERS:
+    for env_class, renderer_class in (*RENDERERS, *_lazy_renderers(type(unwrapped))):
         if type(unwrapped) is env_class or (
             isinstance(unwrapped, env_class) and type(unwrapped).render is env_class.render
         ):
             return renderer_class(unwrapped, env_id)
     return None
+
+
+def _lazy_renderers(env_class: type[gym.Env]) -> list[tuple[type[gym.Env], Callable[[Any, str], BatchRenderer]]]:
+    """The (env class, renderer) pairs of :data:`LAZY_RENDERERS` for ``env_class`` or a class it derives from."""
+    import importlib
+
+    found: list[tuple[type[gym.Env], Callable[[Any, str], BatchRenderer]]] = []
+    for base in env_class.__mro__:
+        renderer = LAZY_RENDERERS.get(f"{base.__module__}:{base.__qualname__}")
+        if renderer is not None:
+            module, name = renderer.split(":")
+            found.append((base, getattr(importlib.import_module(module), name)))
+    return found
 
 
 def wrappers_pass_frames_through(env: gym.Env) -> bool:

@@ -42,9 +42,12 @@ def states_along(env_id, count=4, steps=12, seed=0):
 
 
 @pytest.mark.parametrize(
-    "env_id", ["CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1"]
+    "env_id",
+    ["CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3"],
 )
 def test_the_page_draws_each_classic_control_env_as_env_render_does(page, env_id, artifacts):
+    if env_id == "LunarLander-v3":
+        pytest.importorskip("Box2D")
     renderer, pairs = states_along(env_id)
     scene = {**renderer.page_scene(), "id": 1}
     scores = []

@@ -48,6 +48,26 @@ def test_a_watched_cartpole_sends_its_state_and_the_page_gets_the_scene_once(mon
     env.close()
 
 
+def test_a_watched_lunar_lander_goes_to_the_page_as_its_state_and_never_calls_render(monkeypatch):
+    pytest.importorskip("Box2D")
+    view = ShownView(max_size=512)
+    env = gymview.watch(gym.make("LunarLander-v3", render_mode="rgb_array"), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=3)
+    for _ in range(5):
+        env.step(2)  # the main engine: its particles
+    view.push(Drawing(renderer_for(env), renderer_for(env).state_of(env)), force=True)
+    view.flush()
+    header, buffers = view.sent[-1]
+    state = np.frombuffer(buffers[0], "<f4")
+    assert len(view.sent) >= 2 and {header["format"] for header, _ in view.sent} == {"scene"}
+    assert view._scene["kind"] == "lunarlander"
+    assert state[:2] == pytest.approx(env.unwrapped.lander.position, abs=1e-5)
+    assert np.isfinite(state[20:35]).all() and np.isnan(state[35:]).all()  # 5 particles: x, y and time left
+    monkeypatch.undo()
+    env.close()
+
+
 def test_a_page_that_just_rendered_and_the_still_image_get_the_frame_as_a_picture():
     view = ShownView(max_size=600, image_format="png")
     env = gymview.watch(cartpole(), view=view, display=False)

@@ -1,0 +1,153 @@
+"""A renderer for gymnasium's Box2D LunarLander: its state read from the env (the lander's and legs' poses, the
+ground, the exhaust's particles), drawn with pygame as gymnasium draws it, or by the page (``js/scene.js``).
+
+LunarLander draws what its ``render()`` has left of the particles: each render ages them and lets the oldest go.
+A state is taken as the next ``render()`` would draw it, without ageing them in the env: the env is only read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from gymview.renderers.base import BatchRenderer
+
+__all__ = ["LunarLanderRenderer"]
+
+CHUNKS = 11  # the ground's heights: gymnasium's LunarLander makes it of 10 straight pieces
+PARTICLES = 24  # the newest exhaust particles a state holds (a render shows about the last seven steps')
+BODY = ("x", "y", "angle")
+LANDER_COLOURS = ((128, 102, 230), (77, 77, 128))  # gymnasium's: fill, outline
+FLAG_COLOUR = (204, 204, 0)
+
+
+class LunarLanderRenderer(BatchRenderer):
+    """LunarLander-v3 (discrete and continuous): states are the lander's and its two legs' (x, y, angle) in the
+    world's metres, the ground's 11 heights, and the newest exhaust particles' (x, y, age left), NaN where none."""
+
+    state_dim = 9 + CHUNKS + 3 * PARTICLES
+    state_names = (
+        *(f"{part}_{value}" for part in ("lander", "leg0", "leg1") for value in BODY),
+        *(f"ground_{i}" for i in range(CHUNKS)),
+        *(f"particle{i}_{value}" for i in range(PARTICLES) for value in ("x", "y", "ttl")),
+    )
+    _drawn_columns = 9 + CHUNKS  # particles are NaN where there are none
+
+    def __init__(self, env: gym.Env, env_id: str) -> None:
+        import Box2D
+        from gymnasium.envs.box2d import lunar_lander
+
+        super().__init__(env_id, lunar_lander.VIEWPORT_W, lunar_lander.VIEWPORT_H)
+        scale = self.scale = float(lunar_lander.SCALE)
+        self._finish_background()
+        # each body's polygon in its own frame (metres), as Box2D keeps it (float32, in its own order): the
+        # env's, made as its reset() makes them
+        lander = Box2D.b2PolygonShape(vertices=[(x / scale, y / scale) for x, y in lunar_lander.LANDER_POLY])
+        leg = Box2D.b2PolygonShape(box=(lunar_lander.LEG_W / scale, lunar_lander.LEG_H / scale))
+        self.outlines = [[tuple(map(float, vertex)) for vertex in shape.vertices] for shape in (lander, leg, leg)]
+        width, height = self.width / scale, self.height / scale
+        self.ground_x = [width / (CHUNKS - 1) * i for i in range(CHUNKS)]
+        self.helipad = (self.ground_x[CHUNKS // 2 - 1], self.ground_x[CHUNKS // 2 + 1], height / 4)
+        self.particle_radius = float(np.float32(2 / scale)) * scale  # Box2D keeps it as a float32
+
+    def page_scene(self) -> dict[str, Any]:
+        return {
+            "kind": "lunarlander",
+            "width": self.width,
+            "height": self.height,
+            "scale": self.scale,
+            "outlines": self.outlines,
+            "helipad": list(self.helipad),
+            "ground_x": self.ground_x,
+            "particles": PARTICLES,
+            "particle_radius": self.particle_radius,
+        }
+
+    def state_of(self, env: gym.Env) -> np.ndarray:
+        unwrapped: Any = env.unwrapped
+        if unwrapped.lander is None:
+            raise ValueError("the env has no state yet: call env.reset() before renderer.state_of(env)")
+        state = np.full(self.state_dim, np.nan)
+        for n, body in enumerate((unwrapped.lander, *unwrapped.legs)):
+            state[3 * n : 3 * n + 3] = (body.position[0], body.position[1], body.angle)
+        polys = unwrapped.sky_polys
+        state[9 : 9 + CHUNKS] = [poly[0][1] for poly in polys] + [polys[-1][1][1]]
+        # as the next render() would: each particle a step older, the oldest gone once its time is up
+        ages = [(particle, particle.ttl - 0.15) for particle in unwrapped.particles]
+        while ages and ages[0][1] < 0:
+            ages.pop(0)
+        for n, (particle, age) in enumerate(ages[-PARTICLES:]):
+            state[9 + CHUNKS + 3 * n : 9 + CHUNKS + 3 * n + 3] = (particle.position[0], particle.position[1], age)
+        return state
+
+    def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Draw ``states`` as ``env.render()`` draws them, with pygame (see :meth:`BatchRenderer.render`)."""
+        states = self._check_states(states)
+        frames = np.empty((len(states), self.height, self.width, 3), np.uint8) if out is None else out
+        with self._lock:
+            for frame, state in zip(frames, states):
+                frame[...] = self._drawn(state)
+            self._dirty = [(n, 0, self.height, 0, self.width) for n in range(len(states))]
+            self._last_out = None
+        return frames
+
+    def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.env_id!r}, {self.width}x{self.height}, {PARTICLES} particles at most)"
+
+    def _drawn(self, state: np.ndarray) -> np.ndarray:
+        """One state drawn with pygame's calls in gymnasium's order (LunarLander.render)."""
+        import pygame
+        from pygame import gfxdraw
+
+        scale, height = self.scale, self.height / self.scale
+        surface = pygame.Surface((self.width, self.height))
+        pygame.draw.rect(surface, (255, 255, 255), surface.get_rect())
+        ground, xs = state[9 : 9 + CHUNKS], self.ground_x
+        for i in range(CHUNKS - 1):
+            sky = [(xs[i], ground[i]), (xs[i + 1], ground[i + 1]), (xs[i + 1], height), (xs[i], height)]
+            scaled = [(x * scale, y * scale) for x, y in sky]
+            pygame.draw.polygon(surface, (0, 0, 0), scaled)
+            gfxdraw.aapolygon(surface, scaled, (0, 0, 0))
+        for x, y, age in state[9 + CHUNKS :].reshape(-1, 3):
+            if not math.isnan(x):
+                colour = _particle_colour(age)
+                for _ in range(2):  # gymnasium draws each particle twice (its two colours are the same)
+                    pygame.draw.circle(surface, colour, (x * scale, y * scale), self.particle_radius)
+                self._flags(surface)
+        fill, outline = LANDER_COLOURS
+        for n, vertices in enumerate(self.outlines):
+            x, y, angle = state[3 * n : 3 * n + 3]
+            cos, sin = math.cos(angle), math.sin(angle)
+            path = [((cos * vx - sin * vy + x) * scale, (sin * vx + cos * vy + y) * scale) for vx, vy in vertices]
+            pygame.draw.polygon(surface, fill, path)
+            gfxdraw.aapolygon(surface, path, fill)
+            pygame.draw.aalines(surface, outline, True, path)
+            self._flags(surface)
+        surface = pygame.transform.flip(surface, False, True)
+        return np.transpose(np.array(pygame.surfarray.pixels3d(surface)), axes=(1, 0, 2))
+
+    def _flags(self, surface: Any) -> None:
+        """The two flags, drawn again after each body as gymnasium draws them (their smoothed edges darken)."""
+        import pygame
+        from pygame import gfxdraw
+
+        pole = self.helipad[2] * self.scale
+        top = pole + 50
+        for at in self.helipad[:2]:
+            x = at * self.scale
+            pygame.draw.line(surface, (255, 255, 255), (x, pole), (x, top), 1)
+            flag = [(x, top), (x, top - 10), (x + 25, top - 5)]
+            pygame.draw.polygon(surface, FLAG_COLOUR, flag)
+            gfxdraw.aapolygon(surface, flag, FLAG_COLOUR)
+
+
+def _particle_colour(age: float) -> tuple[int, int, int]:
+    """A particle's colour as gymnasium's render gives it, by the time it has left."""
+    warm, cool = int(max(0.2, 0.15 + age) * 255), int(max(0.2, 0.5 * age) * 255)
+    return warm, cool, cool
