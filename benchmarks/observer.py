@@ -154,7 +154,8 @@ def in_browser(rounds: int, slice_s: float, make_cells=None) -> dict[str, dict]:
                     ".querySelector('.gymview').dataset.framesDrawn || 0)",
                     index,
                 )
-                result["drawn_fps"] = drawn / max(result["rounds"] * slice_s, slice_s)
+                shown = result.get("seconds_shown", result["rounds"] * slice_s)  # a cell may say how long frames came
+                result["drawn_fps"] = drawn / max(shown, slice_s)
             start_cell(page, len(source) - 1)
             wait_for_output(page, len(source) - 1, "CLOSED", timeout_ms=120_000)
     return results

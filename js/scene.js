@@ -216,7 +216,8 @@ function pendulum(context, scene, state, scale, left, top) {
   circle(context, offset, offset, Math.trunc(0.05 * scene.scale), BLACK);
 }
 
-/** LunarLander's flags, drawn again after each body as gymnasium draws them. */
+/** LunarLander's flags, over everything (gymnasium draws them again after each body: a dozen times the cost
+ * here, for edges a shade darker). */
 function flags(context, scene) {
   const [x1, x2, y] = scene.helipad;
   for (const x of [x1 * scene.scale, x2 * scene.scale]) {
@@ -233,13 +234,27 @@ function lunarlander(context, scene, state) {
   // the sky above the ground as one shape: gymnasium's pieces, drawn apart, would leave seams between them here
   const ground = groundX.map((x, i) => [x * scale, state[9 + i] * scale]);
   polygon(context, [...ground, [ground.at(-1)[0], scene.height], [ground[0][0], scene.height]], BLACK);
+  // the particles, one path a colour (their colours are few): filled half a pixel wider, as pygame covers a pixel
+  // its circle's edge crosses, instead of filled and stroked one by one
   const particles = state.subarray(9 + groundX.length);
+  const byColour = new Map();
   for (let i = 0; i < scene.particles; i += 1) {
     const [x, y, age] = particles.subarray(3 * i, 3 * i + 3);
     if (Number.isNaN(x)) continue;
     const [warm, cool] = [Math.trunc(Math.max(0.2, 0.15 + age) * 255), Math.trunc(Math.max(0.2, 0.5 * age) * 255)];
-    circle(context, x * scale, y * scale, scene.particle_radius, `rgb(${warm},${cool},${cool})`);
-    flags(context, scene);
+    const colour = `rgb(${warm},${cool},${cool})`;
+    if (!byColour.has(colour)) byColour.set(colour, []);
+    byColour.get(colour).push([x * scale, y * scale]);
+  }
+  const radius = scene.particle_radius + 0.5;
+  for (const [colour, centres] of byColour) {
+    context.beginPath();
+    for (const [x, y] of centres) {
+      context.moveTo(x + radius, y);
+      context.arc(x, y, radius, 0, 2 * Math.PI);
+    }
+    context.fillStyle = colour;
+    context.fill();
   }
   scene.outlines.forEach((vertices, n) => {
     const [x, y, angle] = state.subarray(3 * n, 3 * n + 3);
@@ -247,8 +262,8 @@ function lunarlander(context, scene, state) {
     polygon(context, path, "rgb(128,102,230)");
     context.strokeStyle = "rgb(77,77,128)";
     context.stroke();
-    flags(context, scene);
   });
+  flags(context, scene);
 }
 
 const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander };

@@ -61,10 +61,7 @@ class BatchRenderer:
         (2, 400, 600, 3)
         """
         states = self._check_states(states)
-        shape = (states.shape[0], self.height, self.width, 3)
-        if out is not None and (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8):
-            got = f"{out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
-            raise ValueError(f"out must be a uint8 array of shape {shape}; got a {got}")
+        shape = self._check_out(out, len(states))
         with self._lock:
             if out is not None and self._drew_into(out):
                 frames = out
@@ -233,6 +230,14 @@ class BatchRenderer:
                 f"{self.env_id} states must be finite in columns {self.state_names[: self._drawn_columns]}"
             )
         return array
+
+    def _check_out(self, out: np.ndarray | None, count: int) -> tuple[int, int, int, int]:
+        """The shape of ``count`` frames; a clear error for an ``out`` that cannot hold them."""
+        shape = (count, self.height, self.width, 3)
+        if out is not None and (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8):
+            got = f"{out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+            raise ValueError(f"out must be a uint8 array of shape {shape}; got a {got}")
+        return shape
 
     def _window(self, shape: Shape) -> tuple[np.ndarray, np.ndarray, int, int]:
         """Per-frame origin (pygame coordinates) and common size of a window holding the shape.

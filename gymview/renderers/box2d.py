@@ -37,6 +37,7 @@ class LunarLanderRenderer(BatchRenderer):
     _drawn_columns = 9 + CHUNKS  # particles are NaN where there are none
 
     def __init__(self, env: gym.Env, env_id: str) -> None:
+        """``env``: a LunarLander (its geometry is gymnasium's, the same for every one)."""
         import Box2D
         from gymnasium.envs.box2d import lunar_lander
 
@@ -86,7 +87,7 @@ class LunarLanderRenderer(BatchRenderer):
     def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Draw ``states`` as ``env.render()`` draws them, with pygame (see :meth:`BatchRenderer.render`)."""
         states = self._check_states(states)
-        frames = np.empty((len(states), self.height, self.width, 3), np.uint8) if out is None else out
+        frames = np.empty(self._check_out(out, len(states)), np.uint8) if out is None else out
         with self._lock:
             for frame, state in zip(frames, states):
                 frame[...] = self._drawn(state)

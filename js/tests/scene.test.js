@@ -53,6 +53,20 @@ test("a CartPole is drawn in pygame's space, flipped, scaled to the shown size",
   assert.deepEqual(moves[0].slice(1), [275, 85]); // the cart's corner: (300 - 25, 100 - 15)
 });
 
+test("a LunarLander's particles are drawn where it has them, by colour, and its flags over all", () => {
+  const context = recordingContext();
+  const box = [[-0.1, -0.2], [0.1, -0.2], [0.1, 0.2], [-0.1, 0.2]];
+  const scene = { kind: "lunarlander", width: 600, height: 400, scale: 30, outlines: [box, box, box],
+    helipad: [8, 12, 10 / 3], ground_x: [0, 10, 20], particles: 3, particle_radius: 2 };
+  const state = new Float32Array([10, 10, 0, 9, 9, 0, 11, 9, 0, 1, 2, 1, 5, 6, 0.85, NaN, NaN, NaN, 7, 8, 0.05]);
+  drawScene(context, scene, state, 600, 400);
+  const arcs = context.calls.filter(([name]) => name === "arc");
+  assert.deepEqual(arcs.map(([, x, y, radius]) => [x, y, radius]), [[150, 180, 2.5], [210, 240, 2.5]]);
+  const fills = context.calls.filter(([name]) => name === "fillStyle").map(([, colour]) => colour);
+  assert.ok(fills.includes("rgb(255,108,108)") && fills.includes("rgb(51,51,51)")); // new, and nearly spent
+  assert.equal(fills.filter((colour) => colour === "rgb(204,204,0)").length, 2); // the two flags, once
+});
+
 test("grid labels read as the kernel writes them", () => {
   assert.equal(envLabel(3, 12.5), "env 3  R 13");
   assert.equal(envLabel(0, -0.4), "env 0  R -0");
@@ -69,6 +83,7 @@ function recordingContext() {
     },
     set(target, name, value) {
       target[name] = value;
+      calls.push([name, value]);
       return true;
     },
   };
