@@ -1,5 +1,6 @@
 // Scenes the page draws from a state: gymnasium's classic-control envs and LunarLander drawn with canvas 2D as
-// gymnasium draws them with pygame (gymnasium/envs/classic_control/*.py, box2d/lunar_lander.py), MuJoCo envs drawn with three.js
+// gymnasium draws them with pygame (gymnasium/envs/classic_control/*.py, box2d/lunar_lander.py), boards
+// (FrozenLake, CliffWalking) from pictures the env drew once, MuJoCo envs drawn with three.js
 // (scene3d.js, a bundle of its own that the page loads when it first meets a MuJoCo scene: most views
 // never need three.js's half a megabyte), and a labelled grid of either for vector envs.
 // The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
@@ -32,31 +33,37 @@ export function forgetScene(scene) {
   if (cell.kind === "mujoco") modules.get("mujoco")?.forgetMujoco(cell);
 }
 
-/** Pendulum's arrow, loaded once per scene object: scene -> ImageBitmap (or a promise of it). */
-const arrows = new WeakMap();
+/** The pictures a scene draws with (Pendulum's arrow, a board and its players), decoded once per scene object:
+ * scene -> {name: ImageBitmap} (or a promise of them). */
+const pictures = new WeakMap();
 
 /**
- * Load what `scene` needs besides its description (Pendulum's arrow, a MuJoCo scene's textures); `onLoad`
- * runs once it is there.
+ * Load what `scene` needs besides its description (Pendulum's arrow, a board's pictures, a MuJoCo scene's
+ * textures); `onLoad` runs once it is there.
  * @param {object} scene @param {() => void} onLoad
  * @returns {Promise<void>}
  */
 export function loadScene(scene, onLoad = () => {}) {
   const cell = scene.kind === "grid" ? scene.cell : scene;
   if (cell.kind === "mujoco") return modules.get("mujoco")?.loadMujoco(cell, onLoad) ?? Promise.resolve();
-  if (!cell.arrow) return Promise.resolve();
-  if (!arrows.has(cell)) {
-    const loading = fetch(cell.arrow)
-      .then((response) => response.blob())
-      .then((blob) => createImageBitmap(blob))
-      .then((bitmap) => {
-        arrows.set(cell, bitmap);
-        onLoad();
-      });
-    arrows.set(cell, loading);
+  const urls = cell.arrow ? { arrow: cell.arrow } : (cell.images ?? {});
+  if (Object.keys(urls).length === 0) return Promise.resolve();
+  if (!pictures.has(cell)) {
+    const decode = async ([name, url]) => [name, await createImageBitmap(await (await fetch(url)).blob())];
+    const loading = Promise.all(Object.entries(urls).map(decode)).then((decoded) => {
+      pictures.set(cell, Object.fromEntries(decoded));
+      onLoad();
+    });
+    pictures.set(cell, loading);
   }
-  const arrow = arrows.get(cell);
-  return arrow instanceof Promise ? arrow : Promise.resolve();
+  const loaded = pictures.get(cell);
+  return loaded instanceof Promise ? loaded : Promise.resolve();
+}
+
+/** The scene's decoded pictures, or null while they load. */
+function picturesOf(scene) {
+  const loaded = pictures.get(scene);
+  return loaded === undefined || loaded instanceof Promise ? null : loaded;
 }
 
 /**
@@ -195,9 +202,9 @@ function pendulum(context, scene, state, scale, left, top) {
   circle(context, offset, offset, Math.trunc(rodWidth / 2), red);
   const [[endX, endY]] = turned([[rodLength, 0]], angle, offset, offset);
   circle(context, Math.trunc(endX), Math.trunc(endY), Math.trunc(rodWidth / 2), red);
-  const arrow = arrows.get(scene);
+  const arrow = picturesOf(scene)?.arrow;
   const size = Number.isNaN(state[2]) ? 0 : Math.trunc((scene.scale * Math.abs(state[2])) / 2);
-  if (size > 0 && arrow !== undefined && !(arrow instanceof Promise)) {
+  if (size > 0 && arrow !== undefined) {
     // blitted upside down on a picture flipped afterwards: upright on screen, mirrored for a positive torque
     const corner = offset - Math.trunc(size / 2);
     context.save();
@@ -266,7 +273,23 @@ function lunarlander(context, scene, state) {
   flags(context, scene);
 }
 
-const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander };
+/** A board (FrozenLake, CliffWalking): its picture, with the player's cell (state: cell, facing) pasted from the
+ * picture of every cell with the player on it, facing that way. Drawn upright: pictures are not flipped. */
+function board(context, scene, state, scale, left, top) {
+  const drawn = picturesOf(scene);
+  if (drawn === null) return;
+  const [cell, facing] = [Math.trunc(state[0]), Math.trunc(state[1])];
+  const [width, height] = scene.cell_size;
+  const [x, y] = [(cell % scene.columns) * width, Math.trunc(cell / scene.columns) * height];
+  context.save();
+  context.setTransform(scale, 0, 0, scale, left, top);
+  context.imageSmoothingQuality = "high";
+  context.drawImage(drawn.board, 0, 0);
+  context.drawImage(drawn[`player${facing}`], x, y, width, height, x, y, width, height);
+  context.restore();
+}
+
+const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, board };
 
 /** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;

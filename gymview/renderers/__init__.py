@@ -3,9 +3,11 @@
 A :class:`BatchRenderer` draws a whole batch of states at once from a cached static background,
 matching what ``env.render()`` returns for MountainCar(-Continuous), CartPole, Acrobot and
 Pendulum (gymnasium's pygame drawing: same geometry, colours, flips and antialiased edges) at a
-fraction of the cost. :meth:`BatchRenderer.state_of` snapshots (copies) what is needed to draw an
-env, so the cheap part runs where the env lives and the drawing can run elsewhere (a thread, a
-worker process, later from stored states). :class:`MujocoPainter` does the same for gymnasium's
+fraction of the cost; LunarLander's (with pygame, from its state) and the boards of FrozenLake and
+CliffWalking (from pictures the env draws once) are the env's own pictures.
+:meth:`BatchRenderer.state_of` snapshots (copies) what is needed to draw an env, so the cheap part
+runs where the env lives and the drawing can run elsewhere (a thread, a worker process, later from
+stored states). :class:`MujocoPainter` does the same for gymnasium's
 MuJoCo envs with MuJoCo's own renderer, pixel-equal to ``env.render()``.
 
 >>> import gymnasium as gym, numpy as np
@@ -14,7 +16,7 @@ MuJoCo envs with MuJoCo's own renderer, pixel-equal to ``env.render()``.
 >>> renderer = renderer_for(env)
 >>> renderer.render(np.stack([renderer.state_of(env)] * 2)).shape
 (2, 400, 600, 3)
->>> renderer_for("FrozenLake-v1") is None
+>>> renderer_for("Blackjack-v1") is None
 True
 """
 
@@ -30,6 +32,8 @@ _EXPORTS = {
     "CartPoleRenderer": ".classic_control",
     "MountainCarRenderer": ".classic_control",
     "PendulumRenderer": ".classic_control",
+    "LunarLanderRenderer": ".box2d",
+    "BoardRenderer": ".toy_text",
     "MujocoFrame": ".mujoco",
     "MujocoGridPainter": ".mujoco",
     "MujocoPainter": ".mujoco",
@@ -41,6 +45,7 @@ __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:  # what editors and the API reference see; at run time each name is imported on first use
     from gymview.renderers.base import BatchRenderer, Drawing
+    from gymview.renderers.box2d import LunarLanderRenderer
     from gymview.renderers.classic_control import (
         AcrobotRenderer,
         CartPoleRenderer,
@@ -50,5 +55,6 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.renderers.grid import TiledDrawing, TiledPainter, tiled
     from gymview.renderers.mujoco import MujocoFrame, MujocoGridPainter, MujocoPainter
     from gymview.renderers.registry import renderer_for
+    from gymview.renderers.toy_text import BoardRenderer
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

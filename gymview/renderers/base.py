@@ -116,6 +116,15 @@ class BatchRenderer:
         """
         return None
 
+    def draws_like(self, other: BatchRenderer) -> bool:
+        """Whether ``other`` draws any state as this renderer does (one renderer can draw both envs' states).
+
+        >>> from gymview.renderers import renderer_for
+        >>> renderer_for("CartPole-v1").draws_like(renderer_for("CartPole-v1"))
+        True
+        """
+        return (type(other), other.width, other.height) == (type(self), self.width, self.height)
+
     @property
     def background(self) -> np.ndarray:
         """The frame without its moving parts: a read-only (height, width, 3) uint8 array."""

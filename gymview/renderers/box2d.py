@@ -2,12 +2,14 @@
 ground, the exhaust's particles), drawn with pygame as gymnasium draws it, or by the page (``js/scene.js``).
 
 LunarLander draws what its ``render()`` has left of the particles: each render ages them and lets the oldest go.
-A state is taken as the next ``render()`` would draw it, without ageing them in the env: the env is only read.
+A state is taken as ``render()`` would draw it if it were called for each state taken: the renderer ages the
+particles it has seen in a record of its own, and the env is only read (its particles age only when it renders).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import gymnasium as gym
@@ -18,7 +20,7 @@ from gymview.renderers.base import BatchRenderer
 __all__ = ["LunarLanderRenderer"]
 
 CHUNKS = 11  # the ground's heights: gymnasium's LunarLander makes it of 10 straight pieces
-PARTICLES = 24  # the newest exhaust particles a state holds (a render shows about the last seven steps')
+PARTICLES = 24  # the newest exhaust particles a state holds (a render a step shows those of about seven steps)
 BODY = ("x", "y", "angle")
 LANDER_COLOURS = ((128, 102, 230), (77, 77, 128))  # gymnasium's: fill, outline
 FLAG_COLOUR = (204, 204, 0)
@@ -53,6 +55,9 @@ class LunarLanderRenderer(BatchRenderer):
         self.ground_x = [width / (CHUNKS - 1) * i for i in range(CHUNKS)]
         self.helipad = (self.ground_x[CHUNKS // 2 - 1], self.ground_x[CHUNKS // 2 + 1], height / 4)
         self.particle_radius = float(np.float32(2 / scale)) * scale  # Box2D keeps it as a float32
+        # env -> {id(particle): (particle, the time it has left)}, aged at each state taken; -inf once a render
+        # would let it go
+        self._ages: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, float]]] = weakref.WeakKeyDictionary()
 
     def page_scene(self) -> dict[str, Any]:
         return {
@@ -76,11 +81,18 @@ class LunarLanderRenderer(BatchRenderer):
             state[3 * n : 3 * n + 3] = (body.position[0], body.position[1], body.angle)
         polys = unwrapped.sky_polys
         state[9 : 9 + CHUNKS] = [poly[0][1] for poly in polys] + [polys[-1][1][1]]
-        # as the next render() would: each particle a step older, the oldest gone once its time is up
-        ages = [(particle, particle.ttl - 0.15) for particle in unwrapped.particles]
-        while ages and ages[0][1] < 0:
-            ages.pop(0)
-        for n, (particle, age) in enumerate(ages[-PARTICLES:]):
+        # as render() would: each particle a frame older, the oldest gone for good once its time is up
+        # (Box2D's bodies compare by address, which a new particle may take over from a destroyed one: the record
+        # is by the Python object, which it holds, so that no other takes its id meanwhile)
+        seen = self._ages.get(unwrapped, {})
+        ages = [(particle, _time_left(seen, particle) - 0.15) for particle in unwrapped.particles]
+        gone = 0
+        while gone < len(ages) and ages[gone][1] < 0:
+            gone += 1
+        self._ages[unwrapped] = {
+            id(particle): (particle, -math.inf if n < gone else age) for n, (particle, age) in enumerate(ages)
+        }
+        for n, (particle, age) in enumerate(ages[gone:][-PARTICLES:]):
             state[9 + CHUNKS + 3 * n : 9 + CHUNKS + 3 * n + 3] = (particle.position[0], particle.position[1], age)
         return state
 
@@ -97,6 +109,12 @@ class LunarLanderRenderer(BatchRenderer):
 
     def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
         return None
+
+    def __getstate__(self) -> dict:
+        """Pickled for another process: without the record of particles (drawing needs only states)."""
+        state = super().__getstate__()
+        state["_ages"] = weakref.WeakKeyDictionary()
+        return state
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id!r}, {self.width}x{self.height}, {PARTICLES} particles at most)"
@@ -146,6 +164,12 @@ class LunarLanderRenderer(BatchRenderer):
             flag = [(x, top), (x, top - 10), (x + 25, top - 5)]
             pygame.draw.polygon(surface, FLAG_COLOUR, flag)
             gfxdraw.aapolygon(surface, flag, FLAG_COLOUR)
+
+
+def _time_left(seen: dict[int, tuple[Any, float]], particle: Any) -> float:
+    """The time ``particle`` has left by the record ``seen``, or its own if the record has not seen it."""
+    kept = seen.get(id(particle))
+    return kept[1] if kept is not None and kept[0] is particle else float(particle.ttl)
 
 
 def _particle_colour(age: float) -> tuple[int, int, int]:

@@ -145,9 +145,7 @@ def state_painter(envs: Sequence[Any] | None) -> TiledPainter | None:
         return None
     renderers = [renderer_for(env) for env in envs]
     first = renderers[0]
-    if first is None or any(
-        r is None or (type(r), r.width, r.height) != (type(first), first.width, first.height) for r in renderers
-    ):
+    if first is None or any(r is None or not first.draws_like(r) for r in renderers):
         return None
     return TiledPainter(first, len(envs))
 

@@ -10,9 +10,13 @@ import gymnasium as gym
 from gymview.renderers.base import BatchRenderer
 from gymview.renderers.classic_control import RENDERERS
 
-# Families whose env classes need a package of their own (Box2D): "module:Class" -> the renderer, imported
-# only for an env of that class
-LAZY_RENDERERS = {"gymnasium.envs.box2d.lunar_lander:LunarLander": "gymview.renderers.box2d:LunarLanderRenderer"}
+# Families imported only for an env of theirs (Box2D needs a package of its own; a board's pictures are drawn by
+# the env): "module:Class" -> the renderer
+LAZY_RENDERERS = {
+    "gymnasium.envs.box2d.lunar_lander:LunarLander": "gymview.renderers.box2d:LunarLanderRenderer",
+    "gymnasium.envs.toy_text.frozen_lake:FrozenLakeEnv": "gymview.renderers.toy_text:BoardRenderer",
+    "gymnasium.envs.toy_text.cliffwalking:CliffWalkingEnv": "gymview.renderers.toy_text:BoardRenderer",
+}
 
 
 def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
@@ -49,8 +53,18 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
         if type(unwrapped) is env_class or (
             isinstance(unwrapped, env_class) and type(unwrapped).render is env_class.render
         ):
-            return renderer_class(unwrapped, env_id)
+            return _made(renderer_class, unwrapped, env_id)
     return None
+
+
+def _made(renderer_class: Callable[[Any, str], BatchRenderer], env: gym.Env, env_id: str) -> BatchRenderer | None:
+    """The renderer, or None for an env its family draws otherwise (a board whose picture is not a board's)."""
+    from gymview.renderers.toy_text import NotABoard
+
+    try:
+        return renderer_class(env, env_id)
+    except NotABoard:
+        return None
 
 
 def _lazy_renderers(env_class: type[gym.Env]) -> list[tuple[type[gym.Env], Callable[[Any, str], BatchRenderer]]]:

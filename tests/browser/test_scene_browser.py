@@ -43,9 +43,12 @@ def states_along(env_id, count=4, steps=12, seed=0):
 
 @pytest.mark.parametrize(
     "env_id",
-    ["CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3"],
-)
-def test_the_page_draws_each_classic_control_env_as_env_render_does(page, env_id, artifacts):
+    [
+        "CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3",
+        "FrozenLake-v1", "CliffWalking-v1",
+    ],
+)  # fmt: skip
+def test_the_page_draws_each_env_as_env_render_does(page, env_id, artifacts):
     if env_id == "LunarLander-v3":
         pytest.importorskip("Box2D")
     renderer, pairs = states_along(env_id)
@@ -58,6 +61,7 @@ def test_the_page_draws_each_classic_control_env_as_env_render_does(page, env_id
         scores.append(psnr(drawn, expected))
         if n == 0:
             Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{env_id}-page-vs-render.png")
+    print(env_id, "PSNR", [round(score, 1) for score in scores])
     assert min(scores) >= 30.0, (env_id, [round(score, 1) for score in scores])
     assert page.evaluate("() => 1") == 1 and not page.errors, page.errors
 

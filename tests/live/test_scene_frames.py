@@ -68,6 +68,22 @@ def test_a_watched_lunar_lander_goes_to_the_page_as_its_state_and_never_calls_re
     env.close()
 
 
+def test_a_watched_frozen_lake_goes_to_the_page_as_the_player_s_cell_after_one_drawing_of_its_board(monkeypatch):
+    env = gym.make("FrozenLake-v1", render_mode="rgb_array")
+    view = ShownView(max_size=512)
+    env = gymview.watch(env, view=view, display=False)  # the board's pictures are drawn here, on a copy
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=0)
+    env.step(2)  # right, not slippery on this seed or not: the state goes as it is
+    view.push(Drawing(renderer_for(env), renderer_for(env).state_of(env)), force=True)
+    view.flush()
+    assert {header["format"] for header, _ in view.sent} == {"scene"} and view._scene["kind"] == "board"
+    assert np.frombuffer(view.sent[-1][1][0], "<f4").tolist() == [env.unwrapped.s, 0]
+    assert set(view._scene["images"]) == {"board", "player0"}
+    monkeypatch.undo()
+    env.close()
+
+
 def test_a_page_that_just_rendered_and_the_still_image_get_the_frame_as_a_picture():
     view = ShownView(max_size=600, image_format="png")
     env = gymview.watch(cartpole(), view=view, display=False)
@@ -89,8 +105,8 @@ def test_draw_kernel_sends_pictures_and_draw_page_refuses_an_env_it_cannot_draw(
     view.flush()
     assert view.sent[0][0]["format"] == "png" and view._scene == {}
     env.close()
-    with pytest.raises(ValueError, match="draw='page'.: the page cannot draw FrozenLake-v1.*Leave draw out"):
-        gymview.watch(gym.make("FrozenLake-v1", render_mode="rgb_array"), draw="page", display=False)
+    with pytest.raises(ValueError, match="draw='page'.: the page cannot draw Blackjack-v1.*Leave draw out"):
+        gymview.watch(gym.make("Blackjack-v1", render_mode="rgb_array"), draw="page", display=False)
     view = ShownView(draw="page")  # a view of its own: refused at the first frame it cannot draw
     with pytest.raises(ValueError, match="draw='page': the page cannot draw these frames .*draw='auto'"):
         view.push(np.zeros((8, 8, 3), np.uint8))
@@ -101,7 +117,7 @@ def test_draw_kernel_sends_pictures_and_draw_page_refuses_an_env_it_cannot_draw(
 
 def test_envs_the_page_cannot_draw_go_as_pictures_by_default():
     view = ShownView(image_format="png")
-    env = gymview.watch(gym.make("FrozenLake-v1", render_mode="rgb_array"), view=view, display=False)
+    env = gymview.watch(gym.make("Blackjack-v1", render_mode="rgb_array"), view=view, display=False)
     env.reset(seed=0)
     view.flush()
     assert view.sent[0][0]["format"] == "png" and view._scene == {}

@@ -24,34 +24,46 @@ def particles_of(env):
 
 
 @pytest.mark.parametrize("continuous", [False, True])
-def test_a_state_is_drawn_as_env_render_draws_it(continuous):
+def test_a_state_is_drawn_as_env_render_draws_it_taken_as_often(continuous):
     env = lander(continuous=continuous)
     renderer = renderer_for(env)
     assert isinstance(renderer, LunarLanderRenderer)
-    drawn = 0
+    compared = 0
     for step in range(240):
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
         if terminated or truncated:
             env.reset()
-        if step % 3 == 0 and len(env.unwrapped.particles) <= PARTICLES:  # render() ages them: a few stay
+        if step % 3 == 0:  # a state taken, and a render, every third step: both age the particles alike
             state = renderer.state_of(env)
             expected = env.render()
+            if len(env.unwrapped.particles) > PARTICLES:  # more than a state holds: the oldest left out
+                continue
             difference = np.abs(renderer.render(state[None])[0].astype(int) - expected)
             assert difference.max() <= 2 and (difference > 0).sum() < 20  # float32 Box2D against float64 here
-            drawn += 1
-    assert drawn >= 30
+            compared += 1
+    assert compared >= 30
     env.close()
 
 
-def test_reading_a_state_leaves_the_env_s_particles_as_they_were():
+def test_taking_a_state_leaves_the_env_s_particles_as_they_were_and_ages_its_own_record():
     env = lander()
+    renderer = LunarLanderRenderer(env, "LunarLander-v3")
     for _ in range(30):
         env.step(2)  # the main engine: a particle a step
     before = particles_of(env)
-    state = LunarLanderRenderer(env, "LunarLander-v3").state_of(env)
+    state = renderer.state_of(env)
     assert particles_of(env) == before and len(before) == 30
     kept = state[9 + 11 :].reshape(PARTICLES, 3)
     assert kept[:, 2] == pytest.approx([ttl - 0.15 for _, _, ttl in before[-PARTICLES:]])  # the newest, a render older
+    for _ in range(5):
+        state = renderer.state_of(env)
+    older = state[9 + 11 :].reshape(PARTICLES, 3)
+    assert older[:, 2] == pytest.approx([ttl - 6 * 0.15 for _, _, ttl in before[-PARTICLES:]])
+    for _ in range(10):
+        state = renderer.state_of(env)  # all spent: gone, as render() lets them go, and not back
+    assert np.isnan(state[9 + 11 :]).all() and particles_of(env) == before
+    env.step(2)
+    assert np.isfinite(renderer.state_of(env)[20:23]).all() and np.isnan(renderer.state_of(env)[23:]).all()
     env.close()
 
 

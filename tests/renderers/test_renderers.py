@@ -150,7 +150,7 @@ def test_parts_off_screen_are_not_drawn() -> None:
 
 
 def test_unknown_envs_have_no_renderer() -> None:
-    assert renderer_for("FrozenLake-v1") is None
+    assert renderer_for("Taxi-v3" if "Taxi-v3" in gym.registry else "Taxi-v4") is None
     assert renderer_for(gym.make("Blackjack-v1")) is None
 
     class CustomCartPole(CartPoleEnv):

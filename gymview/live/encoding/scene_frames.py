@@ -79,7 +79,8 @@ class SceneFrames:
             if self.draw == "page":
                 raise ValueError(
                     f"draw='page': the page cannot draw these frames ({_what(frame)}); it draws gymnasium's classic "
-                    "control and MuJoCo envs from their states. Use draw='auto' to send the others as pictures"
+                    "control, LunarLander, FrozenLake, CliffWalking and MuJoCo envs from their states. Use "
+                    "draw='auto' to send the others as pictures"
                 )
             return False
         self.painter, self.scene_id = painter, self.scene_id + 1
