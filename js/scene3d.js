@@ -137,29 +137,39 @@ export function hfieldShape({ nrow, ncol, size, data }, geom) {
   const [sx, sy, sz, base] = size;
   const x = (c) => sx * ((2 * c) / (ncol - 1) - 1);
   const y = (r) => sy * ((2 * r) / (nrow - 1) - 1);
-  const point = (r, c) => [x(c), y(r), heights[r * ncol + c] * sz];
-  const triangles = [];
+  const z = (r, c) => heights[r * ncol + c] * sz;
+  // the top's 2 triangles a square, 2 a wall piece, 2 for the floor: written straight into one array (a
+  // heightfield of 500x500 is half a million triangles)
+  const triangles = 2 * (nrow - 1) * (ncol - 1) + 4 * (nrow - 1) + 4 * (ncol - 1) + 2;
+  const position = new Float32Array(9 * triangles);
+  let at = 0;
+  const corner = (px, py, pz) => {
+    position[at] = px;
+    position[at + 1] = py;
+    position[at + 2] = pz;
+    at += 3;
+  };
+  const quad = (a, b, c, d) => [a, b, c, a, c, d].forEach((point) => corner(...point));
   for (let r = 0; r < nrow - 1; r += 1) {
-    const strip = [];
-    for (let c = 0; c < ncol; c += 1) strip.push(point(r + 1, c), point(r, c));
-    // each triangle of the strip turned the same way (counter-clockwise seen from above)
-    for (let i = 2; i < strip.length; i += 1) {
-      triangles.push(i % 2 ? [strip[i - 2], strip[i], strip[i - 1]] : [strip[i - 2], strip[i - 1], strip[i]]);
+    // MuJoCo's strip, each triangle turned counter-clockwise seen from above: (r+1, c), (r, c), (r+1, c+1), ...
+    for (let c = 0; c < ncol - 1; c += 1) {
+      corner(x(c), y(r + 1), z(r + 1, c));
+      corner(x(c), y(r), z(r, c));
+      corner(x(c + 1), y(r + 1), z(r + 1, c + 1));
+      corner(x(c), y(r), z(r, c));
+      corner(x(c + 1), y(r), z(r, c + 1));
+      corner(x(c + 1), y(r + 1), z(r + 1, c + 1));
     }
   }
-  const quad = (a, b, c, d) => triangles.push([a, b, c], [a, c, d]);
   for (let r = 0; r < nrow - 1; r += 1) {
-    quad([-sx, y(r + 1), -base], [-sx, y(r), -base], [-sx, y(r), heights[r * ncol] * sz], [-sx, y(r + 1), heights[(r + 1) * ncol] * sz]);
-    const [last, next] = [heights[r * ncol + ncol - 1] * sz, heights[(r + 1) * ncol + ncol - 1] * sz];
-    quad([sx, y(r), -base], [sx, y(r + 1), -base], [sx, y(r + 1), next], [sx, y(r), last]);
+    quad([-sx, y(r + 1), -base], [-sx, y(r), -base], [-sx, y(r), z(r, 0)], [-sx, y(r + 1), z(r + 1, 0)]);
+    quad([sx, y(r), -base], [sx, y(r + 1), -base], [sx, y(r + 1), z(r + 1, ncol - 1)], [sx, y(r), z(r, ncol - 1)]);
   }
   for (let c = 0; c < ncol - 1; c += 1) {
-    quad([x(c), -sy, -base], [x(c + 1), -sy, -base], [x(c + 1), -sy, heights[c + 1] * sz], [x(c), -sy, heights[c] * sz]);
-    const row = (nrow - 1) * ncol;
-    quad([x(c + 1), sy, -base], [x(c), sy, -base], [x(c), sy, heights[row + c] * sz], [x(c + 1), sy, heights[row + c + 1] * sz]);
+    quad([x(c), -sy, -base], [x(c + 1), -sy, -base], [x(c + 1), -sy, z(0, c + 1)], [x(c), -sy, z(0, c)]);
+    quad([x(c + 1), sy, -base], [x(c), sy, -base], [x(c), sy, z(nrow - 1, c)], [x(c + 1), sy, z(nrow - 1, c + 1)]);
   }
   quad([-sx, -sy, -base], [-sx, sy, -base], [sx, sy, -base], [sx, -sy, -base]);
-  const position = new Float32Array(triangles.flat(2));
   const uv = new Float32Array((position.length / 3) * 2);
   for (let i = 0; i < position.length / 3; i += 1) uv.set(planeUv(geom, sx, sy, position[3 * i], position[3 * i + 1]), 2 * i);
   const shape = new THREE.BufferGeometry();
@@ -287,7 +297,7 @@ export function forgetMujoco(scene) {
   const made = built.get(scene);
   for (const root of made ? [made.root, made.sky].filter(Boolean) : []) {
     root.traverse((object) => {
-      object.geometry?.dispose();
+      if (object.geometry !== unitCylinder && object.geometry !== unitSphere) object.geometry?.dispose(); // shared
       object.material?.dispose();
       object.shadow?.map?.dispose();
     });

@@ -13,6 +13,11 @@ from gymview.renderers.raster import Box, Circle, Polygon, Sprites
 Shape = Polygon | Box | Circle | Sprites  # what a renderer's _shapes() lists
 
 
+class NotDrawable(Exception):
+    """Raised by a renderer's constructor for an env of its family that it cannot draw (a board whose picture
+    changes elsewhere than in the player's cell): :func:`renderer_for` gives None for it."""
+
+
 class BatchRenderer:
     """Draw a batch of states of one classic-control env as (N, H, W, 3) uint8 frames.
 

@@ -1,15 +1,15 @@
 """A renderer for gymnasium's Box2D LunarLander: its state read from the env (the lander's and legs' poses, the
 ground, the exhaust's particles), drawn with pygame as gymnasium draws it, or by the page (``js/scene.js``).
 
-LunarLander draws what its ``render()`` has left of the particles: each render ages them and lets the oldest go.
-A state is taken as ``render()`` would draw it if it were called for each state taken: the renderer ages the
-particles it has seen in a record of its own, and the env is only read (its particles age only when it renders).
+LunarLander's exhaust particles age and go only in its ``render()``: an env never rendered keeps every particle of
+an episode in its Box2D world, each step slower than the last. Taking a state does to them what ``render()`` does
+(each a frame older, the spent ones at the head destroyed), so that a watched env keeps the exhaust, and the speed,
+of an env rendered at the view's frame rate, and draws as it would.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from typing import Any
 
 import gymnasium as gym
@@ -55,9 +55,6 @@ class LunarLanderRenderer(BatchRenderer):
         self.ground_x = [width / (CHUNKS - 1) * i for i in range(CHUNKS)]
         self.helipad = (self.ground_x[CHUNKS // 2 - 1], self.ground_x[CHUNKS // 2 + 1], height / 4)
         self.particle_radius = float(np.float32(2 / scale)) * scale  # Box2D keeps it as a float32
-        # env -> {id(particle): (particle, the time it has left)}, aged at each state taken; -inf once a render
-        # would let it go
-        self._ages: weakref.WeakKeyDictionary[Any, dict[int, tuple[Any, float]]] = weakref.WeakKeyDictionary()
 
     def page_scene(self) -> dict[str, Any]:
         return {
@@ -81,19 +78,9 @@ class LunarLanderRenderer(BatchRenderer):
             state[3 * n : 3 * n + 3] = (body.position[0], body.position[1], body.angle)
         polys = unwrapped.sky_polys
         state[9 : 9 + CHUNKS] = [poly[0][1] for poly in polys] + [polys[-1][1][1]]
-        # as render() would: each particle a frame older, the oldest gone for good once its time is up
-        # (Box2D's bodies compare by address, which a new particle may take over from a destroyed one: the record
-        # is by the Python object, which it holds, so that no other takes its id meanwhile)
-        seen = self._ages.get(unwrapped, {})
-        ages = [(particle, _time_left(seen, particle) - 0.15) for particle in unwrapped.particles]
-        gone = 0
-        while gone < len(ages) and ages[gone][1] < 0:
-            gone += 1
-        self._ages[unwrapped] = {
-            id(particle): (particle, -math.inf if n < gone else age) for n, (particle, age) in enumerate(ages)
-        }
-        for n, (particle, age) in enumerate(ages[gone:][-PARTICLES:]):
-            state[9 + CHUNKS + 3 * n : 9 + CHUNKS + 3 * n + 3] = (particle.position[0], particle.position[1], age)
+        _age_exhaust(unwrapped)
+        for n, particle in enumerate(unwrapped.particles[-PARTICLES:]):
+            state[9 + CHUNKS + 3 * n : 9 + CHUNKS + 3 * n + 3] = (*particle.position, particle.ttl)
         return state
 
     def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -109,15 +96,6 @@ class LunarLanderRenderer(BatchRenderer):
 
     def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
         return None
-
-    def __getstate__(self) -> dict:
-        """Pickled for another process: without the record of particles (drawing needs only states)."""
-        state = super().__getstate__()
-        state["_ages"] = weakref.WeakKeyDictionary()
-        return state
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.env_id!r}, {self.width}x{self.height}, {PARTICLES} particles at most)"
 
     def _drawn(self, state: np.ndarray) -> np.ndarray:
         """One state drawn with pygame's calls in gymnasium's order (LunarLander.render)."""
@@ -166,10 +144,13 @@ class LunarLanderRenderer(BatchRenderer):
             gfxdraw.aapolygon(surface, flag, FLAG_COLOUR)
 
 
-def _time_left(seen: dict[int, tuple[Any, float]], particle: Any) -> float:
-    """The time ``particle`` has left by the record ``seen``, or its own if the record has not seen it."""
-    kept = seen.get(id(particle))
-    return kept[1] if kept is not None and kept[0] is particle else float(particle.ttl)
+def _age_exhaust(env: Any) -> None:
+    """What LunarLander's ``render()`` does to its exhaust (gymnasium's lunar_lander.py): each particle a frame
+    older, then the spent ones at the head of the list destroyed."""
+    for particle in env.particles:
+        particle.ttl -= 0.15
+    while env.particles and env.particles[0].ttl < 0:
+        env.world.DestroyBody(env.particles.pop(0))
 
 
 def _particle_colour(age: float) -> tuple[int, int, int]:

@@ -143,10 +143,13 @@ def state_painter(envs: Sequence[Any] | None) -> TiledPainter | None:
     their states cannot be read here (sub-envs in other processes) or drawn (no renderer)."""
     if not envs or len(envs) > MAX_TILED_ENVS:
         return None
-    renderers = [renderer_for(env) for env in envs]
-    first = renderers[0]
-    if first is None or any(r is None or not first.draws_like(r) for r in renderers):
+    first = renderer_for(envs[0])
+    if first is None:
         return None
+    for env in envs[1:]:  # stops at the first sub-env the first one's renderer cannot draw
+        renderer = renderer_for(env)
+        if renderer is None or not first.draws_like(renderer):
+            return None
     return TiledPainter(first, len(envs))
 
 

@@ -259,7 +259,8 @@ class MujocoPainter:
 
     def page_state(self, state: np.ndarray) -> np.ndarray:
         """What the page needs of a :meth:`frame_of` state: the moving bodies' poses (x, y, z, qw, qx, qy, qz
-        each), the tendons' segments (:meth:`ScenePoses.segments`), then the camera's pose."""
+        each), the tendons' segments (:class:`gymview.renderers.mujoco_scene.TendonSegments`), then the camera's
+        pose."""
         poses = self._poses()
         bodies = poses.of(self._field(state, "xpos"), self._field(state, "xquat"))
         if not poses.tendons:

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gymview._internal.warn import warn_user
 from gymview.image.codec import encode_frame
 
 __all__ = ["GEOM_TYPES", "ScenePoses", "TendonSegments", "camera_pose", "page_scene"]
@@ -83,6 +84,7 @@ class TendonSegments:
         self._option = mujoco.MjvOption()
         self._option.geomgroup[:] = self._option.sitegroup[:] = 0  # the tendons alone
         self._camera, self._perturb = mujoco.MjvCamera(), mujoco.MjvPerturb()
+        self._told = False  # of a tendon cut short
 
     def __call__(self, fields: dict[str, np.ndarray]) -> np.ndarray:
         """Each tendon's segments at the state whose MjData ``fields`` (the tendons' paths, the geoms' poses,
@@ -101,7 +103,12 @@ class TendonSegments:
         filled = dict.fromkeys(made, 0)
         for geom in (scene.geoms[i] for i in range(scene.ngeom)):
             tendon = int(geom.objid)
-            if geom.objtype != OBJ_TENDON or tendon not in made or filled[tendon] >= len(made[tendon]):
+            if geom.objtype != OBJ_TENDON or tendon not in made:
+                continue
+            if filled[tendon] >= len(made[tendon]):
+                if not self._told:
+                    self._told = True
+                    warn_user(f"gymview: tendon {tendon} has more segments than the page draws; it is cut short")
                 continue
             half = geom.mat.reshape(3, 3)[:, 2] * geom.size[2]  # a connector lies along its z axis
             made[tendon][filled[tendon]] = [*(geom.pos - half), *(geom.pos + half), geom.size[0]]
@@ -197,13 +204,15 @@ def _tendons(model: Any, drawn: list[Any]) -> list[tuple[int, int, dict[str, Any
     segments MuJoCo may draw it with at most, its look as the page draws its segments); None when one is drawn
     in colours that change (by how hard its limit pulls) or with a texture."""
     looks: dict[int, dict[str, Any]] = {}
-    for geom in drawn:
-        looks.setdefault(int(geom.objid), _look(geom) | {"type": "capsule"})
+    for geom in drawn:  # a scene geom's own texture from MuJoCo 3.3, else its material's
+        material = int(model.tendon_matid[int(geom.objid)])
+        texture = int(getattr(geom, "texid", -1))
+        if texture < 0 and material >= 0:
+            texture = int(model.mat_texid[material, ROLE_RGB])
+        looks.setdefault(int(geom.objid), _look(geom, texture) | {"type": "capsule"})
     tendons = []
     for tendon, look in sorted(looks.items()):
-        material = int(model.tendon_matid[tendon])
-        textured = look["texture"] >= 0 or (material >= 0 and model.mat_texid[material, ROLE_RGB] >= 0)
-        if _coloured_by_limit(model, tendon) or textured:
+        if _coloured_by_limit(model, tendon) or look["texture"] >= 0:
             return None
         kinds = model.wrap_type[model.tendon_adr[tendon] : model.tendon_adr[tendon] + model.tendon_num[tendon]]
         wraps = int(np.sum(kinds > WRAP_SITE))  # round a sphere or cylinder: two points, and an arc between
@@ -218,10 +227,11 @@ def _may_hang(model: Any, tendon: int) -> bool:
     """Whether MuJoCo may draw ``tendon`` as a string hanging under gravity in up to ``numslices`` segments
     (``mjv_isCatenary``, MuJoCo >= 3.3) at some length: two sites, no damping or friction, no actuator, a deadband
     spring or a length limit from 0."""
-    stiff = bool(model.tendon_stiffness[tendon]) or bool(np.any(getattr(model, "tendon_stiffnesspoly", [[0]])[tendon]))
-    spring = stiff and model.tendon_lengthspring[tendon, 0] == 0 and model.tendon_lengthspring[tendon, 1] > 0
+    stiff = bool(model.tendon_stiffness[tendon]) or _any_polynomial(model, "tendon_stiffnesspoly", tendon)
+    lengths = np.ravel(model.tendon_lengthspring[tendon])  # (low, high) from MuJoCo 3, one length before
+    spring = stiff and len(lengths) == 2 and lengths[0] == 0 and lengths[1] > 0
     limit = not stiff and model.tendon_limited[tendon] and model.tendon_range[tendon, 0] == 0
-    damped = bool(model.tendon_damping[tendon]) or bool(np.any(getattr(model, "tendon_dampingpoly", [[0]])[tendon]))
+    damped = bool(model.tendon_damping[tendon]) or _any_polynomial(model, "tendon_dampingpoly", tendon)
     actuated = any(
         model.actuator_trntype[a] == 3 and model.actuator_trnid[a, 0] == tendon for a in range(model.nactuator)
     )  # mjTRN_TENDON
@@ -233,6 +243,12 @@ def _may_hang(model: Any, tendon: int) -> bool:
         and model.tendon_frictionloss[tendon] == 0
         and not actuated
     )
+
+
+def _any_polynomial(model: Any, name: str, tendon: int) -> bool:
+    """Whether the tendon's polynomial ``name`` (MuJoCo >= 3.7; none before) has a term."""
+    terms = getattr(model, name, None)
+    return terms is not None and bool(np.any(terms[tendon]))
 
 
 def _coloured_by_limit(model: Any, tendon: int) -> bool:
@@ -280,9 +296,8 @@ def _geom(
     return {
         "type": kind,
         "size": _floats(geom.size),
-        **_look(geom),
+        **_look(geom, texture),
         **pose,
-        "texture": texture,
         "texrepeat": _floats(repeat),
         "texuniform": uniform,
         "mesh": meshes.index(int(model.geom_dataid[objid])) if kind == "mesh" else -1,
@@ -290,15 +305,15 @@ def _geom(
     }
 
 
-def _look(geom: Any) -> dict[str, Any]:
-    """A scene geom's colour and material (its own texture, where it has one: MuJoCo >= 3.3)."""
+def _look(geom: Any, texture: int) -> dict[str, Any]:
+    """A scene geom's colour, material and ``texture`` (-1 for none)."""
     return {
         "rgba": _floats(geom.rgba),
         "emission": float(geom.emission),
         "specular": float(geom.specular),
         "shininess": float(geom.shininess),
         "reflectance": float(geom.reflectance),
-        "texture": int(getattr(geom, "texid", -1)),
+        "texture": texture,
     }
 
 

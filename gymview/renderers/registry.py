@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from gymview.renderers.base import BatchRenderer
+from gymview.renderers.base import BatchRenderer, NotDrawable
 from gymview.renderers.classic_control import RENDERERS
 
 # Families imported only for an env of theirs (Box2D needs a package of its own; a board's pictures are drawn by
@@ -38,7 +38,10 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
         drawn = {f"{cls.__module__}:{cls.__name__}" for cls, _ in RENDERERS} | set(LAZY_RENDERERS)
         if entry_point not in drawn:
             return None
-        env = gym.make(env_or_id)
+        try:
+            env = gym.make(env_or_id)
+        except gym.error.DependencyNotInstalled:  # LunarLander without Box2D: nothing here could draw it either
+            return None
         try:
             return renderer_for(env)
         finally:
@@ -53,17 +56,17 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
         if type(unwrapped) is env_class or (
             isinstance(unwrapped, env_class) and type(unwrapped).render is env_class.render
         ):
-            return _made(renderer_class, unwrapped, env_id)
+            return _renderer_or_none(renderer_class, unwrapped, env_id)
     return None
 
 
-def _made(renderer_class: Callable[[Any, str], BatchRenderer], env: gym.Env, env_id: str) -> BatchRenderer | None:
-    """The renderer, or None for an env its family draws otherwise (a board whose picture is not a board's)."""
-    from gymview.renderers.toy_text import NotABoard
-
+def _renderer_or_none(
+    renderer_class: Callable[[Any, str], BatchRenderer], env: gym.Env, env_id: str
+) -> BatchRenderer | None:
+    """The renderer, or None for an env of its family that it cannot draw."""
     try:
         return renderer_class(env, env_id)
-    except NotABoard:
+    except NotDrawable:
         return None
 
 

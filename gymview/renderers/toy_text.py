@@ -12,6 +12,7 @@ FrozenLake's 4x4 map takes 0.1 s here, its 8x8 map 0.4 s, CliffWalking 0.2 s.
 from __future__ import annotations
 
 import base64
+import collections
 import copy
 import threading
 from typing import Any
@@ -20,15 +21,15 @@ import gymnasium as gym
 import numpy as np
 
 from gymview.image.codec import encode_frame
-from gymview.renderers.base import BatchRenderer
+from gymview.renderers.base import BatchRenderer, NotDrawable
 
-__all__ = ["BoardRenderer", "NotABoard"]
+__all__ = ["BoardRenderer"]
 
 FACINGS = (0, 1, 2, 3, None)  # the last move a player faces, as the env's lastaction holds it (None: no move yet)
-
-
-class NotABoard(Exception):
-    """The env's picture changes outside the player's cell: it is not drawn as a board."""
+# The most renders a board's pictures may take (a render a cell and facing, each drawing every cell): a bigger map
+# goes as pictures, rendered as it is played
+MOST_RENDERS = 256
+KEPT_BOARDS = 8  # the maps whose pictures are kept (a vector env's sub-envs of random maps each have their own)
 
 
 class BoardRenderer(BatchRenderer):
@@ -40,8 +41,11 @@ class BoardRenderer(BatchRenderer):
     _drawn_columns = 2
 
     def __init__(self, env: gym.Env, env_id: str) -> None:
+        """Raises :class:`~gymview.renderers.base.NotDrawable` where the env's picture changes outside the
+        player's cell, or its map is too big to draw at once (more than :data:`MOST_RENDERS` cells)."""
         unwrapped: Any = env.unwrapped
-        board, players = _pictures(unwrapped)
+        self.map_key = _map_key(unwrapped)
+        board, players = _pictures(unwrapped, self.map_key)
         height, width = board.shape[:2]
         super().__init__(env_id, width, height)
         self._background, self.players = board, players
@@ -58,11 +62,12 @@ class BoardRenderer(BatchRenderer):
             "columns": self.columns,
             "cell_size": list(self.cell_size),
             "images": {"board": _png(self._background), **{f"player{n}": _png(p) for n, p in enumerate(self.players)}},
-            "facings": len(self.players),
         }
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         unwrapped: Any = env.unwrapped
+        if getattr(unwrapped, "s", None) is None:
+            raise ValueError("the env has no state yet: call env.reset() before renderer.state_of(env)")
         facing = FACINGS.index(unwrapped.lastaction) if len(self.players) > 1 else 0
         return np.array([float(unwrapped.s), float(facing)])
 
@@ -82,7 +87,7 @@ class BoardRenderer(BatchRenderer):
 
     def draws_like(self, other: BatchRenderer) -> bool:
         """Boards of the same map only (a vector env's sub-envs may each have a map of their own)."""
-        return isinstance(other, BoardRenderer) and other._background is self._background
+        return isinstance(other, BoardRenderer) and other.map_key == self.map_key
 
     def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
         return [row.tobytes() for row in self._check_states(states).astype(np.int64)]
@@ -103,22 +108,33 @@ class BoardRenderer(BatchRenderer):
         return f"{type(self).__name__}({self.env_id!r}, {self.width}x{self.height}, {self.cells} cells)"
 
 
-_made: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}  # a board's pictures, by what draws them
-_making = threading.Lock()
+# a map's pictures, by what draws them, the last used last
+_boards: collections.OrderedDict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = collections.OrderedDict()
+_drawing = threading.Lock()
 
 
-def _pictures(env: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+def _map_key(env: Any) -> tuple[Any, ...]:
+    """What a board's pictures depend on: the env's class, its map and its cells' size."""
+    return (type(env).__module__, type(env).__qualname__, _columns(env), int(env.observation_space.n),
+            tuple(env.cell_size), np.asarray(getattr(env, "desc", ())).tobytes())  # fmt: skip
+
+
+def _pictures(env: Any, key: tuple[Any, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
     """The board without the player, and for each way the player faces, a picture of every cell with the player on
-    it; made once per map. Raises :class:`NotABoard` where the env draws more than the player's cell."""
-    key = (type(env), _columns(env), int(env.observation_space.n), tuple(env.cell_size),
-           np.asarray(getattr(env, "desc", ())).tobytes())  # fmt: skip
-    with _making:
-        if key not in _made:
-            _made[key] = _drawn_board(env)
-        return _made[key]
+    it; made once per map (the last :data:`KEPT_BOARDS` kept)."""
+    with _drawing:
+        if key in _boards:
+            _boards.move_to_end(key)
+        else:
+            _boards[key] = _drawn_board(env)
+            while len(_boards) > KEPT_BOARDS:
+                _boards.popitem(last=False)
+        return _boards[key]
 
 
 def _drawn_board(env: Any) -> tuple[np.ndarray, list[np.ndarray]]:
+    if int(env.observation_space.n) > MOST_RENDERS:
+        raise NotDrawable(f"{type(env).__name__}'s map has more than {MOST_RENDERS} cells to draw once")
     drawing = copy.copy(env)  # the user's env is not drawn on: its copy gets a window of its own
     drawing.window_surface, drawing.clock, drawing.render_mode = None, None, "rgb_array"
     columns, cell_size, cells = _columns(env), tuple(env.cell_size), int(env.observation_space.n)
@@ -128,6 +144,8 @@ def _drawn_board(env: Any) -> tuple[np.ndarray, list[np.ndarray]]:
         return np.array(drawing.render(), np.uint8)
 
     facings = FACINGS if any((drawn(0, f) != drawn(0, None)).any() for f in FACINGS[:4]) else (None,)
+    if len(facings) * cells > MOST_RENDERS:
+        raise NotDrawable(f"{type(env).__name__}'s map has more than {MOST_RENDERS} cells and facings to draw once")
     frames = [[drawn(cell, facing) for cell in range(cells)] for facing in facings]
     board = frames[0][0].copy()
     rows, columns_ = _cell_box(0, columns, cell_size)
@@ -141,7 +159,7 @@ def _drawn_board(env: Any) -> tuple[np.ndarray, list[np.ndarray]]:
             pasted = board.copy()
             pasted[rows, columns_] = frame[rows, columns_]
             if not np.array_equal(pasted, frame):
-                raise NotABoard(f"{type(env).__name__}'s picture changes outside the player's cell")
+                raise NotDrawable(f"{type(env).__name__}'s picture changes outside the player's cell")
         players.append(player)
     return board, players
 

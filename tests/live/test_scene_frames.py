@@ -56,14 +56,13 @@ def test_a_watched_lunar_lander_goes_to_the_page_as_its_state_and_never_calls_re
     env.reset(seed=3)
     for _ in range(5):
         env.step(2)  # the main engine: its particles
-    view.push(Drawing(renderer_for(env), renderer_for(env).state_of(env)), force=True)
-    view.flush()
-    header, buffers = view.sent[-1]
-    state = np.frombuffer(buffers[0], "<f4")
-    assert len(view.sent) >= 2 and {header["format"] for header, _ in view.sent} == {"scene"}
-    assert view._scene["kind"] == "lunarlander"
+    env.show_final_frame()  # the state now, from watch's own snapshot: the last of the last message's frames
+    state = np.frombuffer(view.sent[-1][1][0], "<f4")[-92:]
+    assert {header["format"] for header, _ in view.sent} == {"scene"} and view._scene["kind"] == "lunarlander"
     assert state[:2] == pytest.approx(env.unwrapped.lander.position, abs=1e-5)
-    assert np.isfinite(state[20:35]).all() and np.isnan(state[35:]).all()  # 5 particles: x, y and time left
+    particles = [(*p.position, p.ttl) for p in env.unwrapped.particles]
+    assert state[20 : 20 + 3 * len(particles)] == pytest.approx(np.ravel(particles), abs=1e-5)
+    assert len(particles) == 5 and np.isnan(state[20 + 3 * len(particles) :]).all()
     monkeypatch.undo()
     env.close()
 
@@ -74,12 +73,12 @@ def test_a_watched_frozen_lake_goes_to_the_page_as_the_player_s_cell_after_one_d
     env = gymview.watch(env, view=view, display=False)  # the board's pictures are drawn here, on a copy
     monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
     env.reset(seed=0)
-    env.step(2)  # right, not slippery on this seed or not: the state goes as it is
-    view.push(Drawing(renderer_for(env), renderer_for(env).state_of(env)), force=True)
-    view.flush()
+    env.step(2)
+    env.show_final_frame()
     assert {header["format"] for header, _ in view.sent} == {"scene"} and view._scene["kind"] == "board"
-    assert np.frombuffer(view.sent[-1][1][0], "<f4").tolist() == [env.unwrapped.s, 0]
-    assert set(view._scene["images"]) == {"board", "player0"}
+    cell, facing = np.frombuffer(view.sent[-1][1][0], "<f4")[-2:].tolist()  # the last frame of the last message
+    assert cell == env.unwrapped.s and facing in (0, 2)  # 2 where the player's art faces its last move
+    assert {"board", "player0"} <= set(view._scene["images"])
     monkeypatch.undo()
     env.close()
 

@@ -1,6 +1,8 @@
 """LunarLander's renderer: its state read from the env (never changing it), drawn with pygame as env.render()
 draws it."""
 
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -24,46 +26,55 @@ def particles_of(env):
 
 
 @pytest.mark.parametrize("continuous", [False, True])
-def test_a_state_is_drawn_as_env_render_draws_it_taken_as_often(continuous):
-    env = lander(continuous=continuous)
-    renderer = renderer_for(env)
+def test_a_state_is_drawn_as_env_render_draws_it(continuous):
+    # twins: one rendered, one whose state is taken as often (both age their exhaust alike)
+    rendered, taken = lander(continuous=continuous), lander(continuous=continuous)
+    renderer = renderer_for(taken)
     assert isinstance(renderer, LunarLanderRenderer)
     compared = 0
     for step in range(240):
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-        if terminated or truncated:
-            env.reset()
-        if step % 3 == 0:  # a state taken, and a render, every third step: both age the particles alike
-            state = renderer.state_of(env)
-            expected = env.render()
-            if len(env.unwrapped.particles) > PARTICLES:  # more than a state holds: the oldest left out
+        action = rendered.action_space.sample()
+        for env in (rendered, taken):
+            _, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                env.reset()
+        if step % 3 == 0:
+            expected, state = rendered.render(), renderer.state_of(taken)
+            if len(taken.unwrapped.particles) > PARTICLES:  # more than a state holds: the oldest left out
                 continue
             difference = np.abs(renderer.render(state[None])[0].astype(int) - expected)
             assert difference.max() <= 2 and (difference > 0).sum() < 20  # float32 Box2D against float64 here
             compared += 1
     assert compared >= 30
-    env.close()
+    for env in (rendered, taken):
+        env.close()
 
 
-def test_taking_a_state_leaves_the_env_s_particles_as_they_were_and_ages_its_own_record():
+def test_taking_a_state_does_to_the_exhaust_what_render_does():
+    envs = [lander(), lander()]
+    renderer = LunarLanderRenderer(envs[0], "LunarLander-v3")
+    for step in range(60):
+        for env in envs:
+            env.step(2)  # the main engine: a particle a step
+        if step % 2:
+            renderer.state_of(envs[0])
+            envs[1].render()
+            assert particles_of(envs[0]) == particles_of(envs[1])
+    kept = renderer.state_of(envs[0])[9 + 11 :].reshape(PARTICLES, 3)
+    alive = particles_of(envs[0])
+    assert len(alive) < 20  # the spent ones destroyed, as a render destroys them: the env stays as fast
+    assert kept[: len(alive)].tolist() == [list(p) for p in alive] and np.isnan(kept[len(alive) :]).all()
+    for env in envs:
+        env.close()
+
+
+def test_a_renderer_goes_to_another_process_and_draws_there_as_here():
     env = lander()
-    renderer = LunarLanderRenderer(env, "LunarLander-v3")
-    for _ in range(30):
-        env.step(2)  # the main engine: a particle a step
-    before = particles_of(env)
-    state = renderer.state_of(env)
-    assert particles_of(env) == before and len(before) == 30
-    kept = state[9 + 11 :].reshape(PARTICLES, 3)
-    assert kept[:, 2] == pytest.approx([ttl - 0.15 for _, _, ttl in before[-PARTICLES:]])  # the newest, a render older
-    for _ in range(5):
-        state = renderer.state_of(env)
-    older = state[9 + 11 :].reshape(PARTICLES, 3)
-    assert older[:, 2] == pytest.approx([ttl - 6 * 0.15 for _, _, ttl in before[-PARTICLES:]])
-    for _ in range(10):
-        state = renderer.state_of(env)  # all spent: gone, as render() lets them go, and not back
-    assert np.isnan(state[9 + 11 :]).all() and particles_of(env) == before
     env.step(2)
-    assert np.isfinite(renderer.state_of(env)[20:23]).all() and np.isnan(renderer.state_of(env)[23:]).all()
+    renderer = renderer_for(env)
+    state = renderer.state_of(env)
+    copied = pickle.loads(pickle.dumps(renderer))
+    np.testing.assert_array_equal(copied.render(state[None]), renderer.render(state[None]))
     env.close()
 
 

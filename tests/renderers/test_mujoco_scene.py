@@ -142,6 +142,22 @@ def test_tendons_go_as_the_segments_mujoco_draws_and_are_painted_in_the_kernel_a
     env.close()
 
 
+def test_a_mujoco_without_tendon_polynomials_is_asked_only_what_it_has():
+    from types import SimpleNamespace
+
+    from gymview.renderers.mujoco_scene import _may_hang
+
+    model = model_of(
+        "<worldbody><site name='a'/><body pos='0 0 1'><freejoint/><geom size='.1'/><site name='b'/></body>"
+        "</worldbody><tendon><spatial><site site='a'/><site site='b'/></spatial>"
+        "<spatial range='0 2'><site site='a'/><site site='b'/></spatial></tendon>"
+    )
+    names = [n for n in dir(model) if n.startswith(("tendon_", "actuator_", "opt", "nactuator")) and "poly" not in n]
+    before_3_7 = SimpleNamespace(**{name: getattr(model, name) for name in names})  # MuJoCo 3.6 has no *poly
+    assert [_may_hang(before_3_7, tendon) for tendon in (0, 1)] == [_may_hang(model, tendon) for tendon in (0, 1)]
+    assert _may_hang(model, 1)  # two sites, a length limit from 0: a string hanging under gravity
+
+
 def test_replay_draws_an_older_mujoco_scene_from_the_poses_it_kept():
     env, painter = stepped("Hopper-v5")
     history = FrameHistory()

@@ -149,6 +149,14 @@ def test_parts_off_screen_are_not_drawn() -> None:
     env.close()
 
 
+def test_an_env_whose_package_is_missing_has_no_renderer(monkeypatch) -> None:
+    def without_box2d(env_id, **kwargs):
+        raise gym.error.DependencyNotInstalled('Box2D is not installed, run `pip install "gymnasium[box2d]"`')
+
+    monkeypatch.setattr(gym, "make", without_box2d)
+    assert renderer_for("LunarLander-v3") is None
+
+
 def test_unknown_envs_have_no_renderer() -> None:
     assert renderer_for("Taxi-v3" if "Taxi-v3" in gym.registry else "Taxi-v4") is None
     assert renderer_for(gym.make("Blackjack-v1")) is None

@@ -6,9 +6,15 @@ import numpy as np
 import pytest
 from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
 
-from gymview.renderers import renderer_for
+from gymview.renderers import renderer_for, toy_text
 from gymview.renderers.grid import TiledPainter, drawing_of, state_painter
-from gymview.renderers.toy_text import BoardRenderer
+from gymview.renderers.toy_text import MOST_RENDERS, BoardRenderer
+
+
+@pytest.fixture(autouse=True)
+def _boards_drawn_afresh(monkeypatch):
+    """Each test draws its boards itself: none left by another."""
+    monkeypatch.setattr(toy_text, "_boards", type(toy_text._boards)())
 
 
 def played(env_id, seed=0, **kwargs):
@@ -40,9 +46,29 @@ def test_drawing_the_board_leaves_the_user_s_env_as_it_was():
     unwrapped = env.unwrapped
     before = (unwrapped.s, unwrapped.lastaction, unwrapped.window_surface)
     renderer_for(env)
+    assert len(toy_text._boards) == 1  # drawn now, from this env
     assert (unwrapped.s, unwrapped.lastaction, unwrapped.window_surface) == before
     assert before[2] is None  # it never rendered: its copy drew the pictures on a window of its own
     env.close()
+
+
+def test_a_state_before_reset_is_refused_with_what_to_do():
+    env = gym.make("FrozenLake-v1", render_mode="rgb_array")
+    with pytest.raises(ValueError, match="call env.reset"):
+        renderer_for(env).state_of(env)
+
+
+def test_a_map_too_big_to_draw_at_once_goes_as_pictures():
+    side = int(MOST_RENDERS**0.5) + 1
+    env = played("FrozenLake-v1", desc=["S" + "F" * (side - 1)] + ["F" * side] * (side - 2) + ["F" * (side - 1) + "G"])
+    assert renderer_for(env) is None and not toy_text._boards
+
+
+def test_the_boards_of_the_latest_maps_are_kept():
+    maps = [["S" + "F" * n, "F" * n + "G"] for n in range(1, toy_text.KEPT_BOARDS + 3)]
+    renderers = [renderer_for(played("FrozenLake-v1", desc=desc)) for desc in maps]
+    assert len(toy_text._boards) == toy_text.KEPT_BOARDS
+    assert renderer_for(played("FrozenLake-v1", desc=maps[-1])).players[0] is renderers[-1].players[0]
 
 
 class Facing(FrozenLakeEnv):
