@@ -67,6 +67,20 @@ def test_a_watched_lunar_lander_goes_to_the_page_as_its_state_and_never_calls_re
     env.close()
 
 
+def test_a_watched_lunar_lander_drawn_in_the_kernel_is_drawn_by_the_helper_from_its_state(monkeypatch):
+    pytest.importorskip("Box2D")
+    view = ShownView(image_format="png", draw="kernel", max_size=600)
+    env = gymview.watch(gym.make("LunarLander-v3", render_mode="rgb_array"), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=3)
+    env.step(2)
+    env.show_final_frame()
+    header, buffers = view.sent[-1]
+    assert header["format"] == "png" and (header["width"], header["height"]) == (600, 400)
+    monkeypatch.undo()
+    env.close()
+
+
 def test_a_watched_frozen_lake_goes_to_the_page_as_the_player_s_cell_after_one_drawing_of_its_board(monkeypatch):
     env = gym.make("FrozenLake-v1", render_mode="rgb_array")
     view = ShownView(max_size=512)

@@ -1,6 +1,8 @@
 """Boards (FrozenLake, CliffWalking): pictures the env draws once, on a copy of it, and each frame the board with
 the player's cell pasted on it: env.render()'s very picture."""
 
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -139,3 +141,11 @@ def test_sub_envs_of_different_maps_are_not_drawn_by_one_board():
     envs = [played("FrozenLake-v1", desc=desc) for desc in (["SF", "HG"], ["SH", "FG"])]
     assert state_painter(envs) is None
     assert state_painter([envs[0], played("FrozenLake-v1", desc=["SF", "HG"])]) is not None
+
+
+def test_a_board_goes_to_another_process_and_draws_there_as_here():
+    env = played("CliffWalking-v1")
+    env.step(0)
+    renderer = renderer_for(env)
+    state = renderer.state_of(env)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(renderer)).render(state[None])[0], env.render())
