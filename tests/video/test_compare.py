@@ -98,4 +98,4 @@ def test_bad_arguments_say_what_to_give():
     with pytest.raises(TypeError, match="env id"):
         gymview.compare({"a": lean}, 42)
     with pytest.raises(ValueError, match="render_mode='rgb_array'"):
-        gymview.compare({"a": lambda obs: 0}, lambda: gym.make("FrozenLake-v1"))
+        gymview.compare({"a": lambda obs: 0}, lambda: gym.make("Blackjack-v1"))
