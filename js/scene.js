@@ -223,8 +223,8 @@ function pendulum(context, scene, state, scale, left, top) {
   circle(context, offset, offset, Math.trunc(0.05 * scene.scale), BLACK);
 }
 
-/** LunarLander's flags, over everything (gymnasium draws them again after each body: a dozen times the cost
- * here, for edges a shade darker). */
+/** LunarLander's flags, once, over everything (gymnasium draws them again after each body: here that would cost
+ * most of a frame, for edges a shade darker). */
 function flags(context, scene) {
   const [x1, x2, y] = scene.helipad;
   for (const x of [x1 * scene.scale, x2 * scene.scale]) {

@@ -121,6 +121,10 @@ class BatchRenderer:
         """
         return None
 
+    def _scene(self, kind: str, **geometry: Any) -> dict[str, Any]:
+        """A :meth:`page_scene` of ``kind``, this renderer's size and ``geometry``."""
+        return {"kind": kind, "width": self.width, "height": self.height, **geometry}
+
     def draws_like(self, other: BatchRenderer) -> bool:
         """Whether ``other`` draws any state as this renderer does (one renderer can draw both envs' states).
 

@@ -57,17 +57,15 @@ class LunarLanderRenderer(BatchRenderer):
         self.particle_radius = float(np.float32(2 / scale)) * scale  # Box2D keeps it as a float32
 
     def page_scene(self) -> dict[str, Any]:
-        return {
-            "kind": "lunarlander",
-            "width": self.width,
-            "height": self.height,
-            "scale": self.scale,
-            "outlines": self.outlines,
-            "helipad": list(self.helipad),
-            "ground_x": self.ground_x,
-            "particles": PARTICLES,
-            "particle_radius": self.particle_radius,
-        }
+        return self._scene(
+            "lunarlander",
+            scale=self.scale,
+            outlines=self.outlines,
+            helipad=list(self.helipad),
+            ground_x=self.ground_x,
+            particles=PARTICLES,
+            particle_radius=self.particle_radius,
+        )
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         unwrapped: Any = env.unwrapped

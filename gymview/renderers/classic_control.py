@@ -63,15 +63,13 @@ class MountainCarRenderer(BatchRenderer):
         self._finish_background()
 
     def page_scene(self) -> dict[str, Any]:
-        return {
-            "kind": "mountaincar",
-            "width": self.width,
-            "height": self.height,
-            "min_position": self.min_position,
-            "max_position": self.max_position,
-            "scale": self.scale,
-            "goal_position": self.goal_position,
-        }
+        return self._scene(
+            "mountaincar",
+            min_position=self.min_position,
+            max_position=self.max_position,
+            scale=self.scale,
+            goal_position=self.goal_position,
+        )
 
     @staticmethod
     def _height(xs: np.ndarray | float) -> np.ndarray:
@@ -114,13 +112,7 @@ class CartPoleRenderer(BatchRenderer):
         self._finish_background()
 
     def page_scene(self) -> dict[str, Any]:
-        return {
-            "kind": "cartpole",
-            "width": self.width,
-            "height": self.height,
-            "scale": self.scale,
-            "pole_length": self.pole_length,
-        }
+        return self._scene("cartpole", scale=self.scale, pole_length=self.pole_length)
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         return np.array(_unwrapped_state(env), dtype=np.float64).reshape(self.state_dim)
@@ -161,14 +153,7 @@ class AcrobotRenderer(BatchRenderer):
         self._finish_background()
 
     def page_scene(self) -> dict[str, Any]:
-        return {
-            "kind": "acrobot",
-            "width": self.width,
-            "height": self.height,
-            "scale": self.scale,
-            "offset": self.offset,
-            "link_lengths": list(self.link_lengths),
-        }
+        return self._scene("acrobot", scale=self.scale, offset=self.offset, link_lengths=list(self.link_lengths))
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         return np.array(_unwrapped_state(env), dtype=np.float64).reshape(self.state_dim)
@@ -210,14 +195,7 @@ class PendulumRenderer(BatchRenderer):
             self._arrow_url = "data:image/png;base64," + base64.b64encode(arrow.read()).decode("ascii")
 
     def page_scene(self) -> dict[str, Any]:
-        return {
-            "kind": "pendulum",
-            "width": self.width,
-            "height": self.height,
-            "scale": self.scale,
-            "offset": self.offset,
-            "arrow": self._arrow_url,
-        }
+        return self._scene("pendulum", scale=self.scale, offset=self.offset, arrow=self._arrow_url)
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         theta, theta_dot = _unwrapped_state(env)

@@ -55,14 +55,12 @@ class BoardRenderer(BatchRenderer):
         self.cell_size = tuple(int(x) for x in unwrapped.cell_size)
 
     def page_scene(self) -> dict[str, Any]:
-        return {
-            "kind": "board",
-            "width": self.width,
-            "height": self.height,
-            "columns": self.columns,
-            "cell_size": list(self.cell_size),
-            "images": {"board": _png(self._background), **{f"player{n}": _png(p) for n, p in enumerate(self.players)}},
-        }
+        return self._scene(
+            "board",
+            columns=self.columns,
+            cell_size=list(self.cell_size),
+            images={"board": _png(self._background), **{f"player{n}": _png(p) for n, p in enumerate(self.players)}},
+        )
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         unwrapped: Any = env.unwrapped
