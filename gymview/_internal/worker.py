@@ -56,10 +56,12 @@ class Worker:
 
     def start(self, again: bool = False) -> None:
         """Start the thread unless it already runs (``again``: even if the last one has not ended yet, because
-        it is ending of its own accord: it is not waited for); re-raise an earlier failure first."""
+        it is ending of its own accord: it is not waited for); re-raise an earlier failure first. Called while
+        :meth:`stop` waits for the thread, it starts the next one, unless the ending thread itself calls it."""
         with self._lock:
             self.check()
-            if self.running and not again:
+            ending = self._stop_event.is_set() and self._thread is not threading.current_thread()
+            if self.running and not again and not ending:
                 return
             self._stop_event = threading.Event()
             self._thread = threading.Thread(
@@ -84,11 +86,14 @@ class Worker:
         with self._lock:
             thread = self._thread
             self._stop_event.set()
-            if self._wake is not None:
-                self._wake()
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(timeout)
-                if thread.is_alive():
-                    raise TimeoutError(f"gymview's {self.name} thread did not stop within {timeout} s")
-            self._thread = None
+        if self._wake is not None:
+            self._wake()
+        # joined without the lock: the ending thread may still call start() (it finds itself running)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+            if thread.is_alive():
+                raise TimeoutError(f"gymview's {self.name} thread did not stop within {timeout} s")
+        with self._lock:
+            if self._thread is thread:
+                self._thread = None
         self.check()

@@ -69,3 +69,44 @@ def test_wake_is_called_on_stop():
     worker.start()
     worker.stop()
     assert woken == [1]
+
+
+def test_a_thread_that_asks_to_keep_running_while_it_is_stopped_does_not_hold_up_stop():
+    # a stream's watcher, finishing its chores when the view closes, asks for itself again
+    worker = None
+
+    def loop(stop):
+        stop.wait()
+        worker.start()
+
+    worker = Worker("asks again", loop)
+    worker.start()
+    worker.stop(timeout=60)
+    assert not worker.running
+
+
+def test_a_start_from_another_thread_while_stop_waits_starts_the_next_thread():
+    let_end, ending, second = threading.Event(), threading.Event(), threading.Event()
+    runs = []
+
+    def loop(stop):
+        runs.append(1)
+        if len(runs) == 1:
+            stop.wait()
+            ending.set()
+            let_end.wait()
+        else:
+            second.set()
+            stop.wait()
+
+    worker = Worker("next", loop)
+    worker.start()
+    stopper = threading.Thread(target=worker.stop, kwargs={"timeout": 60})
+    stopper.start()
+    ending.wait(60)
+    worker.start()  # new work came while the last thread ends: a thread must look at it
+    let_end.set()
+    stopper.join(60)
+    assert second.wait(60) and worker.running and runs == [1, 1]
+    worker.stop()
+    assert not worker.running
