@@ -13,7 +13,8 @@
 #                         unit tests; pytest (which also builds the documentation site with mkdocs
 #                         build --strict); the wheel's smoke test in a new environment outside the
 #                         checkout; the unit tests at the lowest versions pyproject.toml declares (in
-#                         .venv-lowest/). Extra arguments go to pytest, and then only pytest runs after
+#                         .venv-lowest/); dm_control's suite and the MuJoCo tests at MuJoCo 3 (in
+#                         .venv-dmc/). Extra arguments go to pytest, and then only pytest runs after
 #                         the JS tests.
 #   GYMVIEW_TEST_LOAD=1 ./dev.sh test   the same with every core kept busy by stress-ng, to show that no
 #                                       test depends on timing
@@ -110,6 +111,8 @@ case "${1:-}" in
     python tests/packaging/wheel_smoke.py
     stage "unit tests at the lowest declared versions, in .venv-lowest/"
     python tests/packaging/lowest.py .venv-lowest
+    stage "dm_control's suite and the MuJoCo tests at MuJoCo 3, in .venv-dmc/"
+    python tests/packaging/dm_control.py .venv-dmc
     stage "done"
     ;;
   *)

@@ -88,9 +88,19 @@ export function lightOf(light, scene, parent, shadows) {
 function spotLight(light) {
   const [constant, linear, quadratic] = light.attenuation;
   const decay = quadratic > 0 ? 2 : linear > 0 ? 1 : 0;
-  const made = new THREE.SpotLight(colour(light.diffuse, Math.PI / Math.max(constant, 1e-6)), 0, (light.cutoff * Math.PI) / 180, 0, decay);
-  made.penumbra = Math.min(1, light.exponent / 128);
+  const cutoff = Math.min((light.cutoff * Math.PI) / 180, Math.PI / 2);
+  const made = new THREE.SpotLight(colour(light.diffuse, Math.PI / Math.max(constant, 1e-6)), 1, 0, cutoff, 0, decay);
+  made.penumbra = spotPenumbra(cutoff, light.exponent);
   return made;
+}
+
+/** MuJoCo's spot fades as cos(angle)^exponent to its cutoff; three.js's fades over its penumbra: the penumbra
+ * whose middle is where MuJoCo's spot is half as bright. */
+export function spotPenumbra(cutoff, exponent) {
+  if (exponent <= 0) return 0;
+  const half = Math.acos(0.5 ** (1 / exponent));
+  const inner = Math.acos(Math.min(1, 2 * Math.cos(Math.min(half, cutoff)) - Math.cos(cutoff)));
+  return Math.min(1, Math.max(0, 1 - inner / cutoff));
 }
 
 function shadowOf(light, scene) {

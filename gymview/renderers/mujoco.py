@@ -129,6 +129,61 @@ def _mujoco_env_class() -> type[MujocoEnv] | None:
     return getattr(module, "MujocoEnv", None)
 
 
+def dm_control_physics(env: Any) -> Any:
+    """The dm_control ``Physics`` of a dm_control env made by shimmy (``gym.make("dm_control/cheetah-run-v0")``)
+    that draws with shimmy's own ``render`` and only the settings this painter follows (size, camera), else None.
+
+    The one place gymview reads shimmy's private ``_env`` (shimmy 1 and 2 keep the dm_control env there): without
+    it, or on any other env, frames are the env's own pictures.
+    """
+    module = sys.modules.get("shimmy.dm_control_compatibility")
+    shimmy_env = getattr(module, "DmControlCompatibilityV0", None)
+    if shimmy_env is None or not isinstance(env, shimmy_env) or type(env).render is not shimmy_env.render:
+        return None
+    settings = getattr(env, "render_kwargs", None)
+    if not isinstance(settings, dict) or set(settings) - {"width", "height", "camera_id"}:
+        return None
+    physics = getattr(getattr(env, "_env", None), "physics", None)
+    model, data = (
+        getattr(getattr(physics, "model", None), "ptr", None),
+        getattr(getattr(physics, "data", None), "ptr", None),
+    )
+    return physics if type(model).__name__ == "MjModel" and type(data).__name__ == "MjData" else None
+
+
+def _camera_index(model: Any, camera: int | str) -> int | None:
+    """A dm_control ``camera_id`` (an index, -1 for the free camera, or a camera's name) as an index; None for
+    a camera the model does not have (the env's own render says so)."""
+    if isinstance(camera, str):
+        import mujoco
+
+        found = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+        return int(found) if found >= 0 else None
+    index = int(camera)
+    return index if -1 <= index < model.ncam else None
+
+
+def _dm_control_view(model: Any, camera_id: int) -> np.ndarray:
+    """What dm_control's ``physics.render`` draws with, as :meth:`MujocoPainter.frame_of` lays it out after the
+    data: a new camera each render (the free camera at its default place, or the fixed one), default options
+    without rangefinder rays, a new scene's flags."""
+    import mujoco
+
+    camera = mujoco.MjvCamera()
+    if camera_id == -1:
+        camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+        mujoco.mjv_defaultFreeCamera(model, camera)
+    else:
+        camera.type, camera.fixedcamid = mujoco.mjtCamera.mjCAMERA_FIXED, camera_id
+    options = mujoco.MjvOption()
+    options.flags[mujoco.mjtVisFlag.mjVIS_RANGEFINDER] = 0
+    scene = mujoco.MjvScene()
+    parts: list[Any] = [[getattr(camera, name) for name in CAMERA_VALUES], camera.lookat]
+    parts += [getattr(options, name) for name in OPTION_ARRAYS]
+    parts += [[getattr(options, name) for name in OPTION_VALUES], scene.flags]
+    return np.concatenate(parts, dtype=np.float64, casting="unsafe")
+
+
 def first_render_makes_gl_context(env: Any) -> bool:
     """True for a gymnasium MuJoCo env (or a vector env of them here) that has not rendered yet:
     its next render creates an OpenGL context, which fails when no backend works."""
@@ -152,19 +207,30 @@ class MujocoPainter:
     draws_with_opengl = True  # the kernel draws its pictures on one thread (gymview.live.encoding.drawn_here)
 
     def __init__(self, env: gym.Env, preview: bool = False) -> None:
-        unwrapped = cast("MujocoEnv", env.unwrapped)  # see for_env
         self.preview = bool(preview)
-        renderer = unwrapped.mujoco_renderer
-        self.model = unwrapped.model
-        # typed Optional in gymnasium, which fills them in from the model when not given
-        self.width, self.height = int(renderer.width), int(renderer.height)  # type: ignore[arg-type]
-        self.max_geom = int(renderer.max_geom)
-        self.camera_id = renderer.camera_id
-        self.visual_options = dict(renderer._vopt)  # gymnasium's visual_options: mjVIS flags changed
+        physics = dm_control_physics(env.unwrapped)
+        # a dm_control env's view never changes: its camera, options and scene flags, as frame_of adds them
+        self._dm_control_view: np.ndarray | None = None
+        if physics is not None:
+            settings = cast(Any, env.unwrapped).render_kwargs
+            self.model, data = physics.model.ptr, physics.data.ptr
+            self.width, self.height = int(settings.get("width", 320)), int(settings.get("height", 240))
+            self.max_geom = 1000
+            self.camera_id = cast(int, _camera_index(self.model, settings.get("camera_id", -1)))  # see for_env
+            self.visual_options: dict[int, bool] = {}
+            self._dm_control_view = _dm_control_view(self.model, self.camera_id)
+        else:
+            unwrapped = cast("MujocoEnv", env.unwrapped)  # see for_env
+            renderer = unwrapped.mujoco_renderer
+            self.model, data = unwrapped.model, unwrapped.data
+            # typed Optional in gymnasium, which fills them in from the model when not given
+            self.width, self.height = int(renderer.width), int(renderer.height)  # type: ignore[arg-type]
+            self.max_geom = int(renderer.max_geom)
+            self.camera_id = renderer.camera_id
+            self.visual_options = dict(renderer._vopt)  # gymnasium's visual_options: mjVIS flags changed
         self._page: tuple[dict[str, Any], ScenePoses] | None = None  # page_scene(), once made
         self._page_made = False
         self._tendons: TendonSegments | None = None  # made at the first page state of a model with tendons
-        data = unwrapped.data
         # (name, offset, shape, dtype) of each piece of the state vector
         self._layout: list[tuple[str, int, tuple[int, ...], np.dtype]] = []
         size = 1  # data.time first
@@ -185,19 +251,20 @@ class MujocoPainter:
 
     @classmethod
     def for_env(cls, env: gym.Env, preview: bool = False) -> MujocoPainter | None:
-        """A painter for a gymnasium ``MujocoEnv`` in ``rgb_array`` mode whose class and wrappers
-        keep gymnasium's ``render``, else None; ``preview``: see the class."""
+        """A painter for a gymnasium ``MujocoEnv``, or a dm_control env through shimmy, in ``rgb_array`` mode
+        whose class and wrappers keep its own ``render``, else None; ``preview``: see the class."""
         from gymview.renderers.registry import wrappers_pass_frames_through
 
         mujoco_env = _mujoco_env_class()
         unwrapped = env.unwrapped
-        if (
-            mujoco_env is None
-            or not isinstance(unwrapped, mujoco_env)
-            or type(unwrapped).render is not mujoco_env.render
-            or unwrapped.render_mode != "rgb_array"
-            or not wrappers_pass_frames_through(env)
-        ):
+        physics = dm_control_physics(unwrapped)
+        camera = cast(Any, unwrapped).render_kwargs.get("camera_id", -1) if physics is not None else -1
+        if physics is not None and _camera_index(physics.model.ptr, camera) is None:
+            return None  # a camera the model lacks: the env's own render raises its error
+        ours = physics is not None or (
+            mujoco_env is not None and isinstance(unwrapped, mujoco_env) and type(unwrapped).render is mujoco_env.render
+        )
+        if not ours or unwrapped.render_mode != "rgb_array" or not wrappers_pass_frames_through(env):
             return None
         return cls(env, preview)
 
@@ -206,6 +273,10 @@ class MujocoPainter:
         """The frame ``env.render()`` would draw now, as a state to paint elsewhere; None when the
         frame must be rendered here (before gymnasium made its viewer, or with markers or text
         overlays added to it)."""
+        if self._dm_control_view is not None:
+            data = cast(Any, dm_control_physics(env.unwrapped)).data.ptr  # the env this painter was made for
+            fields = [[data.time], *(getattr(data, name).ravel() for name, _, _, _ in self._layout)]
+            return MujocoFrame(self, np.concatenate([*fields, self._dm_control_view], dtype=np.float64))
         unwrapped = cast("MujocoEnv", env.unwrapped)  # the env this painter was made for
         viewer = unwrapped.mujoco_renderer._viewers.get("rgb_array")
         if viewer is None or viewer._markers or viewer._overlays:
@@ -262,7 +333,11 @@ class MujocoPainter:
         each), the tendons' segments (:class:`gymview.renderers.mujoco_scene.TendonSegments`), then the camera's
         pose."""
         poses = self._poses()
-        bodies = poses.of(self._field(state, "xpos"), self._field(state, "xquat"))
+        bodies = poses.of(
+            self._field(state, "xpos"),
+            self._field(state, "xquat"),
+            self._field(state, "light_xpos") if len(poses.lights) else None,
+        )
         if not poses.tendons:
             return np.concatenate([bodies, self._camera(state)])
         if self._tendons is None:
@@ -276,14 +351,15 @@ class MujocoPainter:
         their poses, the geoms, sites and lights by theirs on their bodies (what MuJoCo's kinematics does)."""
         import mujoco
 
-        bodies = self._poses().bodies
+        bodies, following = self._poses().bodies, self._poses().lights
         viewer = self._viewer_for(max_size)
         model, data = self.model, self._data
         # the bodies welded to the world, and their lights and cameras, where page states have none
         mujoco.mj_kinematics(model, data)
         mujoco.mj_comPos(model, data)
         mujoco.mj_camlight(model, data)
-        poses = np.asarray(page_state, np.float64)[: 7 * len(bodies)].reshape(-1, 7)
+        poses = np.asarray(page_state, np.float64)[: 7 * (len(bodies) + len(following))].reshape(-1, 7)
+        poses, light_poses = poses[: len(bodies)], poses[len(bodies) :]
         data.xpos[bodies], data.xquat[bodies] = poses[:, :3], poses[:, 3:]
         for body, quat in zip(bodies, poses[:, 3:]):
             mujoco.mju_quat2Mat(data.xmat[body], quat)
@@ -291,12 +367,13 @@ class MujocoPainter:
             _place_on_bodies(model, data, bodies, kind)
         if model.ntendon:
             mujoco.mj_tendon(model, data)  # the tendons' paths past the sites and geoms just placed
-        lights = np.flatnonzero(np.isin(model.light_bodyid, bodies))
+        lights = np.setdiff1d(np.flatnonzero(np.isin(model.light_bodyid, bodies)), following)
         owners = data.xmat[model.light_bodyid[lights]].reshape(-1, 3, 3)
         data.light_xpos[lights] = data.xpos[model.light_bodyid[lights]] + np.einsum(
             "nij,nj->ni", owners, model.light_pos[lights]
         )
         data.light_xdir[lights] = np.einsum("nij,nj->ni", owners, model.light_dir[lights])
+        data.light_xpos[following] = light_poses[:, :3]  # their directions never turn: mj_camlight set them
         self._place_camera(viewer, np.asarray(page_state, np.float64)[-7:])
         viewer.make_context_current()
         return viewer.render("rgb_array", self.camera_id)

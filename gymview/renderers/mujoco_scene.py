@@ -39,6 +39,11 @@ __all__ = ["GEOM_TYPES", "ScenePoses", "TendonSegments", "camera_pose", "page_sc
 GEOM_TYPES = {0: "plane", 1: "hfield", 2: "sphere", 3: "capsule", 4: "ellipsoid", 5: "cylinder", 6: "box", 7: "mesh"}
 TEXTURE_TYPES = {0: "2d", 1: "cube", 2: "skybox"}
 LIGHT_TYPES = {0: "spot", 1: "directional"}  # point and image lights: MuJoCo's classic renderer skips them
+# mjtCamLight modes the page follows: fixed on its body; placed by its body (or its subtree's centre of mass) but
+# never turned, each frame carrying its place. A light aimed at a body turns with it: not drawn.
+FIXED, TRACK, TRACKCOM = 0, 1, 2
+ORTHOGRAPHIC = 1  # mjtProjection
+LIGHT_MODES = (FIXED, TRACK, TRACKCOM)
 OBJ_GEOM, OBJ_SITE, OBJ_TENDON = 5, 6, 18  # mjtObj: scene geoms made from model geoms, sites and tendons
 WRAP_PULLEY, WRAP_SITE = 2, 3  # mjtWrap: a tendon path's pulley divides it; its sites are points on it
 ROLE_RGB = 1  # mjtTextureRole.mjTEXROLE_RGB: a material's colour texture
@@ -47,24 +52,32 @@ WIREFRAME, SEGMENT, IDCOLOR = 1, 7, 8
 
 
 class ScenePoses(NamedTuple):
-    """Which bodies' poses a frame carries (``bodies``: model body ids, in order), and which tendons' segments
-    (``tendons``: (tendon id, segments at most) each, in order: see :class:`TendonSegments`)."""
+    """Which bodies' poses a frame carries (``bodies``: model body ids, in order), which lights' places
+    (``lights``: light ids of lights that follow a body but keep their direction, each posed as one more body), and
+    which tendons' segments (``tendons``: (tendon id, segments at most) each, in order: see :class:`TendonSegments`)."""
 
     bodies: np.ndarray
     tendons: tuple[tuple[int, int], ...] = ()
+    lights: np.ndarray = np.zeros(0, np.int64)
 
-    def of(self, xpos: np.ndarray, xquat: np.ndarray) -> np.ndarray:
-        """The bodies' poses, (x, y, z, qw, qx, qy, qz) each, one after another.
+    def of(self, xpos: np.ndarray, xquat: np.ndarray, light_xpos: np.ndarray | None = None) -> np.ndarray:
+        """The bodies' poses, (x, y, z, qw, qx, qy, qz) each, one after another, then the lights' (unturned).
 
         >>> ScenePoses(np.array([1])).of(np.arange(6.0).reshape(2, 3), np.eye(4)[:2]).tolist()
         [3.0, 4.0, 5.0, 0.0, 1.0, 0.0, 0.0]
+        >>> ScenePoses(np.array([], int), lights=np.array([0])).of(np.zeros((0, 3)), np.zeros((0, 4)), np.ones((1, 3)))
+        array([1., 1., 1., 1., 0., 0., 0.])
         """
-        return np.concatenate([xpos[self.bodies], xquat[self.bodies]], axis=1).ravel()
+        poses = [xpos[self.bodies], xquat[self.bodies]]
+        if len(self.lights) and light_xpos is not None:
+            unturned = np.tile([1.0, 0.0, 0.0, 0.0], (len(self.lights), 1))
+            poses = [np.concatenate([part, lit]) for part, lit in zip(poses, (light_xpos[self.lights], unturned))]
+        return np.concatenate(poses, axis=1).ravel()
 
     @property
     def size(self) -> int:
-        """The numbers of a frame: 7 a body, 7 a tendon segment, 7 for the camera."""
-        return 7 * (len(self.bodies) + sum(slots for _, slots in self.tendons) + 1)
+        """The numbers of a frame: 7 a body, 7 a light that follows one, 7 a tendon segment, 7 for the camera."""
+        return 7 * (len(self.bodies) + len(self.lights) + sum(slots for _, slots in self.tendons) + 1)
 
 
 class TendonSegments:
@@ -140,7 +153,7 @@ def page_scene(
     draws it, and which bodies' poses each frame needs; None when the page cannot draw it faithfully."""
     import mujoco
 
-    if flags or (camera_id >= 0 and model.cam_orthographic[camera_id]) or model.vis.global_.orthographic:
+    if flags or (camera_id >= 0 and _orthographic(model, camera_id)) or model.vis.global_.orthographic:
         return None
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
@@ -157,10 +170,19 @@ def page_scene(
         tendons is None
         or any(not _drawable(geom) for geom in drawn)
         or any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR))
-        or any(model.light_mode[i] != 0 or _light_type(model, i) not in LIGHT_TYPES for i in range(model.nlight))
+        or any(
+            model.light_mode[i] not in LIGHT_MODES or _light_type(model, i) not in LIGHT_TYPES
+            for i in range(model.nlight)
+        )
     ):
         return None
-    moving = _moving_bodies(model, [_body_of(model, geom) for geom in drawn] + list(model.light_bodyid))
+    lit = [light for light in range(model.nlight) if model.light_active[light]]
+    following = [light for light in lit if model.light_mode[light] != FIXED]
+    moving = _moving_bodies(
+        model,
+        [_body_of(model, geom) for geom in drawn]
+        + [model.light_bodyid[light] for light in lit if light not in following],
+    )
     index = {body: n for n, body in enumerate(moving)}
     meshes, hfields = (
         sorted({int(model.geom_dataid[geom.objid]) for geom in drawn if GEOM_TYPES[int(geom.type)] == kind})
@@ -172,14 +194,17 @@ def page_scene(
         "kind": "mujoco",
         "width": int(width),
         "height": int(height),
-        "bodies": len(moving),
+        "bodies": len(moving) + len(following),  # a light that follows a body is posed as one more
         "geoms": [_geom(model, data, geom, index, meshes, hfields) for geom in drawn],
         "meshes": [_mesh(model, mesh) for mesh in meshes],
         "hfields": [_hfield(model, hfield) for hfield in hfields],
         "tendons": [{**look, "segments": slots} for _, slots, look in tendons],
         "textures": [_texture(model, texture) for texture in range(model.ntex)],
         "lights": [_headlight(model)] * bool(model.vis.headlight.active)
-        + [_light(model, data, light, index) for light in range(model.nlight) if model.light_active[light]],
+        + [
+            _light(model, data, light, index, len(moving) + following.index(light) if light in following else None)
+            for light in lit
+        ],
         "camera": {
             "fovy": float(fovy),
             "znear": float(model.vis.map.znear) * extent,
@@ -190,7 +215,19 @@ def page_scene(
         "shadow_size": int(min(model.vis.quality.shadowsize, 2048)),
         "skybox": bool(scene.flags[4]),
     }
-    return description, ScenePoses(np.array(moving, np.int64), tuple((tendon, slots) for tendon, slots, _ in tendons))
+    return description, ScenePoses(
+        np.array(moving, np.int64),
+        tuple((tendon, slots) for tendon, slots, _ in tendons),
+        np.array(following, np.int64),
+    )
+
+
+def _orthographic(model: Any, camera: int) -> bool:
+    """Whether a model's camera is orthographic (``cam_projection`` in newer MuJoCo, ``cam_orthographic`` in older)."""
+    projection = getattr(model, "cam_projection", None)
+    if projection is not None:
+        return int(projection[camera]) == ORTHOGRAPHIC
+    return bool(model.cam_orthographic[camera])
 
 
 def _drawable(geom: Any) -> bool:
@@ -374,11 +411,15 @@ def _headlight(model: Any) -> dict[str, Any]:
     }
 
 
-def _light(model: Any, data: Any, light: int, index: dict[int, int]) -> dict[str, Any]:
+def _light(model: Any, data: Any, light: int, index: dict[int, int], own_pose: int | None) -> dict[str, Any]:
+    """A light on its body, or, for one that follows a body without turning (``own_pose``: its pose's index), at
+    its own pose with its world direction."""
     body = int(model.light_bodyid[light])
     pose = _pose_on_body(data, body, index, data.light_xpos[light], np.eye(3))
     direction = data.light_xdir[light]
-    if body in index:
+    if own_pose is not None:
+        pose = {"body": own_pose, "pos": [0.0, 0.0, 0.0]}
+    elif body in index:
         direction = data.xmat[body].reshape(3, 3).T @ direction
     return {
         "type": LIGHT_TYPES[_light_type(model, light)],

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { buildMujoco, builtFor, drawsInSoftware, forgetMujoco, hfieldShape, meshShape, poseMujoco, unpackPoses } from "../scene3d.js";
+import { spotPenumbra } from "../scene3d_look.js";
 
 const base64 = (Type, values) => Buffer.from(new Type(values).buffer).toString("base64");
 
@@ -181,4 +182,27 @@ test("in software a floor lit by directional lights is drawn unlit, in the colou
   assert.deepEqual(floor.material.color.toArray().map((x) => +x.toFixed(4)), [0.88, 0.66, 0.44]);
   const lit = buildMujoco(description()).root.children.find((child) => child.geometry?.type === "PlaneGeometry");
   assert.equal(lit.material.type, "MeshPhongMaterial"); // with a GPU: lit, and shadowed
+});
+
+test("a spot light shines with its colour inside its cutoff, fading where MuJoCo's cos^exponent halves", () => {
+  const scene = description();
+  scene.bodies = 3; // the third pose is a light's that follows a body without turning
+  scene.lights[1] = { ...scene.lights[1], type: "spot", body: 2, pos: [0, 0, 0], diffuse: [0.6, 0.4, 0.2], cutoff: 30 };
+  const made = buildMujoco(scene);
+  const [spot] = made.bodies[2].children.filter((child) => child.isSpotLight);
+  assert.equal(spot.intensity, 1);
+  assert.ok(Math.abs(spot.color.r - 0.6 * Math.PI) < 1e-6);
+  assert.ok(Math.abs(spot.angle - Math.PI / 6) < 1e-9);
+  assert.equal(spotPenumbra(Math.PI / 6, 0), 0); // no falloff: a hard edge
+  const half = Math.acos(0.5 ** (1 / 2)); // exponent 2: MuJoCo's spot is half as bright at 45 degrees
+  const penumbra = spotPenumbra(Math.PI / 3, 2);
+  const inner = (Math.PI / 3) * (1 - penumbra);
+  assert.ok(penumbra > 0.5 && penumbra < 0.7);
+  assert.ok(Math.abs((Math.cos(inner) + Math.cos(Math.PI / 3)) / 2 - Math.cos(half)) < 1e-9);
+  assert.equal(spotPenumbra(Math.PI / 4, 10), 1); // MuJoCo's default: a fade as soft as three.js's cone gets
+  const state = Float32Array.from({ length: 28 }, () => 0);
+  state.set([1, 2, 3, 1, 0, 0, 0], 14);
+  state.set([0, 0, 5, 1, 0, 0, 0], 21);
+  poseMujoco(made, state);
+  assert.deepEqual(made.bodies[2].position.toArray(), [1, 2, 3]);
 });

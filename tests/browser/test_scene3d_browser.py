@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from lab import drawn_by_page, scene_page
-from mujoco_models import ant_on_rough_ground, ant_with_a_mesh_body, ant_with_tendons
+from mujoco_models import ant_on_rough_ground, ant_under_a_following_light, ant_with_a_mesh_body, ant_with_tendons
 from PIL import Image
 
 from gymview.image.frames import downsample
@@ -124,6 +124,17 @@ def test_the_page_draws_spatial_tendons_as_env_render_does(page, tmp_path, artif
         assert red[1].sum() > 100 and overlap > 0.5, (red[0].sum(), red[1].sum(), overlap)
 
     assert_drawn_as_rendered(page, painter, pairs, "Ant-tendons", artifacts, same_strap)
+
+
+def test_the_page_draws_a_light_that_follows_a_body_as_env_render_does(page, tmp_path, artifacts):
+    painter, pairs = states_along("Ant-v5", xml_file=str(ant_under_a_following_light(tmp_path)))
+
+    def same_spot(drawn, expected):  # the warm spotlight's pool round the Ant: where each picture shows it
+        warm = [(p[..., 0] - p[..., 2] > 60) for p in (drawn.astype(int), expected.astype(int))]
+        overlap = (warm[0] & warm[1]).sum() / max(1, (warm[0] | warm[1]).sum())
+        assert warm[1].sum() > 500 and overlap > 0.6, (warm[0].sum(), warm[1].sum(), overlap)
+
+    assert_drawn_as_rendered(page, painter, pairs, "Ant-following-light", artifacts, same_spot)
 
 
 def test_a_vector_env_s_grid_draws_each_mujoco_sub_env_in_its_cell(page):

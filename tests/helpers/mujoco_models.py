@@ -71,6 +71,16 @@ def ant_with_a_mesh_body(folder: pathlib.Path) -> pathlib.Path:
     return _written(folder / "ant_with_a_mesh_body.xml", xml)
 
 
+def ant_under_a_following_light(folder: pathlib.Path) -> pathlib.Path:
+    """The Ant under a warm spotlight that follows its centre of mass from 2 m above, never turning, as dm_control's
+    suite lights its walkers (``mode="trackcom"``), casting its shadow."""
+    light = '<light name="follower" mode="trackcom" pos="0 0 2" dir="0 0 -1" diffuse=".6 .4 .2" cutoff="25" castshadow="true"/>'
+    xml, found = re.subn(r'(<geom [^>]*name="torso_geom"[^>]*/>)', rf"\1{light}", ant_xml())
+    if found != 1:
+        raise AssertionError("gymnasium's ant.xml has no geom torso_geom")
+    return _written(folder / "ant_under_a_following_light.xml", xml)
+
+
 def _written(path: pathlib.Path, xml: str) -> pathlib.Path:
     path.write_text(xml)
     return path

@@ -17,7 +17,7 @@ from gymview.live.encoding.replay import FrameHistory  # noqa: E402
 from gymview.live.encoding.scene_frames import SceneFrames  # noqa: E402
 from gymview.renderers import MujocoGridPainter, MujocoPainter  # noqa: E402
 from gymview.renderers.mujoco_scene import camera_pose, page_scene  # noqa: E402
-from mujoco_models import ant_with_tendons  # noqa: E402
+from mujoco_models import ant_under_a_following_light, ant_with_tendons  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -114,6 +114,32 @@ def test_a_page_state_painted_in_the_kernel_is_env_render_s_picture(env_id):
     env.close()
 
 
+def test_a_frame_seen_from_a_model_s_camera_is_painted_in_the_kernel_as_env_render_does():
+    env, painter = stepped("Humanoid-v5", camera_name="track")  # a camera that follows the body's centre of mass
+    assert painter.camera_id == 0 and painter.page_scene()["camera"]["fovy"] == env.unwrapped.model.cam_fovy[0]
+    expected = env.render()
+    drawn = painter.paint_page_state(painter.page_state(painter.frame_of(env).state).astype(np.float32).astype(float))
+    assert np.mean(np.abs(drawn.astype(int) - expected)) < 2.0
+    env.close()
+
+
+def test_a_light_that_follows_a_body_goes_as_its_place_each_frame_and_is_painted_as_env_render_does(tmp_path):
+    env, painter = stepped("Ant-v5", steps=15, xml_file=str(ant_under_a_following_light(tmp_path)))
+    scene, data = painter.page_scene(), env.unwrapped.data
+    (light,) = [light for light in scene["lights"] if light["diffuse"] == pytest.approx([0.6, 0.4, 0.2])]
+    bodies = len(painter._poses().bodies)
+    assert scene["bodies"] == bodies + 1 and light["body"] == bodies and light["pos"] == [0, 0, 0]
+    assert light["dir"] == pytest.approx([0, 0, -1])  # the world's: it never turns
+    page_state = painter.page_state(painter.frame_of(env).state)
+    follower = env.unwrapped.model.light("follower").id
+    assert page_state[7 * bodies : 7 * bodies + 7] == pytest.approx([*data.light_xpos[follower], 1, 0, 0, 0])
+    assert data.light_xpos[follower] == pytest.approx(data.subtree_com[1] + [0, 0, 2], abs=1e-6)
+    expected = env.render()
+    drawn = painter.paint_page_state(page_state.astype(np.float32).astype(np.float64))
+    assert np.mean(np.abs(drawn.astype(int) - expected)) < 2.0
+    env.close()
+
+
 def test_tendons_go_as_the_segments_mujoco_draws_and_are_painted_in_the_kernel_as_env_render_does(tmp_path):
     env, painter = stepped("Ant-v5", steps=15, xml_file=str(ant_with_tendons(tmp_path)))
     strap, string = painter.page_scene()["tendons"]
@@ -194,10 +220,16 @@ def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
         "<worldbody><site name='a'/><body pos='0 0 1'><freejoint/><geom size='.1'/><site name='b'/></body>"
         "</worldbody><tendon><spatial limited='true' range='.5 2'><site site='a'/><site site='b'/></spatial></tendon>"
     )
-    tracking_light = model_of("<worldbody><body><freejoint/><geom size='.1'/><light mode='trackcom'/></body></worldbody>")
+    aimed_light = model_of(  # turns to keep a body in its beam
+        "<worldbody><body name='b'><freejoint/><geom size='.1'/></body><light mode='targetbody' target='b' pos='0 0 2'/>"
+        "</worldbody>"
+    )
     plain = model_of("<worldbody><body><freejoint/><geom size='.1'/></body></worldbody>")
+    cameras = model_of("<worldbody><camera name='flat' projection='orthographic'/><camera name='lens'/>"
+                       "<body><freejoint/><geom size='.1'/></body></worldbody>")  # fmt: skip
+    assert page_scene(cameras, 64, 48, 0) is None and page_scene(cameras, 64, 48, 1) is not None
     assert page_scene(limited_tendon, 64, 48, -1) is None
-    assert page_scene(tracking_light, 64, 48, -1) is None
+    assert page_scene(aimed_light, 64, 48, -1) is None
     assert page_scene(plain, 64, 48, -1, flags={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True}) is None
     assert page_scene(plain, 64, 48, -1) is not None
 
