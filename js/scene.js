@@ -1,6 +1,6 @@
 // Scenes the page draws from a state: gymnasium's classic-control envs and LunarLander drawn with canvas 2D as
 // gymnasium draws them with pygame (gymnasium/envs/classic_control/*.py, box2d/lunar_lander.py), boards
-// (FrozenLake, CliffWalking) from pictures the env drew once, MuJoCo envs drawn with three.js
+// (FrozenLake, CliffWalking) and Taxi from pictures the env drew once, MuJoCo envs drawn with three.js
 // (scene3d.js, a bundle of its own that the page loads when it first meets a MuJoCo scene: most views
 // never need three.js's half a megabyte), and a labelled grid of either for vector envs.
 // The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
@@ -33,7 +33,7 @@ export function forgetScene(scene) {
   if (cell.kind === "mujoco") modules.get("mujoco")?.forgetMujoco(cell);
 }
 
-/** The pictures a scene draws with (Pendulum's arrow, a board and its players), decoded once per scene object:
+/** The pictures a scene draws with (Pendulum's arrow, a board and its players, Taxi's), decoded once per scene object:
  * scene -> {name: ImageBitmap} (or a promise of them). */
 const pictures = new WeakMap();
 
@@ -284,12 +284,37 @@ function board(context, scene, state, scale, left, top) {
   context.save();
   context.setTransform(scale, 0, 0, scale, left, top);
   context.imageSmoothingQuality = "high";
-  context.drawImage(drawn.board, 0, 0);
+  drawCovering(context, drawn.board, scale);
   context.drawImage(drawn[`player${facing}`], x, y, width, height, x, y, width, height);
   context.restore();
 }
 
-const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, board };
+/** Draw `picture` at the origin, and its last row and column again over the part of a pixel it leaves uncovered
+ * where its size at `scale` is not whole pixels (a canvas's last row would blend with nothing there). */
+function drawCovering(context, picture, scale) {
+  const [width, height] = [picture.width, picture.height];
+  const [right, bottom] = [Math.ceil(width * scale) / scale - width, Math.ceil(height * scale) / scale - height];
+  context.drawImage(picture, 0, 0);
+  if (bottom > 0) context.drawImage(picture, 0, height - 1, width, 1, 0, height, width, bottom);
+  if (right > 0) context.drawImage(picture, width - 1, 0, 1, height, width, 0, right, height + bottom);
+}
+
+/** Pictures pasted on a background (Taxi): the state holds (picture, x, y) for each, in pixels, in the order they
+ * are pasted; a picture of NaN is not drawn. */
+function sprites(context, scene, state, scale, left, top) {
+  const drawn = picturesOf(scene);
+  if (drawn === null) return;
+  context.save();
+  context.setTransform(scale, 0, 0, scale, left, top);
+  context.imageSmoothingQuality = "high";
+  drawCovering(context, drawn.background, scale);
+  for (let i = 0; i + 2 < state.length; i += 3) {
+    if (!Number.isNaN(state[i])) context.drawImage(drawn[`sprite${Math.trunc(state[i])}`], state[i + 1], state[i + 2]);
+  }
+  context.restore();
+}
+
+const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, board, sprites };
 
 /** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;

@@ -94,13 +94,21 @@ function spotLight(light) {
   return made;
 }
 
-/** MuJoCo's spot fades as cos(angle)^exponent to its cutoff; three.js's fades over its penumbra: the penumbra
- * whose middle is where MuJoCo's spot is half as bright. */
+/** MuJoCo's spot lights fade as OpenGL's do: cos(angle)^exponent, to nothing past the cutoff. three.js's fade
+ * (smoothstep over its penumbra) gives way to that, the exponent carried in the penumbra's cosine (spotPenumbra). */
+const MOST_EXPONENT = 128; // OpenGL's
+THREE.ShaderChunk.lights_pars_begin = THREE.ShaderChunk.lights_pars_begin.replace(
+  "return smoothstep( coneCosine, penumbraCosine, angleCosine );",
+  `float exponent = ${MOST_EXPONENT}.0 * ( penumbraCosine - coneCosine ) / max( 1.0 - coneCosine, 1e-6 );
+  return angleCosine > coneCosine ? pow( max( angleCosine, 0.0 ), exponent ) : 0.0;`,
+);
+
+/** The penumbra whose cosine carries a spot light's exponent (0-128) to the shader: three.js hands the shader
+ * cos(cutoff * (1 - penumbra)), between the cutoff's cosine (exponent 0) and 1 (exponent 128). */
 export function spotPenumbra(cutoff, exponent) {
-  if (exponent <= 0) return 0;
-  const half = Math.acos(0.5 ** (1 / exponent));
-  const inner = Math.acos(Math.min(1, 2 * Math.cos(Math.min(half, cutoff)) - Math.cos(cutoff)));
-  return Math.min(1, Math.max(0, 1 - inner / cutoff));
+  const share = Math.min(Math.max(exponent, 0), MOST_EXPONENT) / MOST_EXPONENT;
+  const carried = Math.cos(cutoff) + share * (1 - Math.cos(cutoff));
+  return cutoff > 0 ? 1 - Math.acos(Math.min(carried, 1)) / cutoff : 0;
 }
 
 function shadowOf(light, scene) {

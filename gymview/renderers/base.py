@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import threading
 from typing import Any, NamedTuple
 
@@ -11,6 +12,13 @@ import numpy as np
 from gymview.renderers.raster import Box, Circle, Polygon, Sprites
 
 Shape = Polygon | Box | Circle | Sprites  # what a renderer's _shapes() lists
+
+
+def png_url(picture: np.ndarray) -> str:
+    """An RGB or RGBA picture as a PNG data URL, for a scene's pictures (the page decodes it once)."""
+    from gymview.image.codec import encode_frame
+
+    return "data:image/png;base64," + base64.b64encode(encode_frame(picture, "png")).decode("ascii")
 
 
 class NotDrawable(Exception):
@@ -248,6 +256,18 @@ class BatchRenderer:
                 f"{self.env_id} states must be finite in columns {self.state_names[: self._drawn_columns]}"
             )
         return array
+
+    def _each_drawn_whole(self, states: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+        """:meth:`render` for a renderer that draws each state whole with its ``_drawn(state)`` (with pygame)."""
+        states = self._check_states(states)
+        frames = np.empty(self._check_out(out, len(states)), np.uint8) if out is None else out
+        drawn = self._drawn  # type: ignore[attr-defined]
+        with self._lock:
+            for frame, state in zip(frames, states):
+                frame[...] = drawn(state)
+            self._dirty = [(n, 0, self.height, 0, self.width) for n in range(len(states))]
+            self._last_out = None
+        return frames
 
     def _check_out(self, out: np.ndarray | None, count: int) -> tuple[int, int, int, int]:
         """The shape of ``count`` frames; a clear error for an ``out`` that cannot hold them."""

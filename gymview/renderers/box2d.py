@@ -83,14 +83,7 @@ class LunarLanderRenderer(BatchRenderer):
 
     def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Draw ``states`` as ``env.render()`` draws them, with pygame (see :meth:`BatchRenderer.render`)."""
-        states = self._check_states(states)
-        frames = np.empty(self._check_out(out, len(states)), np.uint8) if out is None else out
-        with self._lock:
-            for frame, state in zip(frames, states):
-                frame[...] = self._drawn(state)
-            self._dirty = [(n, 0, self.height, 0, self.width) for n in range(len(states))]
-            self._last_out = None
-        return frames
+        return self._each_drawn_whole(states, out)
 
     def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
         return None

@@ -16,6 +16,7 @@ LAZY_RENDERERS = {
     "gymnasium.envs.box2d.lunar_lander:LunarLander": "gymview.renderers.box2d:LunarLanderRenderer",
     "gymnasium.envs.toy_text.frozen_lake:FrozenLakeEnv": "gymview.renderers.toy_text:BoardRenderer",
     "gymnasium.envs.toy_text.cliffwalking:CliffWalkingEnv": "gymview.renderers.toy_text:BoardRenderer",
+    "gymnasium.envs.toy_text.taxi:TaxiEnv": "gymview.renderers.taxi:TaxiRenderer",
 }
 
 

@@ -11,7 +11,6 @@ FrozenLake's 4x4 map takes 0.1 s here, its 8x8 map 0.4 s, CliffWalking 0.2 s.
 
 from __future__ import annotations
 
-import base64
 import collections
 import copy
 import threading
@@ -20,8 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview.image.codec import encode_frame
-from gymview.renderers.base import BatchRenderer, NotDrawable
+from gymview.renderers.base import BatchRenderer, NotDrawable, png_url
 
 __all__ = ["BoardRenderer"]
 
@@ -59,7 +57,10 @@ class BoardRenderer(BatchRenderer):
             "board",
             columns=self.columns,
             cell_size=list(self.cell_size),
-            images={"board": _png(self._background), **{f"player{n}": _png(p) for n, p in enumerate(self.players)}},
+            images={
+                "board": png_url(self._background),
+                **{f"player{n}": png_url(p) for n, p in enumerate(self.players)},
+            },
         )
 
     def state_of(self, env: gym.Env) -> np.ndarray:
@@ -171,7 +172,3 @@ def _cell_box(cell: int, columns: int, cell_size: tuple[int, ...]) -> tuple[slic
     row, column = divmod(cell, columns)
     width, height = cell_size[:2]
     return slice(row * height, (row + 1) * height), slice(column * width, (column + 1) * width)
-
-
-def _png(picture: np.ndarray) -> str:
-    return "data:image/png;base64," + base64.b64encode(encode_frame(picture, "png")).decode("ascii")

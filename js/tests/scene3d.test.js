@@ -184,7 +184,7 @@ test("in software a floor lit by directional lights is drawn unlit, in the colou
   assert.equal(lit.material.type, "MeshPhongMaterial"); // with a GPU: lit, and shadowed
 });
 
-test("a spot light shines with its colour inside its cutoff, fading where MuJoCo's cos^exponent halves", () => {
+test("a spot light shines with its colour inside its cutoff, its exponent carried to the shader", () => {
   const scene = description();
   scene.bodies = 3; // the third pose is a light's that follows a body without turning
   scene.lights[1] = { ...scene.lights[1], type: "spot", body: 2, pos: [0, 0, 0], diffuse: [0.6, 0.4, 0.2], cutoff: 30 };
@@ -193,13 +193,15 @@ test("a spot light shines with its colour inside its cutoff, fading where MuJoCo
   assert.equal(spot.intensity, 1);
   assert.ok(Math.abs(spot.color.r - 0.6 * Math.PI) < 1e-6);
   assert.ok(Math.abs(spot.angle - Math.PI / 6) < 1e-9);
-  assert.equal(spotPenumbra(Math.PI / 6, 0), 0); // no falloff: a hard edge
-  const half = Math.acos(0.5 ** (1 / 2)); // exponent 2: MuJoCo's spot is half as bright at 45 degrees
-  const penumbra = spotPenumbra(Math.PI / 3, 2);
-  const inner = (Math.PI / 3) * (1 - penumbra);
-  assert.ok(penumbra > 0.5 && penumbra < 0.7);
-  assert.ok(Math.abs((Math.cos(inner) + Math.cos(Math.PI / 3)) / 2 - Math.cos(half)) < 1e-9);
-  assert.equal(spotPenumbra(Math.PI / 4, 10), 1); // MuJoCo's default: a fade as soft as three.js's cone gets
+  assert.ok(Math.abs(spotPenumbra(Math.PI / 6, 0)) < 1e-12); // no falloff: a hard edge
+  const carried = (cutoff, exponent) => { // what the shader reads back from three.js's penumbra cosine
+    const cosine = Math.cos(cutoff * (1 - spotPenumbra(cutoff, exponent)));
+    return (128 * (cosine - Math.cos(cutoff))) / (1 - Math.cos(cutoff));
+  };
+  for (const [cutoff, exponent] of [[Math.PI / 6, 10], [Math.PI / 4, 1], [0.1, 64], [Math.PI / 2, 128]]) {
+    assert.ok(Math.abs(carried(cutoff, exponent) - exponent) < 1e-6, `${cutoff} ${exponent}`);
+  }
+  assert.ok(Math.abs(carried(Math.PI / 6, 500) - 128) < 1e-6); // OpenGL's most
   const state = Float32Array.from({ length: 28 }, () => 0);
   state.set([1, 2, 3, 1, 0, 0, 0], 14);
   state.set([0, 0, 5, 1, 0, 0, 0], 21);

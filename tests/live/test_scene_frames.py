@@ -97,6 +97,20 @@ def test_a_watched_frozen_lake_goes_to_the_page_as_the_player_s_cell_after_one_d
     env.close()
 
 
+def test_a_watched_taxi_goes_to_the_page_as_where_its_pictures_go(monkeypatch):
+    env = gymview.watch(gym.make("Taxi-v4", render_mode="rgb_array"), view=ShownView(max_size=536), display=False)
+    view = env.view
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=0)
+    env.step(2)  # east: the taxi faces east
+    env.show_final_frame()
+    assert {header["format"] for header, _ in view.sent} == {"scene"} and view._scene["kind"] == "sprites"
+    state = np.frombuffer(view.sent[-1][1][0], "<f4")[-9:]  # the last frame of the last message
+    assert state[6] == 2 + 2 and {"background", "sprite0", "sprite9"} <= set(view._scene["images"])
+    monkeypatch.undo()
+    env.close()
+
+
 def test_a_page_that_just_rendered_and_the_still_image_get_the_frame_as_a_picture():
     view = ShownView(max_size=600, image_format="png")
     env = gymview.watch(cartpole(), view=view, display=False)
