@@ -273,6 +273,61 @@ function lunarlander(context, scene, state) {
   flags(context, scene);
 }
 
+/** gymnasium's BipedalWalker, its view scrolled with the walker (the right end of a picture as wide as the way
+ * walked): the sky, the clouds (drifting at half the view's speed), the ground in view (heights from the step before
+ * it), the lidar ray (x0, y0, x1, y1; NaN when none), the ground's edge, the legs and the hull outlined, the flag. */
+function bipedalwalker(context, scene, state) {
+  const { scale, step, ground: count, clouds, outlines, colours } = scene;
+  const scroll = state[0];
+  const [ray, first, heights] = [state.subarray(16, 20), state[20], state.subarray(21, 21 + count)];
+  const corners = state.subarray(21 + count);
+  context.translate(-(Math.trunc(scene.width + Math.max(0, scroll) * scale) - scene.width), 0);
+  polygon(context, box(scroll * scale, scroll * scale + scene.width, scene.height, 0), "rgb(215,215,255)");
+  const view = scene.width / scale;
+  const cornersEach = corners.length / clouds / 2;
+  for (let n = 0; n < clouds; n += 1) {
+    const at = (i) => 2 * (n * cornersEach + i);
+    const cloud = Array.from({ length: cornersEach }, (_, i) => [corners[at(i)], corners[at(i) + 1]]);
+    const xs = cloud.map(([x]) => x);
+    if (Math.max(...xs) < scroll / 2 || Math.min(...xs) > scroll / 2 + view) continue;
+    polygon(context, cloud.map(([x, y]) => [x * scale + (scroll * scale) / 2, y * scale]), "rgb(255,255,255)");
+  }
+  // the ground as one shape: gymnasium's pieces, drawn apart, would leave seams between them here
+  const edge = Array.from(heights, (height, i) => [(first + i) * step * scale, height * scale]);
+  polygon(context, [...edge, [edge.at(-1)[0], 0], [edge[0][0], 0]], "rgb(102,153,76)");
+  if (!Number.isNaN(ray[0])) {
+    context.beginPath();
+    context.moveTo(ray[0] * scale, ray[1] * scale);
+    context.lineTo(ray[2] * scale, ray[3] * scale);
+    context.strokeStyle = "rgb(255,0,0)";
+    context.stroke();
+  }
+  for (let i = 0; i + 1 < edge.length; i += 1) {
+    context.beginPath();
+    context.moveTo(...edge[i]);
+    context.lineTo(...edge[i + 1]);
+    context.strokeStyle = (first + i) % 2 === 0 ? "rgb(76,255,76)" : "rgb(76,204,76)";
+    context.stroke();
+  }
+  for (const n of [1, 2, 3, 4, 0]) { // the legs, then the hull
+    const [x, y, angle] = state.subarray(1 + 3 * n, 4 + 3 * n);
+    const path = turned(outlines[n], angle, x, y).map(([px, py]) => [px * scale, py * scale]);
+    polygon(context, path, `rgb(${colours[n][0]})`);
+    context.strokeStyle = `rgb(${colours[n][1]})`;
+    context.stroke();
+  }
+  const [flagX, flagY] = scene.flag;
+  const top = flagY + 50;
+  context.beginPath();
+  context.moveTo(flagX, flagY);
+  context.lineTo(flagX, top);
+  context.strokeStyle = BLACK;
+  context.stroke();
+  polygon(context, [[flagX, top], [flagX, top - 10], [flagX + 25, top - 5]], "rgb(230,51,0)");
+  context.strokeStyle = BLACK;
+  context.stroke();
+}
+
 /** A board (FrozenLake, CliffWalking): its picture, with the player's cell (state: cell, facing) pasted from the
  * picture of every cell with the player on it, facing that way. Drawn upright: pictures are not flipped. */
 function board(context, scene, state, scale, left, top) {
@@ -314,7 +369,7 @@ function sprites(context, scene, state, scale, left, top) {
   context.restore();
 }
 
-const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, board, sprites };
+const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, bipedalwalker, board, sprites };
 
 /** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;

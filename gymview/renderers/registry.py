@@ -14,6 +14,7 @@ from gymview.renderers.classic_control import RENDERERS
 # the env): "module:Class" -> the renderer
 LAZY_RENDERERS = {
     "gymnasium.envs.box2d.lunar_lander:LunarLander": "gymview.renderers.box2d:LunarLanderRenderer",
+    "gymnasium.envs.box2d.bipedal_walker:BipedalWalker": "gymview.renderers.bipedal_walker:BipedalWalkerRenderer",
     "gymnasium.envs.toy_text.frozen_lake:FrozenLakeEnv": "gymview.renderers.toy_text:BoardRenderer",
     "gymnasium.envs.toy_text.cliffwalking:CliffWalkingEnv": "gymview.renderers.toy_text:BoardRenderer",
     "gymnasium.envs.toy_text.taxi:TaxiEnv": "gymview.renderers.taxi:TaxiRenderer",

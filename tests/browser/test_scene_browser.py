@@ -45,11 +45,11 @@ def states_along(env_id, count=4, steps=12, seed=0):
     "env_id",
     [
         "CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3",
-        "FrozenLake-v1", "CliffWalking-v1", "Taxi-v4",
+        "FrozenLake-v1", "CliffWalking-v1", "Taxi-v4", "BipedalWalker-v3",
     ],
 )  # fmt: skip
 def test_the_page_draws_each_env_as_env_render_does(page, env_id, artifacts):
-    if env_id == "LunarLander-v3":
+    if env_id in ("LunarLander-v3", "BipedalWalker-v3"):
         pytest.importorskip("Box2D")
     renderer, pairs = states_along(env_id)
     scene = {**renderer.page_scene(), "id": 1}
@@ -65,6 +65,25 @@ def test_the_page_draws_each_env_as_env_render_does(page, env_id, artifacts):
     # Taxi's pixel art, shrunk to 0.955 of its size, is smoothed by the browser otherwise than by area averaging
     assert min(scores) >= (28.0 if env_id == "Taxi-v4" else 30.0), (env_id, [round(score, 1) for score in scores])
     assert page.evaluate("() => 1") == 1 and not page.errors, page.errors
+
+
+def test_a_walker_far_along_its_way_is_drawn_where_the_view_has_scrolled(page, artifacts):
+    pytest.importorskip("Box2D")
+    env = gym.make("BipedalWalker-v3", render_mode="rgb_array")
+    env.reset(seed=3)
+    for _ in range(20):
+        env.step(env.action_space.sample())
+    renderer, walker = renderer_for(env), env.unwrapped
+    scene = {**renderer.page_scene(), "id": 1}
+    for scroll in (7.3, 41.15, 84.9):  # the view as the env scrolls it, the walker drawn wherever it is
+        walker.scroll = scroll
+        state = renderer.state_of(env)
+        walker.lidar_render -= 1  # the same ray again: render() moves to the next as state_of() did
+        expected = downsample(env.render(), MAX_SIZE)
+        drawn = drawn_by_page(page, scene, state.astype(np.float32), *expected.shape[1::-1])
+        Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"BipedalWalker-at-{scroll}.png")
+        assert psnr(drawn, expected) >= 30.0, (scroll, psnr(drawn, expected))
+    assert not page.errors, page.errors
 
 
 def test_a_pendulum_s_arrow_points_the_way_of_the_torque(page):

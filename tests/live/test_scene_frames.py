@@ -97,6 +97,24 @@ def test_a_watched_frozen_lake_goes_to_the_page_as_the_player_s_cell_after_one_d
     env.close()
 
 
+def test_a_watched_bipedal_walker_goes_to_the_page_as_its_state_and_never_calls_render(monkeypatch):
+    pytest.importorskip("Box2D")
+    from gymview.renderers.bipedal_walker import BipedalWalkerRenderer
+
+    view = ShownView(max_size=600)
+    env = gymview.watch(gym.make("BipedalWalker-v3", render_mode="rgb_array"), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=3)
+    for _ in range(5):
+        env.step(env.action_space.sample())
+    env.show_final_frame()
+    state = np.frombuffer(view.sent[-1][1][0], "<f4")[-BipedalWalkerRenderer.state_dim :]  # the last frame
+    assert {header["format"] for header, _ in view.sent} == {"scene"} and view._scene["kind"] == "bipedalwalker"
+    assert state[1:3] == pytest.approx(env.unwrapped.hull.position, abs=1e-5)
+    monkeypatch.undo()
+    env.close()
+
+
 def test_a_watched_taxi_goes_to_the_page_as_where_its_pictures_go(monkeypatch):
     env = gymview.watch(gym.make("Taxi-v4", render_mode="rgb_array"), view=ShownView(max_size=536), display=False)
     view = env.view

@@ -1,0 +1,97 @@
+"""BipedalWalker's renderer: its state read from the env (moving to the next lidar ray as render() does), drawn with
+pygame as env.render() draws it, wherever the view has scrolled."""
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("Box2D")
+
+from gymview.renderers import renderer_for  # noqa: E402
+from gymview.renderers.bipedal_walker import GROUND, BipedalWalkerRenderer  # noqa: E402
+from gymview.renderers.grid import TiledPainter, drawing_of  # noqa: E402
+
+
+def walker(seed=0, **kwargs):
+    env = gym.make("BipedalWalker-v3", render_mode="rgb_array", **kwargs)
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    return env
+
+
+def test_a_state_is_drawn_as_env_render_draws_it():
+    # twins: one rendered, one whose state is taken as often (both sweep their lidar alike)
+    rendered, taken = walker(), walker()
+    renderer = renderer_for(taken)
+    assert isinstance(renderer, BipedalWalkerRenderer)
+    for step in range(150):
+        action = rendered.action_space.sample()
+        for env in (rendered, taken):
+            _, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                env.reset()
+        if step % 3 == 0:
+            np.testing.assert_array_equal(renderer.render(renderer.state_of(taken)[None])[0], rendered.render())
+    for env in (rendered, taken):
+        env.close()
+
+
+@pytest.mark.parametrize("scroll", [-0.3, 6.2, 41.15, 72.9, 84.9])
+def test_the_view_is_drawn_where_the_env_has_scrolled_it(scroll):
+    env = walker(seed=3)
+    for _ in range(10):
+        env.step(env.action_space.sample())
+    renderer, unwrapped = renderer_for(env), env.unwrapped
+    unwrapped.scroll = scroll  # as if it had walked there: the walker itself left behind
+    state = renderer.state_of(env)
+    unwrapped.lidar_render -= 1  # the same ray again: render() moves to the next as state_of() did
+    np.testing.assert_array_equal(renderer.render(state[None])[0], env.render())
+    env.close()
+
+
+def test_taking_a_state_sweeps_the_lidar_as_render_does():
+    env = walker()
+    env.step(env.action_space.sample())
+    renderer = renderer_for(env)
+    rays = [renderer.state_of(env)[16:20] for _ in range(100)]
+    assert env.unwrapped.lidar_render == 0  # round once, as after 100 renders
+    drawn = [ray for ray in rays if not np.isnan(ray).any()]
+    assert len(drawn) == 20 and len({tuple(ray[2:]) for ray in drawn}) == 10  # out and back over the ten rays
+
+
+def test_a_state_holds_the_ground_from_the_step_before_the_view():
+    env = walker()
+    renderer, unwrapped = renderer_for(env), env.unwrapped
+    unwrapped.scroll = 10.0
+    state = renderer.state_of(env)
+    first = int(state[20])
+    assert first == int(10.0 / renderer.step) - 1
+    assert state[21 : 21 + GROUND].tolist() == unwrapped.terrain_y[first : first + GROUND]
+
+
+def test_a_state_before_reset_and_the_hardcore_walker_are_refused_with_what_to_do():
+    renderer = renderer_for(walker())
+    with pytest.raises(ValueError, match=r"call env\.reset"):
+        renderer.state_of(gym.make("BipedalWalker-v3", render_mode="rgb_array"))
+    assert renderer_for(walker(hardcore=True)) is None  # its stumps, stairs and pits: pictures
+
+
+def test_a_renderer_goes_to_another_process_and_draws_there_as_here():
+    env = walker()
+    env.step(env.action_space.sample())
+    renderer = renderer_for(env)
+    state = renderer.state_of(env)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(renderer)).render(state[None])[0], renderer.render(state[None])[0])
+
+
+def test_sub_envs_are_drawn_in_a_grid_from_their_states():
+    envs = [walker(seed) for seed in range(4)]
+    painter = TiledPainter(renderer_for(envs[0]), 4)
+    twin = walker(3)
+    for env in [*envs, twin]:
+        env.step(np.zeros(4))
+    picture = drawing_of(painter, envs, [1.0, 2.0, 3.0, 4.0]).draw()
+    assert picture.shape == (800, 1200, 3) and painter.page_scene()["cell"]["kind"] == "bipedalwalker"
+    np.testing.assert_array_equal(picture[400 + 60 :, 600:], twin.render()[60:])  # the last cell, its label aside
