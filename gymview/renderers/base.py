@@ -257,18 +257,6 @@ class BatchRenderer:
             )
         return array
 
-    def _each_drawn_whole(self, states: np.ndarray, out: np.ndarray | None) -> np.ndarray:
-        """:meth:`render` for a renderer that draws each state whole with its ``_drawn(state)`` (with pygame)."""
-        states = self._check_states(states)
-        frames = np.empty(self._check_out(out, len(states)), np.uint8) if out is None else out
-        drawn = self._drawn  # type: ignore[attr-defined]
-        with self._lock:
-            for frame, state in zip(frames, states):
-                frame[...] = drawn(state)
-            self._dirty = [(n, 0, self.height, 0, self.width) for n in range(len(states))]
-            self._last_out = None
-        return frames
-
     def _check_out(self, out: np.ndarray | None, count: int) -> tuple[int, int, int, int]:
         """The shape of ``count`` frames; a clear error for an ``out`` that cannot hold them."""
         shape = (count, self.height, self.width, 3)
@@ -336,6 +324,29 @@ class BatchRenderer:
             region += (color - region) * coverage
             region += 0.5
             frames[touched, rows, columns] = region
+
+
+class WholeFrameRenderer(BatchRenderer):
+    """A renderer that draws each state whole, with pygame's calls in the env's own order (Box2D envs, Taxi):
+    subclasses give ``_drawn(state)``."""
+
+    def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Draw ``states`` as ``env.render()`` draws them, with pygame (see :meth:`BatchRenderer.render`)."""
+        states = self._check_states(states)
+        frames = np.empty(self._check_out(out, len(states)), np.uint8) if out is None else out
+        with self._lock:
+            for frame, state in zip(frames, states):
+                frame[...] = self._drawn(state)
+            self._dirty = [(n, 0, self.height, 0, self.width) for n in range(len(states))]
+            self._last_out = None
+        return frames
+
+    def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
+        return None
+
+    def _drawn(self, state: np.ndarray) -> np.ndarray:
+        """One state's (height, width, 3) uint8 picture."""
+        raise NotImplementedError
 
 
 class Drawing(NamedTuple):

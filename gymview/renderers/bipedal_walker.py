@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview.renderers.base import BatchRenderer, NotDrawable
+from gymview.renderers.base import NotDrawable, WholeFrameRenderer
 
 __all__ = ["BipedalWalkerRenderer"]
 
@@ -31,7 +31,7 @@ HEIGHTS = FIRST_STEP + 1
 CLOUD_POINTS = HEIGHTS + GROUND
 
 
-class BipedalWalkerRenderer(BatchRenderer):
+class BipedalWalkerRenderer(WholeFrameRenderer):
     """BipedalWalker-v3: states are the view's scroll (m), the hull's and the four leg parts' (x, y, angle), the lidar
     ray drawn (x0, y0, x1, y1; NaN when none), the first ground step in view and the ground's heights from it, and
     the clouds' corners (x, y)."""
@@ -95,13 +95,6 @@ class BipedalWalkerRenderer(BatchRenderer):
         state[HEIGHTS : HEIGHTS + GROUND] = unwrapped.terrain_y[first : first + GROUND]
         state[CLOUD_POINTS:] = np.ravel([poly for poly, _, _ in unwrapped.cloud_poly])
         return state
-
-    def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Draw ``states`` as ``env.render()`` draws them, with pygame (see :meth:`BatchRenderer.render`)."""
-        return self._each_drawn_whole(states, out)
-
-    def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
-        return None
 
     def _drawn(self, state: np.ndarray) -> np.ndarray:
         """One state drawn with pygame's calls in gymnasium's order (BipedalWalker.render)."""

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview.renderers.base import BatchRenderer
+from gymview.renderers.base import WholeFrameRenderer
 
 __all__ = ["LunarLanderRenderer"]
 
@@ -26,7 +26,7 @@ LANDER_COLOURS = ((128, 102, 230), (77, 77, 128))  # gymnasium's: fill, outline
 FLAG_COLOUR = (204, 204, 0)
 
 
-class LunarLanderRenderer(BatchRenderer):
+class LunarLanderRenderer(WholeFrameRenderer):
     """LunarLander-v3 (discrete and continuous): states are the lander's and its two legs' (x, y, angle) in the
     world's metres, the ground's 11 heights, and the newest exhaust particles' (x, y, age left), NaN where none."""
 
@@ -80,13 +80,6 @@ class LunarLanderRenderer(BatchRenderer):
         for n, particle in enumerate(unwrapped.particles[-PARTICLES:]):
             state[9 + CHUNKS + 3 * n : 9 + CHUNKS + 3 * n + 3] = (*particle.position, particle.ttl)
         return state
-
-    def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Draw ``states`` as ``env.render()`` draws them, with pygame (see :meth:`BatchRenderer.render`)."""
-        return self._each_drawn_whole(states, out)
-
-    def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
-        return None
 
     def _drawn(self, state: np.ndarray) -> np.ndarray:
         """One state drawn with pygame's calls in gymnasium's order (LunarLander.render)."""

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview.renderers.base import BatchRenderer, NotDrawable, png_url
+from gymview.renderers.base import NotDrawable, WholeFrameRenderer, png_url
 
 __all__ = ["TaxiRenderer"]
 
@@ -22,7 +22,7 @@ PASTED = ("destination", "passenger", "taxi")  # in the order render() pastes th
 MOVES = 4  # the moves the taxi faces (south, north, east, west): pick-up and drop-off leave it facing as it was
 
 
-class TaxiRenderer(BatchRenderer):
+class TaxiRenderer(WholeFrameRenderer):
     """Taxi (v3, v4): each of the destination's marker, the passenger and the taxi as (picture, x, y) in pixels, the
     picture NaN where it is not drawn (the passenger in the taxi). Pictures: 0 the marker, 1 the passenger, 2-5 the
     empty taxi facing each move, 6-9 the full one."""
@@ -82,10 +82,6 @@ class TaxiRenderer(BatchRenderer):
         x, y = env.get_surf_loc((row, column))
         state[6:9] = (2 + facing + MOVES * (passenger == len(self.locs)), x + dx, y + dy)
         return state
-
-    def render(self, states: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Draw ``states`` as ``env.render()`` draws them: the pictures pasted on the background with pygame."""
-        return self._each_drawn_whole(states, out)
 
     def frame_keys(self, states: np.ndarray) -> list[bytes] | None:
         return [np.nan_to_num(row, nan=-1).tobytes() for row in self._check_states(states)]
