@@ -323,8 +323,8 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
     if not fast_render or painter is None or painter.page_scene() is None:
         raise ValueError(
             f"watch(draw='page'): the page cannot draw {name}; it draws gymnasium's classic-control envs "
-            "(CartPole, MountainCar, Acrobot, Pendulum), LunarLander, BipedalWalker, FrozenLake, CliffWalking, Taxi, "
-            "MuJoCo envs and dm_control envs made through shimmy "
+            "(CartPole, MountainCar, Acrobot, Pendulum), LunarLander, BipedalWalker, its toy-text envs (FrozenLake, "
+            "CliffWalking, Taxi, Blackjack), MuJoCo envs and dm_control envs made through shimmy "
             "from their states, with fast_render=True. Leave draw out to send its frames as pictures"
         )
 

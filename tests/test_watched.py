@@ -2,9 +2,10 @@ import io
 
 import gymnasium as gym
 import numpy as np
+import picture_envs  # noqa: F401 (registers gymview-tests/Pictures-v0)
 import pytest
-from PIL import Image
 from live_helpers import sent_frames
+from PIL import Image
 
 import gymview
 from gymview.live import stream_watcher
@@ -169,7 +170,7 @@ def test_watch_draws_classic_control_frames_in_the_encoder_process(shown, monkey
 
 def test_envs_without_a_numpy_renderer_use_env_render(shown):
     view = shown(max_size=4000, image_format="png")
-    env = gymview.watch(gym.make("Blackjack-v1", render_mode="rgb_array"), view=view, display=False)
+    env = gymview.watch(gym.make("gymview-tests/Pictures-v0", render_mode="rgb_array"), view=view, display=False)
     env.reset(seed=0)
     view.flush()
     shown_frame = np.asarray(Image.open(io.BytesIO(view.sent[0][1][0])).convert("RGB"))

@@ -16,7 +16,7 @@ MuJoCo envs with MuJoCo's own renderer, pixel-equal to ``env.render()``.
 >>> renderer = renderer_for(env)
 >>> renderer.render(np.stack([renderer.state_of(env)] * 2)).shape
 (2, 400, 600, 3)
->>> renderer_for("Blackjack-v1") is None
+>>> renderer_for("CarRacing-v3") is None
 True
 """
 

@@ -18,6 +18,7 @@ LAZY_RENDERERS = {
     "gymnasium.envs.toy_text.frozen_lake:FrozenLakeEnv": "gymview.renderers.toy_text:BoardRenderer",
     "gymnasium.envs.toy_text.cliffwalking:CliffWalkingEnv": "gymview.renderers.toy_text:BoardRenderer",
     "gymnasium.envs.toy_text.taxi:TaxiEnv": "gymview.renderers.taxi:TaxiRenderer",
+    "gymnasium.envs.toy_text.blackjack:BlackjackEnv": "gymview.renderers.blackjack:BlackjackRenderer",
 }
 
 

@@ -45,7 +45,7 @@ def states_along(env_id, count=4, steps=12, seed=0):
     "env_id",
     [
         "CartPole-v1", "MountainCar-v0", "MountainCarContinuous-v0", "Acrobot-v1", "Pendulum-v1", "LunarLander-v3",
-        "FrozenLake-v1", "CliffWalking-v1", "Taxi-v4", "BipedalWalker-v3",
+        "FrozenLake-v1", "CliffWalking-v1", "Taxi-v4", "Blackjack-v1", "BipedalWalker-v3",
     ],
 )  # fmt: skip
 def test_the_page_draws_each_env_as_env_render_does(page, env_id, artifacts):

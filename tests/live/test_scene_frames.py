@@ -7,6 +7,7 @@ import pathlib
 
 import gymnasium as gym
 import numpy as np
+import picture_envs  # noqa: F401 (registers gymview-tests/Pictures-v0)
 import pytest
 from live_helpers import ShownView, browser_says
 from PIL import Image
@@ -14,8 +15,8 @@ from video_checks import psnr
 from waiting import wait_until
 
 import gymview
-from gymview.image.frames import downsample
 from gymview._internal import frontend
+from gymview.image.frames import downsample
 from gymview.live.encoding.replay import FrameHistory
 from gymview.live.encoding.scene_frames import SCENE_BATCH_SECONDS
 from gymview.live.streamer import FrameStreamer
@@ -150,8 +151,8 @@ def test_draw_kernel_sends_pictures_and_draw_page_refuses_an_env_it_cannot_draw(
     view.flush()
     assert view.sent[0][0]["format"] == "png" and view._scene == {}
     env.close()
-    with pytest.raises(ValueError, match="draw='page'.: the page cannot draw Blackjack-v1.*Leave draw out"):
-        gymview.watch(gym.make("Blackjack-v1", render_mode="rgb_array"), draw="page", display=False)
+    with pytest.raises(ValueError, match="draw='page'.: the page cannot draw gymview-tests/Pictures-v0.*Leave draw out"):
+        gymview.watch(gym.make("gymview-tests/Pictures-v0", render_mode="rgb_array"), draw="page", display=False)
     view = ShownView(draw="page")  # a view of its own: refused at the first frame it cannot draw
     with pytest.raises(ValueError, match="draw='page': the page cannot draw these frames .*draw='auto'"):
         view.push(np.zeros((8, 8, 3), np.uint8))
@@ -162,7 +163,7 @@ def test_draw_kernel_sends_pictures_and_draw_page_refuses_an_env_it_cannot_draw(
 
 def test_envs_the_page_cannot_draw_go_as_pictures_by_default():
     view = ShownView(image_format="png")
-    env = gymview.watch(gym.make("Blackjack-v1", render_mode="rgb_array"), view=view, display=False)
+    env = gymview.watch(gym.make("gymview-tests/Pictures-v0", render_mode="rgb_array"), view=view, display=False)
     env.reset(seed=0)
     view.flush()
     assert view.sent[0][0]["format"] == "png" and view._scene == {}

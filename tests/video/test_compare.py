@@ -2,6 +2,7 @@
 
 import gymnasium as gym
 import numpy as np
+import picture_envs  # noqa: F401 (registers gymview-tests/Pictures-v0)
 import pytest
 from video_checks import decode
 
@@ -98,4 +99,4 @@ def test_bad_arguments_say_what_to_give():
     with pytest.raises(TypeError, match="env id"):
         gymview.compare({"a": lean}, 42)
     with pytest.raises(ValueError, match="render_mode='rgb_array'"):
-        gymview.compare({"a": lambda obs: 0}, lambda: gym.make("Blackjack-v1"))
+        gymview.compare({"a": lambda obs: 0}, lambda: gym.make("gymview-tests/Pictures-v0"))
