@@ -41,6 +41,7 @@ from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
+from gymview.renderers.registry import why_not_drawn_by_page
 from gymview.video.record_video import RecordVideo
 
 if TYPE_CHECKING:
@@ -258,7 +259,7 @@ def watch(
             check_mujoco_rendering()
         if kind == "env" and fast_render:
             snapshot = snapshot_for(cast(gym.Env, env))  # may raise: before a view exists
-        _check_page_draws(draw, env, kind, fast_render, default_title or type(env).__name__)
+        not_drawn = _check_page_draws(draw, env, kind, fast_render, default_title or type(env).__name__)
     made_view = view is None
     if view is None:
         view = _new_view({"title": default_title, **settings}, publish, run)
@@ -277,6 +278,8 @@ def watch(
         if made_view:
             view.close()
         raise
+    if not_drawn is not None and view.draw == "auto":
+        wrapped.feed.report(f"drawn in the kernel: {not_drawn}")
     if display:
         view.show()
     return wrapped
@@ -304,29 +307,36 @@ def _new_view(settings: dict[str, Any], publish: str | bool | None, run: str | N
         raise
 
 
-def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, name: str) -> None:
-    """With ``draw="page"``, raise ValueError unless the page can draw this single or vector env's frames
-    itself (an SB3 VecEnv is refused at its first frame)."""
-    if draw != "page":
-        return
+def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, name: str) -> str | None:
+    """Why a single or vector env of a family the page draws goes as pictures (None: it does not, or the family
+    is not one the page draws); with ``draw="page"``, raise ValueError unless the page can draw its frames itself
+    (an SB3 VecEnv is refused at its first frame)."""
     if isinstance(env, RecordVideo):
-        raise ValueError(
-            "watch(record=..., draw='page'): the view shows the frames being recorded, as pictures; leave draw out"
-        )
+        if draw == "page":
+            raise ValueError(
+                "watch(record=..., draw='page'): the view shows the frames being recorded, as pictures; leave draw out"
+            )
+        return None
+    sub_envs = getattr(env, "envs", None) if kind == "vector" else [env]
+    first = sub_envs[0] if isinstance(sub_envs, (list, tuple)) and sub_envs else None
+    why = why_not_drawn_by_page(first) if fast_render and isinstance(first, gym.Env) else None
+    if draw != "page":
+        return why
     if kind == "env":
         painter: Any = renderer_for(env) or MujocoPainter.for_env(env)
     elif kind == "vector":
-        envs = getattr(env, "envs", None)
-        painter = state_painter(envs) or MujocoGridPainter.for_envs(envs)
+        painter = state_painter(sub_envs) or MujocoGridPainter.for_envs(sub_envs)
     else:
-        return
+        return why
     if not fast_render or painter is None or painter.page_scene() is None:
+        because = f" ({why})" if why else ""
         raise ValueError(
-            f"watch(draw='page'): the page cannot draw {name}; it draws gymnasium's classic-control envs "
+            f"watch(draw='page'): the page cannot draw {name}{because}; it draws gymnasium's classic-control envs "
             "(CartPole, MountainCar, Acrobot, Pendulum), LunarLander, BipedalWalker, its toy-text envs (FrozenLake, "
             "CliffWalking, Taxi, Blackjack), MuJoCo envs and dm_control envs made through shimmy "
             "from their states, with fast_render=True. Leave draw out to send its frames as pictures"
         )
+    return None
 
 
 def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:

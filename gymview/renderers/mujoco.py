@@ -37,12 +37,20 @@ import numpy as np
 
 from gymview.image.frames import fit_size
 from gymview.renderers.grid import grid_scene, tiled
-from gymview.renderers.mujoco_scene import ScenePoses, TendonSegments, camera_pose, page_scene
+from gymview.renderers.mujoco_scene import ScenePoses, TendonSegments, camera_pose, scene_or_why_not
 
 if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
-__all__ = ["MujocoFrame", "MujocoGridPainter", "MujocoPainter", "first_render_makes_gl_context", "preview_quality"]
+__all__ = [
+    "MujocoFrame",
+    "MujocoGridPainter",
+    "MujocoPainter",
+    "dm_control_physics",
+    "first_render_makes_gl_context",
+    "mujoco_env_class",
+    "preview_quality",
+]
 
 # What mjv_updateScene reads from MjData: poses (copied, see the module docstring), tendon
 # paths, actuator and sensor values, flex vertices.
@@ -123,7 +131,7 @@ def preview_quality(model: Any, height: int, width: int) -> Any:
     return cheap
 
 
-def _mujoco_env_class() -> type[MujocoEnv] | None:
+def mujoco_env_class() -> type[MujocoEnv] | None:
     """gymnasium's MujocoEnv, if some env already imported it (never imports mujoco itself)."""
     module = sys.modules.get("gymnasium.envs.mujoco.mujoco_env")
     return getattr(module, "MujocoEnv", None)
@@ -187,7 +195,7 @@ def _dm_control_view(model: Any, camera_id: int) -> np.ndarray:
 def first_render_makes_gl_context(env: Any) -> bool:
     """True for a gymnasium MuJoCo env (or a vector env of them here) that has not rendered yet:
     its next render creates an OpenGL context, which fails when no backend works."""
-    mujoco_env = _mujoco_env_class()
+    mujoco_env = mujoco_env_class()
     if mujoco_env is None:
         return False
     sub_envs = getattr(env, "envs", None)
@@ -230,6 +238,7 @@ class MujocoPainter:
             self.visual_options = dict(renderer._vopt)  # gymnasium's visual_options: mjVIS flags changed
         self._page: tuple[dict[str, Any], ScenePoses] | None = None  # page_scene(), once made
         self._page_made = False
+        self.why_not_drawn: str | None = None  # what the page cannot draw, once page_scene() found it
         self._tendons: TendonSegments | None = None  # made at the first page state of a model with tendons
         # (name, offset, shape, dtype) of each piece of the state vector
         self._layout: list[tuple[str, int, tuple[int, ...], np.dtype]] = []
@@ -255,7 +264,7 @@ class MujocoPainter:
         whose class and wrappers keep its own ``render``, else None; ``preview``: see the class."""
         from gymview.renderers.registry import wrappers_pass_frames_through
 
-        mujoco_env = _mujoco_env_class()
+        mujoco_env = mujoco_env_class()
         unwrapped = env.unwrapped
         physics = dm_control_physics(unwrapped)
         camera = cast(Any, unwrapped).render_kwargs.get("camera_id", -1) if physics is not None else -1
@@ -320,11 +329,12 @@ class MujocoPainter:
     # -- the page's side: a scene described once, poses per frame (renderers/mujoco_scene.py) ------------
     def page_scene(self) -> dict[str, Any] | None:
         """The scene as the page draws it with three.js (see :func:`gymview.renderers.mujoco_scene.page_scene`),
-        or None where the page cannot draw it faithfully."""
+        or None where the page cannot draw it faithfully (:attr:`why_not_drawn` says why)."""
         if not self._page_made:
-            self._page = page_scene(
+            made = scene_or_why_not(
                 self.model, self.width, self.height, self.camera_id, self.visual_options, self.max_geom
             )
+            self._page, self.why_not_drawn = (None, made) if isinstance(made, str) else (made, None)
             self._page_made = True
         return None if self._page is None else self._page[0]
 
@@ -462,7 +472,7 @@ class MujocoPainter:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_data"] = state["_viewer"] = state["_page"] = state["_tendons"] = None
-        state["_previews"], state["_page_made"] = {}, False
+        state["_previews"], state["_page_made"], state["why_not_drawn"] = {}, False, None
         return state
 
     def __repr__(self) -> str:

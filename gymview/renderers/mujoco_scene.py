@@ -32,7 +32,7 @@ import numpy as np
 from gymview._internal.warn import warn_user
 from gymview.image.codec import encode_frame
 
-__all__ = ["GEOM_TYPES", "ScenePoses", "TendonSegments", "camera_pose", "page_scene"]
+__all__ = ["GEOM_TYPES", "ScenePoses", "TendonSegments", "camera_pose", "page_scene", "scene_or_why_not"]
 
 # MuJoCo's mjtGeom values the page draws, by name (sdf, flex, skin and the decor shapes are left to the kernel's
 # renderer)
@@ -150,11 +150,22 @@ def page_scene(
     model: Any, width: int, height: int, camera_id: int, flags: dict[int, bool] | None = None, max_geom: int = 1000
 ) -> tuple[dict[str, Any], ScenePoses] | None:
     """What gymnasium's renderer draws for ``model`` (its ``flags``: gymnasium's ``visual_options``), as the page
-    draws it, and which bodies' poses each frame needs; None when the page cannot draw it faithfully."""
+    draws it, and which bodies' poses each frame needs; None when the page cannot draw it faithfully (see
+    :func:`scene_or_why_not`)."""
+    made = scene_or_why_not(model, width, height, camera_id, flags, max_geom)
+    return None if isinstance(made, str) else made
+
+
+def scene_or_why_not(
+    model: Any, width: int, height: int, camera_id: int, flags: dict[int, bool] | None = None, max_geom: int = 1000
+) -> tuple[dict[str, Any], ScenePoses] | str:
+    """:func:`page_scene`'s scene and poses, or what the page cannot draw faithfully, in words."""
     import mujoco
 
-    if flags or (camera_id >= 0 and _orthographic(model, camera_id)) or model.vis.global_.orthographic:
-        return None
+    if flags:
+        return "visual options changed from MuJoCo's defaults (visual_options)"
+    if (camera_id >= 0 and _orthographic(model, camera_id)) or model.vis.global_.orthographic:
+        return "an orthographic camera"
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     scene = mujoco.MjvScene(model, max_geom)
@@ -166,16 +177,9 @@ def page_scene(
     )
     tendons = _tendons(model, [scene.geoms[i] for i in range(scene.ngeom) if scene.geoms[i].objtype == OBJ_TENDON])
     drawn = [scene.geoms[i] for i in range(scene.ngeom) if scene.geoms[i].objtype != OBJ_TENDON]
-    if (
-        tendons is None
-        or any(not _drawable(geom) for geom in drawn)
-        or any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR))
-        or any(
-            model.light_mode[i] not in LIGHT_MODES or _light_type(model, i) not in LIGHT_TYPES
-            for i in range(model.nlight)
-        )
-    ):
-        return None
+    why_not = _undrawable(model, scene, drawn, tendons)
+    if why_not is not None or tendons is None:
+        return why_not or ""
     lit = [light for light in range(model.nlight) if model.light_active[light]]
     following = [light for light in lit if model.light_mode[light] != FIXED]
     moving = _moving_bodies(
@@ -220,6 +224,25 @@ def page_scene(
         tuple((tendon, slots) for tendon, slots, _ in tendons),
         np.array(following, np.int64),
     )
+
+
+def _undrawable(model: Any, scene: Any, drawn: list[Any], tendons: list[Any] | None) -> str | None:
+    """What of MuJoCo's ``scene`` the page cannot draw faithfully, in words; None if nothing."""
+    import mujoco
+
+    undrawn = [geom for geom in drawn if not _drawable(geom)]
+    if tendons is None:
+        return "a tendon MuJoCo colours by its limit, or a textured one"
+    if undrawn:
+        kind = mujoco.mjtGeom(int(undrawn[0].type)).name.removeprefix("mjGEOM_").lower()
+        return f"a {kind} ({mujoco.mjtObj(int(undrawn[0].objtype)).name.removeprefix('mjOBJ_').lower()})"
+    if any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR)):
+        return "wireframe or segmentation drawing"
+    if any(model.light_mode[i] not in LIGHT_MODES for i in range(model.nlight)):
+        return "a light aimed at a body (targetbody)"
+    if any(_light_type(model, i) not in LIGHT_TYPES for i in range(model.nlight)):
+        return "a point or image light"
+    return None
 
 
 def _orthographic(model: Any, camera: int) -> bool:

@@ -63,6 +63,44 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
     return None
 
 
+def why_not_drawn_by_page(env: gym.Env) -> str | None:
+    """Why the page cannot draw ``env``, an env of a family it draws (a MuJoCo model with a flex, a Taxi of an older
+    gymnasium, a wrapper that draws on the frames), in words; None where it draws it, or draws none of its family.
+
+    >>> import gymnasium as gym
+    >>> why_not_drawn_by_page(gym.make("CartPole-v1")) is None
+    True
+    """
+    from gymview.renderers.mujoco import MujocoPainter, dm_control_physics, mujoco_env_class
+
+    unwrapped = env.unwrapped
+    families = [pair for pair in (*RENDERERS, *_lazy_renderers(type(unwrapped))) if isinstance(unwrapped, pair[0])]
+    mujoco_env = mujoco_env_class()
+    mujoco = (mujoco_env is not None and isinstance(unwrapped, mujoco_env)) or dm_control_physics(unwrapped) is not None
+    if not families and not mujoco:
+        return None
+    if not wrappers_pass_frames_through(env):
+        return "a wrapper changes its pictures (it overrides render())"
+    if families:
+        return _why_not_drawn(unwrapped, *families[0])
+    painter = MujocoPainter.for_env(env)
+    if painter is None or painter.page_scene() is not None:
+        return None
+    return f"the page cannot draw {painter.why_not_drawn}"
+
+
+def _why_not_drawn(
+    env: gym.Env, env_class: type[gym.Env], renderer_class: Callable[[Any, str], BatchRenderer]
+) -> str | None:
+    if type(env).render is not env_class.render:
+        return f"its class {type(env).__name__} draws its own pictures (it overrides render())"
+    try:
+        renderer_class(env, "")
+    except NotDrawable as error:
+        return str(error)
+    return None
+
+
 def _renderer_or_none(
     renderer_class: Callable[[Any, str], BatchRenderer], env: gym.Env, env_id: str
 ) -> BatchRenderer | None:

@@ -117,6 +117,8 @@ def test_a_watched_bipedal_walker_goes_to_the_page_as_its_state_and_never_calls_
 
 
 def test_a_watched_taxi_goes_to_the_page_as_where_its_pictures_go(monkeypatch):
+    if "Taxi-v4" not in gym.registry:
+        pytest.skip("an older gymnasium's Taxi (v3) is drawn otherwise: its frames go as pictures")
     env = gymview.watch(gym.make("Taxi-v4", render_mode="rgb_array"), view=ShownView(max_size=536), display=False)
     view = env.view
     monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
@@ -161,12 +163,30 @@ def test_draw_kernel_sends_pictures_and_draw_page_refuses_an_env_it_cannot_draw(
         gymview.LiveView(draw="browser")
 
 
+def test_an_env_of_a_family_the_page_draws_that_goes_as_pictures_says_why_on_the_status_line():
+    pytest.importorskip("Box2D")
+    view = ShownView(image_format="png")
+    env = gymview.watch(gym.make("BipedalWalkerHardcore-v3", render_mode="rgb_array"), view=view, display=False)
+    env.reset(seed=0)
+    view.flush()
+    assert view.sent[0][0]["format"] == "png" and view._scene == {}
+    why = "drawn in the kernel: the hardcore BipedalWalker's obstacles are drawn only by its render()"
+    assert view.states[-1][0]["message"] == why
+    browser_says(view, {"type": "ready", "v": 2, "client": "a-page-opened-later", "codecs": []})
+    view.flush()
+    assert view.states[-1][0]["message"] == why  # a page that opens later reads it too
+    env.close()
+    with pytest.raises(ValueError, match=r"cannot draw BipedalWalkerHardcore-v3 \(the hardcore BipedalWalker's"):
+        gymview.watch(gym.make("BipedalWalkerHardcore-v3", render_mode="rgb_array"), draw="page", display=False)
+
+
 def test_envs_the_page_cannot_draw_go_as_pictures_by_default():
     view = ShownView(image_format="png")
     env = gymview.watch(gym.make("gymview-tests/Pictures-v0", render_mode="rgb_array"), view=view, display=False)
     env.reset(seed=0)
     view.flush()
     assert view.sent[0][0]["format"] == "png" and view._scene == {}
+    assert all(header["message"] is None for header, _ in view.states)  # nothing to say: no family the page draws
     env.close()
 
 

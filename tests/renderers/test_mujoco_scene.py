@@ -16,7 +16,7 @@ import mujoco  # noqa: E402
 from gymview.live.encoding.replay import FrameHistory  # noqa: E402
 from gymview.live.encoding.scene_frames import SceneFrames  # noqa: E402
 from gymview.renderers import MujocoGridPainter, MujocoPainter  # noqa: E402
-from gymview.renderers.mujoco_scene import camera_pose, page_scene  # noqa: E402
+from gymview.renderers.mujoco_scene import camera_pose, page_scene, scene_or_why_not  # noqa: E402
 from mujoco_models import ant_under_a_following_light, ant_with_tendons  # noqa: E402
 
 
@@ -232,6 +232,16 @@ def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
     assert page_scene(aimed_light, 64, 48, -1) is None
     assert page_scene(plain, 64, 48, -1, flags={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True}) is None
     assert page_scene(plain, 64, 48, -1) is not None
+
+
+def test_a_mujoco_env_the_page_cannot_draw_says_why():
+    from gymview.renderers.registry import why_not_drawn_by_page
+
+    options = gym.make("HalfCheetah-v5", render_mode="rgb_array", visual_options={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True})
+    assert why_not_drawn_by_page(options) == "the page cannot draw visual options changed from MuJoCo's defaults (visual_options)"
+    assert why_not_drawn_by_page(gym.make("HalfCheetah-v5", render_mode="rgb_array")) is None
+    flat = model_of("<worldbody><camera name='flat' projection='orthographic'/><body><freejoint/><geom size='.1'/></body></worldbody>")
+    assert scene_or_why_not(flat, 64, 48, 0) == "an orthographic camera"
 
 
 def test_a_site_is_drawn_as_the_shape_it_is_on_its_body():

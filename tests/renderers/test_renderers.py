@@ -14,6 +14,7 @@ import pytest
 from gymnasium.envs.classic_control import CartPoleEnv, PendulumEnv
 
 from gymview.renderers import BatchRenderer, Drawing, renderer_for
+from gymview.renderers.registry import why_not_drawn_by_page
 
 ENV_IDS = ["MountainCar-v0", "MountainCarContinuous-v0", "CartPole-v1", "Acrobot-v1", "Pendulum-v1"]
 
@@ -156,6 +157,41 @@ def test_an_env_whose_package_is_missing_has_no_renderer(monkeypatch) -> None:
 
     monkeypatch.setattr(gym, "make", without_box2d)
     assert renderer_for("LunarLander-v3") is None
+
+
+def newest(name: str) -> str:
+    """The newest version of ``name`` this gymnasium registers (``Taxi-v4`` from gymnasium 1.3, ``Taxi-v3`` before)."""
+    return max((env_id for env_id in gym.registry if env_id.startswith(f"{name}-v")), key=lambda i: int(i.split("-v")[1]))
+
+
+@pytest.mark.parametrize("name", ["FrozenLake", "CliffWalking", "Taxi", "Blackjack"])
+def test_a_toy_text_env_is_drawn_as_its_render_draws_it_or_left_to_its_render(name) -> None:
+    # whichever gymnasium this is: a renderer draws its very picture, or there is none (its frames go as pictures)
+    env = gym.make(newest(name), render_mode="rgb_array")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    renderer = renderer_for(env)
+    for _ in range(30):
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if renderer is not None:
+            np.testing.assert_array_equal(renderer.render(renderer.state_of(env)[None])[0], env.render())
+        if terminated or truncated:
+            env.reset()
+    env.close()
+
+
+def test_why_the_page_cannot_draw_an_env_of_a_family_it_draws_is_said_in_words() -> None:
+    class Tinted(gym.Wrapper):
+        def render(self):
+            return 255 - self.env.render()
+
+    assert why_not_drawn_by_page(gym.make("CartPole-v1", render_mode="rgb_array")) is None
+    assert why_not_drawn_by_page(gym.make("gymview-tests/Pictures-v0")) is None  # no family the page draws
+    assert why_not_drawn_by_page(Tinted(gym.make("CartPole-v1", render_mode="rgb_array"))) == (
+        "a wrapper changes its pictures (it overrides render())"
+    )
+    frozen = gym.make("FrozenLake-v1", desc=["S" + "F" * 16] * 16 + ["F" * 16 + "G"], render_mode="rgb_array")
+    assert "more than 256 cells" in why_not_drawn_by_page(frozen)
 
 
 def test_unknown_envs_have_no_renderer() -> None:
