@@ -41,7 +41,7 @@ from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
-from gymview.renderers.registry import why_not_drawn_by_page
+from gymview.renderers.not_drawn import why_not_drawn_by_page
 from gymview.video.record_video import RecordVideo
 
 if TYPE_CHECKING:

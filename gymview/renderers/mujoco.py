@@ -38,6 +38,7 @@ import numpy as np
 from gymview.image.frames import fit_size
 from gymview.renderers.grid import grid_scene, tiled
 from gymview.renderers.mujoco_scene import ScenePoses, TendonSegments, camera_pose, scene_or_why_not
+from gymview.renderers.wrappers import wrappers_pass_frames_through
 
 if TYPE_CHECKING:
     from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
@@ -262,8 +263,6 @@ class MujocoPainter:
     def for_env(cls, env: gym.Env, preview: bool = False) -> MujocoPainter | None:
         """A painter for a gymnasium ``MujocoEnv``, or a dm_control env through shimmy, in ``rgb_array`` mode
         whose class and wrappers keep its own ``render``, else None; ``preview``: see the class."""
-        from gymview.renderers.registry import wrappers_pass_frames_through
-
         mujoco_env = mujoco_env_class()
         unwrapped = env.unwrapped
         physics = dm_control_physics(unwrapped)

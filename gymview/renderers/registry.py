@@ -9,6 +9,7 @@ import gymnasium as gym
 
 from gymview.renderers.base import BatchRenderer, NotDrawable
 from gymview.renderers.classic_control import RENDERERS
+from gymview.renderers.wrappers import wrappers_pass_frames_through
 
 # Families imported only for an env of theirs (Box2D needs a package of its own; a board's pictures are drawn by
 # the env): "module:Class" -> the renderer
@@ -55,49 +56,11 @@ def renderer_for(env_or_id: gym.Env | str) -> BatchRenderer | None:
         return None
     unwrapped = env_or_id.unwrapped
     env_id = unwrapped.spec.id if unwrapped.spec is not None else type(unwrapped).__name__
-    for env_class, renderer_class in (*RENDERERS, *_lazy_renderers(type(unwrapped))):
+    for env_class, renderer_class in (*RENDERERS, *lazy_renderers(type(unwrapped))):
         if type(unwrapped) is env_class or (
             isinstance(unwrapped, env_class) and type(unwrapped).render is env_class.render
         ):
             return _renderer_or_none(renderer_class, unwrapped, env_id)
-    return None
-
-
-def why_not_drawn_by_page(env: gym.Env) -> str | None:
-    """Why the page cannot draw ``env``, an env of a family it draws (a MuJoCo model with a flex, a Taxi of an older
-    gymnasium, a wrapper that draws on the frames), in words; None where it draws it, or draws none of its family.
-
-    >>> import gymnasium as gym
-    >>> why_not_drawn_by_page(gym.make("CartPole-v1")) is None
-    True
-    """
-    from gymview.renderers.mujoco import MujocoPainter, dm_control_physics, mujoco_env_class
-
-    unwrapped = env.unwrapped
-    families = [pair for pair in (*RENDERERS, *_lazy_renderers(type(unwrapped))) if isinstance(unwrapped, pair[0])]
-    mujoco_env = mujoco_env_class()
-    mujoco = (mujoco_env is not None and isinstance(unwrapped, mujoco_env)) or dm_control_physics(unwrapped) is not None
-    if not families and not mujoco:
-        return None
-    if not wrappers_pass_frames_through(env):
-        return "a wrapper changes its pictures (it overrides render())"
-    if families:
-        return _why_not_drawn(unwrapped, *families[0])
-    painter = MujocoPainter.for_env(env)
-    if painter is None or painter.page_scene() is not None:
-        return None
-    return f"the page cannot draw {painter.why_not_drawn}"
-
-
-def _why_not_drawn(
-    env: gym.Env, env_class: type[gym.Env], renderer_class: Callable[[Any, str], BatchRenderer]
-) -> str | None:
-    if type(env).render is not env_class.render:
-        return f"its class {type(env).__name__} draws its own pictures (it overrides render())"
-    try:
-        renderer_class(env, "")
-    except NotDrawable as error:
-        return str(error)
     return None
 
 
@@ -111,7 +74,7 @@ def _renderer_or_none(
         return None
 
 
-def _lazy_renderers(env_class: type[gym.Env]) -> list[tuple[type[gym.Env], Callable[[Any, str], BatchRenderer]]]:
+def lazy_renderers(env_class: type[gym.Env]) -> list[tuple[type[gym.Env], Callable[[Any, str], BatchRenderer]]]:
     """The (env class, renderer) pairs of :data:`LAZY_RENDERERS` for ``env_class`` or a class it derives from."""
     import importlib
 
@@ -122,14 +85,3 @@ def _lazy_renderers(env_class: type[gym.Env]) -> list[tuple[type[gym.Env], Calla
             module, name = renderer.split(":")
             found.append((base, getattr(importlib.import_module(module), name)))
     return found
-
-
-def wrappers_pass_frames_through(env: gym.Env) -> bool:
-    """False if a wrapper around the unwrapped env overrides ``render`` (it may change the frames)."""
-    from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker
-
-    while isinstance(env, gym.Wrapper):
-        if type(env).render is not gym.Wrapper.render and not isinstance(env, (OrderEnforcing, PassiveEnvChecker)):
-            return False
-        env = env.env
-    return True

@@ -235,7 +235,7 @@ def test_scenes_the_page_cannot_draw_faithfully_stay_pictures():
 
 
 def test_a_mujoco_env_the_page_cannot_draw_says_why():
-    from gymview.renderers.registry import why_not_drawn_by_page
+    from gymview.renderers.not_drawn import why_not_drawn_by_page
 
     options = gym.make("HalfCheetah-v5", render_mode="rgb_array", visual_options={mujoco.mjtVisFlag.mjVIS_CONTACTPOINT: True})
     assert why_not_drawn_by_page(options) == "the page cannot draw visual options changed from MuJoCo's defaults (visual_options)"

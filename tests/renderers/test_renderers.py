@@ -14,7 +14,7 @@ import pytest
 from gymnasium.envs.classic_control import CartPoleEnv, PendulumEnv
 
 from gymview.renderers import BatchRenderer, Drawing, renderer_for
-from gymview.renderers.registry import why_not_drawn_by_page
+from gymview.renderers.not_drawn import why_not_drawn_by_page
 
 ENV_IDS = ["MountainCar-v0", "MountainCarContinuous-v0", "CartPole-v1", "Acrobot-v1", "Pendulum-v1"]
 
