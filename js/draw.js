@@ -1,7 +1,7 @@
 // Drawing a view: the newest (or replayed) frame on requestAnimationFrame, the status line and the
 // buttons' state.
 import { showReplayCharts } from "./replay_charts.js";
-import { canvasScale, drawScene, missingModule } from "./scene.js";
+import { canvasScale, drawScene, missingModule, sceneReady } from "./scene.js";
 import { KERNEL_GONE, RateMeter, StatusLine, buttonsOff, speedLabel, statusText } from "./status.js";
 
 /** Draw the newest frame (or the replayed one) on requestAnimationFrame, with the buttons' state;
@@ -87,7 +87,7 @@ export function drawLoop(dom, stream) {
       stream.sceneFailed(scene, error);
       return false;
     }
-    return true;
+    return sceneReady(scene); // drawn again once its pictures are here
   };
 
   const draw = (refresh) => {

@@ -1,6 +1,6 @@
-// Scenes the page draws from a state: gymnasium's classic-control envs and LunarLander drawn with canvas 2D as
-// gymnasium draws them with pygame (gymnasium/envs/classic_control/*.py, box2d/lunar_lander.py), boards
-// (FrozenLake, CliffWalking) and Taxi from pictures the env drew once, MuJoCo envs drawn with three.js
+// Scenes the page draws from a state: gymnasium's classic-control and Box2D envs drawn with canvas 2D as
+// gymnasium draws them with pygame (gymnasium/envs/classic_control/*.py; Box2D's in scene_box2d.js), the toy-text
+// envs from their own pictures (boards, Taxi, Blackjack), MuJoCo envs drawn with three.js
 // (scene3d.js, a bundle of its own that the page loads when it first meets a MuJoCo scene: most views
 // never need three.js's half a megabyte), and a labelled grid of either for vector envs.
 // The kernel sends a scene's description once (the view's "_scene" trait: gymview/renderers, page_scene())
@@ -8,9 +8,10 @@
 //
 // pygame draws on pixel indices, y up, then flips the picture: pixel (x, y) has its centre at
 // (x + 0.5, height - y - 0.5) on the canvas. Its filled shapes cover the pixels their edges cross, hence
-// each shape is filled and stroked one pixel wide.
+// each shape is filled and stroked one pixel wide (shapes.js); Box2D's envs: scene_box2d.js.
 
-const BLACK = "rgb(0,0,0)";
+import { bipedalwalker, lunarlander } from "./scene_box2d.js";
+import { BLACK, box, circle, pixels, polygon, turned } from "./shapes.js";
 
 /** Modules that draw kinds of scene this one does not: kind -> {drawMujoco, drawnScale, loadMujoco} (scene3d.js;
  * one a kernel with an older gymview sent may lack drawnScale). */
@@ -58,6 +59,15 @@ export function loadScene(scene, onLoad = () => {}) {
   }
   const loaded = pictures.get(cell);
   return loaded instanceof Promise ? loaded : Promise.resolve();
+}
+
+/** Whether what `scene` draws with is here (its pictures, a MuJoCo scene's textures): a frame drawn before is drawn
+ * again once it is, or a run that stopped would leave it unfinished. */
+export function sceneReady(scene) {
+  const cell = scene.kind === "grid" ? scene.cell : scene;
+  if (cell.kind === "mujoco") return modules.get("mujoco")?.texturesLoaded?.(cell) ?? false;
+  const urls = cell.arrow ? { arrow: cell.arrow } : (cell.images ?? {});
+  return Object.keys(urls).length === 0 || picturesOf(cell) !== null;
 }
 
 /** The scene's decoded pictures, or null while they load. */
@@ -112,35 +122,6 @@ function drawCell(context, scene, state, scale, left, top, drawnAt = undefined) 
   draw(context, scene, state, scale, left, top);
   context.restore();
 }
-
-function polygon(context, points, color) {
-  context.beginPath();
-  points.forEach(([x, y], i) => (i === 0 ? context.moveTo(x, y) : context.lineTo(x, y)));
-  context.closePath();
-  context.fillStyle = context.strokeStyle = color;
-  context.fill();
-  context.stroke();
-}
-
-function circle(context, x, y, radius, color) {
-  context.beginPath();
-  context.arc(x, y, radius, 0, 2 * Math.PI);
-  context.fillStyle = context.strokeStyle = color;
-  context.fill();
-  context.stroke();
-}
-
-/** The pixels from (x0, y0) to (x1, y1), both included, filled (pygame's hline, vline and straight lines). */
-function pixels(context, x0, y0, x1, y1, color) {
-  context.fillStyle = color;
-  context.fillRect(x0 - 0.5, y0 - 0.5, x1 - x0 + 1, y1 - y0 + 1);
-}
-
-/** `points` turned by `angle` (radians, counter-clockwise in pygame's y-up space) and moved by (dx, dy). */
-const turned = (points, angle, dx, dy) =>
-  points.map(([x, y]) => [x * Math.cos(angle) - y * Math.sin(angle) + dx, x * Math.sin(angle) + y * Math.cos(angle) + dy]);
-
-const box = (l, r, t, b) => [[l, b], [l, t], [r, t], [r, b]];
 
 function cartpole(context, scene, state) {
   const cartX = state[0] * scene.scale + scene.width / 2;
@@ -221,111 +202,6 @@ function pendulum(context, scene, state, scale, left, top) {
     context.restore();
   }
   circle(context, offset, offset, Math.trunc(0.05 * scene.scale), BLACK);
-}
-
-/** LunarLander's flags, once, over everything (gymnasium draws them again after each body: here that would cost
- * most of a frame, for edges a shade darker). */
-function flags(context, scene) {
-  const [x1, x2, y] = scene.helipad;
-  for (const x of [x1 * scene.scale, x2 * scene.scale]) {
-    const pole = y * scene.scale;
-    pixels(context, x, pole, x, pole + 50, "rgb(255,255,255)");
-    polygon(context, [[x, pole + 50], [x, pole + 40], [x + 25, pole + 45]], "rgb(204,204,0)");
-  }
-}
-
-/** gymnasium's LunarLander: the sky above the ground's 11 heights, the exhaust's particles (x, y, time left;
- * NaN where none) coloured by the time they have left, the lander and its legs outlined, the flags. */
-function lunarlander(context, scene, state) {
-  const { scale, ground_x: groundX } = scene;
-  // the sky above the ground as one shape: gymnasium's pieces, drawn apart, would leave seams between them here
-  const ground = groundX.map((x, i) => [x * scale, state[9 + i] * scale]);
-  polygon(context, [...ground, [ground.at(-1)[0], scene.height], [ground[0][0], scene.height]], BLACK);
-  // the particles, one path a colour (their colours are few): filled half a pixel wider, as pygame covers a pixel
-  // its circle's edge crosses, instead of filled and stroked one by one
-  const particles = state.subarray(9 + groundX.length);
-  const byColour = new Map();
-  for (let i = 0; i < scene.particles; i += 1) {
-    const [x, y, age] = particles.subarray(3 * i, 3 * i + 3);
-    if (Number.isNaN(x)) continue;
-    const [warm, cool] = [Math.trunc(Math.max(0.2, 0.15 + age) * 255), Math.trunc(Math.max(0.2, 0.5 * age) * 255)];
-    const colour = `rgb(${warm},${cool},${cool})`;
-    if (!byColour.has(colour)) byColour.set(colour, []);
-    byColour.get(colour).push([x * scale, y * scale]);
-  }
-  const radius = scene.particle_radius + 0.5;
-  for (const [colour, centres] of byColour) {
-    context.beginPath();
-    for (const [x, y] of centres) {
-      context.moveTo(x + radius, y);
-      context.arc(x, y, radius, 0, 2 * Math.PI);
-    }
-    context.fillStyle = colour;
-    context.fill();
-  }
-  scene.outlines.forEach((vertices, n) => {
-    const [x, y, angle] = state.subarray(3 * n, 3 * n + 3);
-    const path = turned(vertices, angle, x, y).map(([px, py]) => [px * scale, py * scale]);
-    polygon(context, path, "rgb(128,102,230)");
-    context.strokeStyle = "rgb(77,77,128)";
-    context.stroke();
-  });
-  flags(context, scene);
-}
-
-/** gymnasium's BipedalWalker, its view scrolled with the walker (the right end of a picture as wide as the way
- * walked): the sky, the clouds (drifting at half the view's speed), the ground in view (heights from the step before
- * it), the lidar ray (x0, y0, x1, y1; NaN when none), the ground's edge, the legs and the hull outlined, the flag. */
-function bipedalwalker(context, scene, state) {
-  const { scale, step, ground: count, clouds, outlines, colours } = scene;
-  const scroll = state[0];
-  const [ray, first, heights] = [state.subarray(16, 20), state[20], state.subarray(21, 21 + count)];
-  const corners = state.subarray(21 + count);
-  context.translate(-(Math.trunc(scene.width + Math.max(0, scroll) * scale) - scene.width), 0);
-  polygon(context, box(scroll * scale, scroll * scale + scene.width, scene.height, 0), "rgb(215,215,255)");
-  const view = scene.width / scale;
-  const cornersEach = corners.length / clouds / 2;
-  for (let n = 0; n < clouds; n += 1) {
-    const at = (i) => 2 * (n * cornersEach + i);
-    const cloud = Array.from({ length: cornersEach }, (_, i) => [corners[at(i)], corners[at(i) + 1]]);
-    const xs = cloud.map(([x]) => x);
-    if (Math.max(...xs) < scroll / 2 || Math.min(...xs) > scroll / 2 + view) continue;
-    polygon(context, cloud.map(([x, y]) => [x * scale + (scroll * scale) / 2, y * scale]), "rgb(255,255,255)");
-  }
-  // the ground as one shape: gymnasium's pieces, drawn apart, would leave seams between them here
-  const edge = Array.from(heights, (height, i) => [(first + i) * step * scale, height * scale]);
-  polygon(context, [...edge, [edge.at(-1)[0], 0], [edge[0][0], 0]], "rgb(102,153,76)");
-  if (!Number.isNaN(ray[0])) {
-    context.beginPath();
-    context.moveTo(ray[0] * scale, ray[1] * scale);
-    context.lineTo(ray[2] * scale, ray[3] * scale);
-    context.strokeStyle = "rgb(255,0,0)";
-    context.stroke();
-  }
-  for (let i = 0; i + 1 < edge.length; i += 1) {
-    context.beginPath();
-    context.moveTo(...edge[i]);
-    context.lineTo(...edge[i + 1]);
-    context.strokeStyle = (first + i) % 2 === 0 ? "rgb(76,255,76)" : "rgb(76,204,76)";
-    context.stroke();
-  }
-  for (const n of [1, 2, 3, 4, 0]) { // the legs, then the hull
-    const [x, y, angle] = state.subarray(1 + 3 * n, 4 + 3 * n);
-    const path = turned(outlines[n], angle, x, y).map(([px, py]) => [px * scale, py * scale]);
-    polygon(context, path, `rgb(${colours[n][0]})`);
-    context.strokeStyle = `rgb(${colours[n][1]})`;
-    context.stroke();
-  }
-  const [flagX, flagY] = scene.flag;
-  const top = flagY + 50;
-  context.beginPath();
-  context.moveTo(flagX, flagY);
-  context.lineTo(flagX, top);
-  context.strokeStyle = BLACK;
-  context.stroke();
-  polygon(context, [[flagX, top], [flagX, top - 10], [flagX + 25, top - 5]], "rgb(230,51,0)");
-  context.strokeStyle = BLACK;
-  context.stroke();
 }
 
 /** A board (FrozenLake, CliffWalking): its picture, with the player's cell (state: cell, facing) pasted from the

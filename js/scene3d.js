@@ -50,6 +50,9 @@ export function loadMujoco(scene, onLoad = () => {}) {
   return textures instanceof Promise ? textures : Promise.resolve();
 }
 
+/** Whether `scene`'s textures are decoded (true for a scene without textures). */
+export const texturesLoaded = (scene) => scene.textures.length === 0 || (loaded.has(scene) && !(loaded.get(scene) instanceof Promise));
+
 async function decodeTexture({ type, width, url }) {
   const blob = await (await fetch(url)).blob();
   const options = { colorSpaceConversion: "none", premultiplyAlpha: "none" };

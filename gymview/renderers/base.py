@@ -21,6 +21,17 @@ def png_url(picture: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(encode_frame(picture, "png")).decode("ascii")
 
 
+def window_of_size(size: Any) -> Any:
+    """A pygame surface of ``size`` for an env's copy to render on, or None where the env has no such size: a render
+    without one makes one after initialising pygame's display, which writes an error about XDG_RUNTIME_DIR in a
+    notebook without a desktop."""
+    if size is None:
+        return None
+    import pygame
+
+    return pygame.Surface(tuple(size))
+
+
 class NotDrawable(Exception):
     """Raised by a renderer's constructor for an env of its family that it cannot draw (a board whose picture
     changes elsewhere than in the player's cell): :func:`renderer_for` gives None for it."""

@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview.renderers.base import NotDrawable
+from gymview.renderers.base import NotDrawable, window_of_size
 from gymview.renderers.pasted import PastedRenderer, picture, rgba
 
 __all__ = ["TaxiRenderer"]
@@ -40,7 +40,11 @@ class TaxiRenderer(PastedRenderer):
                                "TAXI_V_OFFSET")}  # fmt: skip
             self.locs = [tuple(loc) for loc in unwrapped.locs]
             drawing = copy.copy(unwrapped)  # the user's env is not drawn on: its copy loads the pictures
-            drawing.window, drawing.clock, drawing.render_mode = None, None, "rgb_array"
+            drawing.window, drawing.clock, drawing.render_mode = (
+                window_of_size(getattr(taxi, "WINDOW_SIZE", None)),
+                None,
+                "rgb_array",
+            )
             drawing.s, drawing.lastaction, drawing.taxi_orientation = unwrapped.encode(0, 0, 0, 1), None, 0
             rendered = np.array(drawing.render(), np.uint8)
             pictures = [drawing.destination_img, drawing.passenger_img, *drawing.taxi_imgs, *drawing.taxi_full_imgs]

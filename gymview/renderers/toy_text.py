@@ -19,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from gymview.renderers.base import BatchRenderer, NotDrawable, png_url
+from gymview.renderers.base import BatchRenderer, NotDrawable, png_url, window_of_size
 
 __all__ = ["BoardRenderer"]
 
@@ -135,7 +135,11 @@ def _drawn_board(env: Any) -> tuple[np.ndarray, list[np.ndarray]]:
     if int(env.observation_space.n) > MOST_RENDERS:
         raise NotDrawable(f"{type(env).__name__}'s map has more than {MOST_RENDERS} cells to draw once")
     drawing = copy.copy(env)  # the user's env is not drawn on: its copy gets a window of its own
-    drawing.window_surface, drawing.clock, drawing.render_mode = None, None, "rgb_array"
+    drawing.window_surface, drawing.clock, drawing.render_mode = (
+        window_of_size(getattr(env, "window_size", None)),
+        None,
+        "rgb_array",
+    )
     columns, cell_size, cells = _columns(env), tuple(env.cell_size), int(env.observation_space.n)
 
     def drawn(cell: int, facing: Any) -> np.ndarray:

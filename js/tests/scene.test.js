@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { stateOf } from "../protocol.js";
-import { addSceneModule, canvasScale, drawScene, envLabel } from "../scene.js";
+import { addSceneModule, canvasScale, drawScene, envLabel, sceneReady } from "../scene.js";
 import { FrameStream } from "../stream.js";
 
 function fakeModel(scene = null) {
@@ -124,4 +124,11 @@ test("a MuJoCo view's canvas is the size its module draws at, and the module dra
   assert.deepEqual(drawn.pop(), [0, 0, 480, 480, undefined]); // elsewhere (a still, a test page): the module's choice
   addSceneModule("mujoco", { drawMujoco: () => {} }); // sent by a kernel with an older gymview
   assert.equal(canvasScale(scene, 480, 480), 1);
+});
+
+test("a scene drawn with pictures is ready once they are decoded; one without needs nothing", () => {
+  assert.equal(sceneReady({ kind: "cartpole", width: 600, height: 400 }), true);
+  const sprites = { kind: "sprites", width: 10, height: 10, images: { background: "data:image/png;base64,", sprite0: "data:," } };
+  assert.equal(sceneReady(sprites), false); // not loaded yet: a frame drawn now is drawn again when they are
+  assert.equal(sceneReady({ kind: "grid", cell: sprites, count: 2, columns: 2 }), false);
 });
