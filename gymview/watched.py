@@ -232,7 +232,7 @@ def watch(
     }
     settings = {name: value for name, value in settings.items() if value is not None}
     _check_view_arguments(view, settings, publish)
-    spec, snapshot = getattr(env, "spec", None), None
+    spec, snapshot, not_drawn = getattr(env, "spec", None), None, None
     if kind in ("aec", "parallel"):
         from gymview.integrations import pettingzoo
 
@@ -274,12 +274,12 @@ def watch(
             from gymview.integrations.sb3 import WatchedVecEnv
 
             wrapped = WatchedVecEnv(cast("VecEnv", env), view, fast_render=fast_render, owns_view=made_view)
+        if not_drawn is not None and view.draw == "auto":
+            wrapped.feed.report(f"drawn in the kernel: {not_drawn}")
     except BaseException:
         if made_view:
             view.close()
         raise
-    if not_drawn is not None and view.draw == "auto":
-        wrapped.feed.report(f"drawn in the kernel: {not_drawn}")
     if display:
         view.show()
     return wrapped
@@ -319,7 +319,7 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
         return None
     sub_envs = getattr(env, "envs", None) if kind == "vector" else [env]
     first = sub_envs[0] if isinstance(sub_envs, (list, tuple)) and sub_envs else None
-    why = why_not_drawn_by_page(first) if fast_render and isinstance(first, gym.Env) else None
+    why = _why_pictures(first) if fast_render and draw != "kernel" else None
     if draw != "page":
         return why
     if kind == "env":
@@ -337,6 +337,17 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
             "from their states, with fast_render=True. Leave draw out to send its frames as pictures"
         )
     return None
+
+
+def _why_pictures(env: Any) -> str | None:
+    """:func:`~gymview.renderers.not_drawn.why_not_drawn_by_page` for a single env; None where it cannot say (a
+    failure to say so never stops watch(): the frames go as they would anyway)."""
+    if not isinstance(env, gym.Env):
+        return None
+    try:
+        return why_not_drawn_by_page(env)
+    except Exception:
+        return None
 
 
 def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | None:

@@ -81,6 +81,7 @@ export class ControlChannel {
       }
     }
     if (msg.message) this.notice = msg.message;
+    else if (msg.message === "" && this.notice !== NOT_HEARD) this.notice = ""; // the kernel has nothing to say now
     else if (this.pending.size === 0 && this.notice === NOT_HEARD) this.notice = "";
   }
 

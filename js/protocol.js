@@ -32,7 +32,7 @@
 //     {type: "stop"}                               a background job's Stop button (job_status.js, its own widget)
 //   kernel → browser, besides frames:
 //     {type: "state", state: "running" | "paused" | "stopped", speed: number | null, fps: number | null,
-//      speeds: number[], history: number, heard: string[], message: string | null}
+//      speeds: number[], history: number, heard: string[], message: string}  ("": no line to show)
 //     heard: ids of the latest clicks the kernel applied; a frame with `replay: index` is a kept frame
 //     shown again, not a new one.
 //     {type: "module", name: "mujoco"} + one buffer: the module's JavaScript, to a page that asked for it

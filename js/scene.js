@@ -51,10 +51,13 @@ export function loadScene(scene, onLoad = () => {}) {
   if (Object.keys(urls).length === 0) return Promise.resolve();
   if (!pictures.has(cell)) {
     const decode = async ([name, url]) => [name, await createImageBitmap(await (await fetch(url)).blob())];
-    const loading = Promise.all(Object.entries(urls).map(decode)).then((decoded) => {
-      pictures.set(cell, Object.fromEntries(decoded));
-      onLoad();
-    });
+    const loading = Promise.all(Object.entries(urls).map(decode))
+      .then((decoded) => pictures.set(cell, Object.fromEntries(decoded)))
+      .catch((error) => {
+        pictures.set(cell, {}); // drawn without them from now on (drawing says what is missing), not waited for
+        console.error("gymview: could not decode the scene's pictures", error);
+      })
+      .then(onLoad);
     pictures.set(cell, loading);
   }
   const loaded = pictures.get(cell);
@@ -65,7 +68,7 @@ export function loadScene(scene, onLoad = () => {}) {
  * again once it is, or a run that stopped would leave it unfinished. */
 export function sceneReady(scene) {
   const cell = scene.kind === "grid" ? scene.cell : scene;
-  if (cell.kind === "mujoco") return modules.get("mujoco")?.texturesLoaded?.(cell) ?? false;
+  if (cell.kind === "mujoco") return modules.get("mujoco")?.texturesLoaded?.(cell) ?? true;
   const urls = cell.arrow ? { arrow: cell.arrow } : (cell.images ?? {});
   return Object.keys(urls).length === 0 || picturesOf(cell) !== null;
 }

@@ -39,11 +39,16 @@ function place(object, [x, y, z, qw, qx, qy, qz]) {
 /** Decode `scene`'s textures (PNG data URLs) once; `onLoad` runs when they are there. */
 export function loadMujoco(scene, onLoad = () => {}) {
   if (!loaded.has(scene)) {
-    const decoding = Promise.all(scene.textures.map(decodeTexture)).then((textures) => {
-      loaded.set(scene, textures);
-      built.delete(scene); // built again, with its textures
-      onLoad();
-    });
+    const decoding = Promise.all(scene.textures.map(decodeTexture))
+      .catch((error) => {
+        console.error("gymview: could not decode the scene's textures", error);
+        return []; // drawn without them from now on, not waited for
+      })
+      .then((textures) => {
+        loaded.set(scene, textures);
+        built.delete(scene); // built again, with its textures
+        onLoad();
+      });
     loaded.set(scene, decoding);
   }
   const textures = loaded.get(scene);

@@ -43,6 +43,7 @@ class Worker:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._joining = False  # stop() waits for the thread: a start() from elsewhere starts the next one
 
     @property
     def running(self) -> bool:
@@ -60,7 +61,7 @@ class Worker:
         :meth:`stop` waits for the thread, it starts the next one, unless the ending thread itself calls it."""
         with self._lock:
             self.check()
-            ending = self._stop_event.is_set() and self._thread is not threading.current_thread()
+            ending = self._joining and self._thread is not threading.current_thread()
             if self.running and not again and not ending:
                 return
             self._stop_event = threading.Event()
@@ -86,14 +87,18 @@ class Worker:
         with self._lock:
             thread = self._thread
             self._stop_event.set()
-        if self._wake is not None:
-            self._wake()
+            if self._wake is not None:
+                self._wake()
+            self._joining = True
         # joined without the lock: the ending thread may still call start() (it finds itself running)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-            if thread.is_alive():
-                raise TimeoutError(f"gymview's {self.name} thread did not stop within {timeout} s")
-        with self._lock:
-            if self._thread is thread:
-                self._thread = None
+        try:
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout)
+                if thread.is_alive():  # it stays this worker's thread: a start() now leaves it be
+                    raise TimeoutError(f"gymview's {self.name} thread did not stop within {timeout} s")
+            with self._lock:
+                if self._thread is thread:
+                    self._thread = None
+        finally:
+            self._joining = False
         self.check()

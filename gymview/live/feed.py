@@ -85,6 +85,7 @@ class ViewFeed:
         self._steps = steps if own_cost is not None else None  # counted for the wrapper's share of the loop's time
         self._own_cost = own_cost
         self._step_cost = 0.0  # own_cost(), once asked
+        link.view.report("")  # a view fed by a loop before has nothing to say of this one yet
         self._counted: tuple[float, int] | None = None  # (when, the steps kept then) at the last count
         self._own_share = 0.0  # smoothed
 

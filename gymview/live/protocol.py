@@ -51,12 +51,13 @@ page's ``cancel`` names the click it gave up on.
 Kernel → browser, besides frames::
 
     {"type": "state", "state": "paused", "speed": 1.0, "fps": 50, "speeds": [0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
-     "history": 300, "heard": ["k3x9:4"], "message": null}
+     "history": 300, "heard": ["k3x9:4"], "message": ""}
         what the loop does now: ``fps`` is the env's own frame rate (speed 1.0), ``speeds`` the
         choices (the page adds "max", sent back as ``"value": "max"``), ``history`` how many kept
         frames the replay slider has, ``heard`` the ids of the latest clicks applied (the browser
         tells the user when a click is not heard: the kernel could not hear it while the cell runs),
-        ``message`` a line to show (a run's error)
+        ``message`` the line to show under the picture (a run's error, why the frames are pictures; ``""``:
+        none), the latest the kernel reported, in every state message
     a frame message with ``"replay": 12``: a kept frame shown again, not a new one
     {"type": "module", "name": "mujoco"} + one buffer: the module's JavaScript (``js/scene3d.js``, three.js
         included), sent to a page that asked: once per page, not with every view

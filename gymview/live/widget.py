@@ -171,7 +171,7 @@ class LiveView(anywidget.AnyWidget):
             if self._in_kernel and not self._marimo
             else lambda active: None,
         )
-        self._notice: str | None = None  # the latest message reported to the pages (see _post_state)
+        self._notice = ""  # the latest message reported to the pages (see _post_state)
         self._controls = RunControls(on_change=self._post_state)
         self._modules_sent = 0
         self._displayed = False
@@ -523,7 +523,7 @@ class LiveView(anywidget.AnyWidget):
 
     def _post_state(self, controls: RunControls | None = None, message: str | None = None) -> None:
         """Tell the pages what the loop does, with the latest message reported (a page that opens later reads it
-        too)."""
+        too; ``""`` takes it away)."""
         controls = controls or self._controls
         self._notice = message if message is not None else self._notice
         self._streamer.post(
@@ -534,7 +534,7 @@ class LiveView(anywidget.AnyWidget):
                 list(SPEEDS),
                 len(self._streamer.history),
                 self._messages.heard,
-                self._notice,
+                self._notice or "",
             )
         )
 

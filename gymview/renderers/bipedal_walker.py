@@ -55,6 +55,7 @@ class BipedalWalkerRenderer(WholeFrameRenderer):
             raise NotDrawable("the hardcore BipedalWalker's obstacles are drawn only by its render()")
         super().__init__(env_id, walker.VIEWPORT_W, walker.VIEWPORT_H)
         del self._canvas
+        self._background = np.full((self.height, self.width, 3), SKY, np.uint8)  # all else moves with the view
         self.scale, self.step = float(walker.SCALE), float(walker.TERRAIN_STEP)
         self.steps = int(walker.TERRAIN_LENGTH)
         self.flag_x, self.flag_y = self.step * 3 * self.scale, float(walker.TERRAIN_HEIGHT) * self.scale

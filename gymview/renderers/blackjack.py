@@ -20,6 +20,7 @@ from gymview.renderers.pasted import PastedRenderer, picture, rgba
 
 __all__ = ["BlackjackRenderer"]
 
+OTHERWISE = "this gymnasium draws Blackjack otherwise than gymnasium 1.4, whose table the page lays out"
 # hands the layout is checked with when made: (player's sum, dealer's value, usable ace, dealer's card)
 CHECKED_HANDS = ((21, 1, True, "AS"), (4, 10, False, "KH"), (13, 7, False, "7D"))
 
@@ -53,9 +54,9 @@ class BlackjackRenderer(PastedRenderer):
             for hand in CHECKED_HANDS:
                 draw_table(table, *hand)
                 if not np.array_equal(self._drawn(self._state(*hand)), picture(table)):
-                    raise NotDrawable("this gymnasium's Blackjack lays its table out otherwise")
+                    raise NotDrawable(OTHERWISE)
         except (AttributeError, KeyError, TypeError, ValueError, pygame.error) as error:
-            raise NotDrawable(f"this gymnasium's Blackjack draws otherwise ({error!r})") from error
+            raise NotDrawable(OTHERWISE) from error
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         unwrapped: Any = env.unwrapped

@@ -172,6 +172,14 @@ def _camera_index(model: Any, camera: int | str) -> int | None:
     return index if -1 <= index < model.ncam else None
 
 
+def _dm_control_max_geom(model: Any) -> int:
+    """The geoms dm_control's scenes hold for ``model`` (its MjvScene's estimate): a scene of fewer would drop some
+    that ``env.render()`` draws."""
+    frames = max(model.nbody, model.ngeom, model.nsite, model.ncam, model.nlight)
+    estimate = 3 * frames + 4 * model.ngeom + 3 * model.nbody + model.nsite + model.ntendon + model.njnt + model.nu
+    return max(1000, estimate + model.nskin + model.ncam + model.nlight)
+
+
 def _dm_control_view(model: Any, camera_id: int) -> np.ndarray:
     """What dm_control's ``physics.render`` draws with, as :meth:`MujocoPainter.frame_of` lays it out after the
     data: a new camera each render (the free camera at its default place, or the fixed one), default options
@@ -224,7 +232,7 @@ class MujocoPainter:
             settings = cast(Any, env.unwrapped).render_kwargs
             self.model, data = physics.model.ptr, physics.data.ptr
             self.width, self.height = int(settings.get("width", 320)), int(settings.get("height", 240))
-            self.max_geom = 1000
+            self.max_geom = _dm_control_max_geom(self.model)
             self.camera_id = cast(int, _camera_index(self.model, settings.get("camera_id", -1)))  # see for_env
             self.visual_options: dict[int, bool] = {}
             self._dm_control_view = _dm_control_view(self.model, self.camera_id)

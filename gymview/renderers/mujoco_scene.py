@@ -235,7 +235,8 @@ def _undrawable(model: Any, scene: Any, drawn: list[Any], tendons: list[Any] | N
         return "a tendon MuJoCo colours by its limit, or a textured one"
     if undrawn:
         kind = mujoco.mjtGeom(int(undrawn[0].type)).name.removeprefix("mjGEOM_").lower()
-        return f"a {kind} ({mujoco.mjtObj(int(undrawn[0].objtype)).name.removeprefix('mjOBJ_').lower()})"
+        owner = mujoco.mjtObj(int(undrawn[0].objtype)).name.removeprefix("mjOBJ_").lower()
+        return f"a {kind}" if owner in (kind, "geom") else f"a {kind} {owner}"
     if any(scene.flags[flag] for flag in (WIREFRAME, SEGMENT, IDCOLOR)):
         return "wireframe or segmentation drawing"
     if any(model.light_mode[i] not in LIGHT_MODES for i in range(model.nlight)):

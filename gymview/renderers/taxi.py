@@ -19,6 +19,7 @@ from gymview.renderers.pasted import PastedRenderer, picture, rgba
 
 __all__ = ["TaxiRenderer"]
 
+OTHERWISE = "this gymnasium draws Taxi otherwise than gymnasium 1.4, whose pictures the page pastes"
 MOVES = 4  # the moves the taxi faces (south, north, east, west): pick-up and drop-off leave it facing as it was
 
 
@@ -50,10 +51,19 @@ class TaxiRenderer(PastedRenderer):
             pictures = [drawing.destination_img, drawing.passenger_img, *drawing.taxi_imgs, *drawing.taxi_full_imgs]
             background = _drawn_background(drawing, self._geometry)
         except (AttributeError, TypeError, ValueError) as error:
-            raise NotDrawable(f"this gymnasium's Taxi draws otherwise ({error})") from error
+            raise NotDrawable(OTHERWISE) from error
         super().__init__(env_id, background, [rgba(p) for p in pictures])
-        if not np.array_equal(self._drawn(self._state(drawing)), rendered):
-            raise NotDrawable("this gymnasium's Taxi draws otherwise (its pictures pasted are not its render)")
+        if not np.array_equal(self._drawn(self._state(drawing)), rendered) or not self._draws_as(drawing):
+            raise NotDrawable(OTHERWISE)
+
+    def _draws_as(self, drawing: Any) -> bool:
+        """Whether the env's copy renders, facing each way, empty and full, what its pictures pasted make."""
+        for facing in range(MOVES):
+            for passenger in (2, len(self.locs)):  # at a stop, and in the taxi
+                drawing.s, drawing.lastaction = drawing.encode(1, 2, passenger, 0), facing
+                if not np.array_equal(np.array(drawing.render(), np.uint8), self._drawn(self._state(drawing))):
+                    return False
+        return True
 
     def state_of(self, env: gym.Env) -> np.ndarray:
         unwrapped: Any = env.unwrapped

@@ -68,3 +68,12 @@ test("a kernel message (a run's error) shows as the notice", () => {
   stream.onMessage({ type: "state", state: "stopped", heard: [], message: "play stopped: ZeroDivisionError" });
   assert.equal(stream.controls.notice, "play stopped: ZeroDivisionError");
 });
+
+test("the kernel's line under the picture stays until it sends another or an empty one", () => {
+  const stream = new FrameStream(fakeModel());
+  stream.onMessage({ type: "state", state: "running", heard: [], message: "drawn in the kernel: a flex" });
+  stream.onMessage({ type: "state", state: "running", heard: [] }); // an older kernel's: says nothing new
+  assert.equal(stream.controls.notice, "drawn in the kernel: a flex");
+  stream.onMessage({ type: "state", state: "running", heard: [], message: "" });
+  assert.equal(stream.controls.notice, "");
+});

@@ -110,3 +110,15 @@ def test_a_start_from_another_thread_while_stop_waits_starts_the_next_thread():
     assert second.wait(60) and worker.running and runs == [1, 1]
     worker.stop()
     assert not worker.running
+
+
+def test_after_a_stop_that_timed_out_a_start_leaves_the_stuck_thread_alone():
+    release = threading.Event()
+    worker = Worker("stuck-once-stopped", lambda stop: release.wait())
+    worker.start()
+    with pytest.raises(TimeoutError):
+        worker.stop(timeout=0.05)
+    worker.start()  # the stuck thread is still this worker's: no second one
+    assert [t.name for t in threading.enumerate()].count("gymview-stuck-once-stopped") == 1
+    release.set()
+    worker.stop()

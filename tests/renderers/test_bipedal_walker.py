@@ -64,6 +64,7 @@ def test_taking_a_state_sweeps_the_lidar_as_render_does():
 def test_a_state_holds_the_ground_from_the_step_before_the_view():
     env = walker()
     renderer, unwrapped = renderer_for(env), env.unwrapped
+    assert renderer.background.shape == (400, 600, 3)  # the sky: all else moves with the view
     unwrapped.scroll = 10.0
     state = renderer.state_of(env)
     first = int(state[20])

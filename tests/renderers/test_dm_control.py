@@ -53,6 +53,17 @@ def test_the_suite_s_lights_that_follow_a_body_go_as_their_place_each_frame():
     env.close()
 
 
+def test_a_dm_control_scene_holds_as_many_geoms_as_dm_control_s_own():
+    from dm_control import mujoco as dm_mujoco
+    from dm_control.mujoco import wrapper
+
+    from gymview.renderers.mujoco import _dm_control_max_geom
+
+    balls = "".join(f"<body pos='{i} 0 0'><freejoint/><geom size='.1'/></body>" for i in range(300))
+    physics = dm_mujoco.Physics.from_xml_string(f"<mujoco><worldbody>{balls}</worldbody></mujoco>")
+    assert _dm_control_max_geom(physics.model.ptr) == wrapper.MjvScene(physics.model).maxgeom > 1000
+
+
 def test_a_suite_env_drawn_with_settings_the_painter_does_not_follow_goes_as_its_own_pictures():
     assert MujocoPainter.for_env(gym.make("dm_control/cheetah-run-v0", render_mode="depth_array")) is None
     option = gym.make("dm_control/cheetah-run-v0", render_mode="rgb_array", render_kwargs={"scene_option": None})
