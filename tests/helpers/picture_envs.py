@@ -9,7 +9,7 @@ import numpy as np
 class PicturesOnly(gym.Env):
     """A coloured picture that brightens each step; episodes of 20 steps."""
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # noqa: RUF012 (gymnasium's class attribute)
     observation_space = gym.spaces.Discrete(20)
     action_space = gym.spaces.Discrete(2)
 

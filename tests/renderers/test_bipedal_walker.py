@@ -6,19 +6,17 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
+from seeded_envs import seeded
 
 pytest.importorskip("Box2D")
 
-from gymview.renderers import renderer_for  # noqa: E402
-from gymview.renderers.bipedal_walker import GROUND, BipedalWalkerRenderer  # noqa: E402
-from gymview.renderers.grid import TiledPainter, drawing_of  # noqa: E402
+from gymview.renderers import renderer_for
+from gymview.renderers.bipedal_walker import GROUND, BipedalWalkerRenderer
+from gymview.renderers.grid import TiledPainter, drawing_of
 
 
 def walker(seed=0, **kwargs):
-    env = gym.make("BipedalWalker-v3", render_mode="rgb_array", **kwargs)
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    return env
+    return seeded("BipedalWalker-v3", seed, **kwargs)
 
 
 def test_a_state_is_drawn_as_env_render_draws_it():
@@ -84,7 +82,8 @@ def test_a_renderer_goes_to_another_process_and_draws_there_as_here():
     env.step(env.action_space.sample())
     renderer = renderer_for(env)
     state = renderer.state_of(env)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(renderer)).render(state[None])[0], renderer.render(state[None])[0])
+    there = pickle.loads(pickle.dumps(renderer))
+    np.testing.assert_array_equal(there.render(state[None])[0], renderer.render(state[None])[0])
 
 
 def test_sub_envs_are_drawn_in_a_grid_from_their_states():

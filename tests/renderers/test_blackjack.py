@@ -6,6 +6,7 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
+from seeded_envs import seeded
 
 from gymview.renderers import renderer_for
 from gymview.renderers.base import NotDrawable
@@ -13,10 +14,7 @@ from gymview.renderers.blackjack import BlackjackRenderer
 
 
 def table(seed=0, **kwargs):
-    env = gym.make("Blackjack-v1", render_mode="rgb_array", **kwargs)
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    return env
+    return seeded("Blackjack-v1", seed, **kwargs)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"natural": True, "sab": False}])

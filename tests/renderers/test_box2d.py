@@ -6,19 +6,17 @@ import pickle
 import gymnasium as gym
 import numpy as np
 import pytest
+from seeded_envs import seeded
 
 pytest.importorskip("Box2D")
 
-from gymview.renderers import renderer_for  # noqa: E402
-from gymview.renderers.box2d import PARTICLES, LunarLanderRenderer  # noqa: E402
-from gymview.renderers.grid import TiledPainter, drawing_of  # noqa: E402
+from gymview.renderers import renderer_for
+from gymview.renderers.box2d import PARTICLES, LunarLanderRenderer
+from gymview.renderers.grid import TiledPainter, drawing_of
 
 
 def lander(seed=0, **kwargs):
-    env = gym.make("LunarLander-v3", render_mode="rgb_array", **kwargs)
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    return env
+    return seeded("LunarLander-v3", seed, **kwargs)
 
 
 def particles_of(env):

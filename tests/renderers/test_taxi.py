@@ -7,6 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.envs.toy_text.taxi import TaxiEnv
+from seeded_envs import seeded
 
 from gymview.renderers import renderer_for
 from gymview.renderers.base import NotDrawable
@@ -14,10 +15,7 @@ from gymview.renderers.taxi import TaxiRenderer
 
 
 def taxi(seed=0):
-    env = gym.make("Taxi-v4", render_mode="rgb_array")
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    return env
+    return seeded("Taxi-v4", seed)
 
 
 def test_each_frame_is_env_render_s_very_picture():
@@ -84,7 +82,7 @@ def test_a_gymnasium_whose_taxi_draws_otherwise_has_it_go_as_pictures(monkeypatc
     from gymnasium.envs.toy_text import taxi as taxi_module
 
     monkeypatch.delattr(taxi_module, "PASSENGER_OFFSET")  # an older gymnasium's Taxi
-    with pytest.raises(NotDrawable, match="draws Taxi otherwise than gymnasium 1.4"):
+    with pytest.raises(NotDrawable, match=r"draws Taxi otherwise than gymnasium 1\.4"):
         TaxiRenderer(taxi(), "Taxi-v4")
     assert renderer_for(taxi()) is None
 

@@ -7,6 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.envs.toy_text.frozen_lake import FrozenLakeEnv
+from seeded_envs import seeded
 
 from gymview.renderers import renderer_for, toy_text
 from gymview.renderers.grid import TiledPainter, drawing_of, state_painter
@@ -19,11 +20,7 @@ def _boards_drawn_afresh(monkeypatch):
     monkeypatch.setattr(toy_text, "_boards", type(toy_text._boards)())
 
 
-def played(env_id, seed=0, **kwargs):
-    env = gym.make(env_id, render_mode="rgb_array", **kwargs)
-    env.reset(seed=seed)
-    env.action_space.seed(seed)
-    return env
+played = seeded
 
 
 @pytest.mark.parametrize(
