@@ -15,7 +15,7 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-BUNDLES = ("widget.js", "job_status.js", "episodes.js", "scene3d.js")
+BUNDLES = ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "rollout_file.js")
 
 
 class FrontEndBundles(BuildHookInterface):

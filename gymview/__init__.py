@@ -29,6 +29,7 @@ _EXPORTS = {
     "play": "gymview.playback",
     "should_stop": "gymview.jobs",
     "show_episode": "gymview.episodes.player",
+    "show_rollout": "gymview.rollouts.player",
     "LiveView": "gymview.live.widget",
     "RecordVideo": "gymview.video.record_video",
     "SetupReport": "gymview.headless.provision",
@@ -80,6 +81,7 @@ if TYPE_CHECKING:  # what editors and the API reference see; at run time each na
     from gymview.notebook import setup
     from gymview.playback import Run, play
     from gymview.remote.attached import attach
+    from gymview.rollouts.player import show_rollout
     from gymview.video.batch import BatchResult, record_batch
     from gymview.video.compare import compare
     from gymview.video.export import export_episode

@@ -253,7 +253,8 @@ const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, bipedalwa
 /** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;
 
-/** Sub-envs in cells of `scene.cell`'s size, `scene.columns` a row, each labelled white on black. */
+/** Sub-envs in cells of `scene.cell`'s size, `scene.columns` a row, each labelled white on black: its index and
+ * return, or its index alone where `scene.labels` is "index". */
 function drawGrid(context, scene, state, scale) {
   const { cell, count, columns } = scene;
   const size = count * scene.state_dim;
@@ -262,7 +263,7 @@ function drawGrid(context, scene, state, scale) {
     const left = (index % columns) * cell.width * scale;
     const top = Math.trunc(index / columns) * cell.height * scale;
     drawCell(context, cell, state.subarray(index * scene.state_dim, (index + 1) * scene.state_dim), scale, left, top);
-    const label = envLabel(index, state[size + index]);
+    const label = scene.labels === "index" ? `env ${index}` : envLabel(index, state[size + index]);
     context.font = `${font}px sans-serif`;
     const width = context.measureText(label).width;
     context.fillStyle = BLACK;

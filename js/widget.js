@@ -4,8 +4,9 @@ import { FrameStream } from "./stream.js";
 import { bindControls, bindTraits, buildDom } from "./dom.js";
 import { drawLoop } from "./draw.js";
 import { bindKeyboard } from "./keyboard.js";
-import { addSceneModule, forgetScene, loadScene, missingModule } from "./scene.js";
-import { isModule, moduleMessage } from "./protocol.js";
+import { forgetScene, loadScene, missingModule } from "./scene.js";
+import { isModule } from "./protocol.js";
+import { askForScene3d, importScene3d } from "./scene3d_loader.js";
 import { videoCodecs } from "./video.js";
 
 // anywidget hands initialize() and each render() a different proxy of the same model, so the
@@ -14,43 +15,6 @@ import { videoCodecs } from "./video.js";
 const streams = new Map();
 /** @type {Promise<string[]> | null} what this browser decodes, asked once per page */
 let codecs = null;
-/** scene3d.js (three.js), imported once per page and shared by the copies of this module that anywidget
- * loads for each view: { importing, arrived(module | null), imported: Promise<module | null> }. */
-function pageScene3d() {
-  const key = Symbol.for("gymview.scene3d");
-  if (!globalThis[key]) {
-    let arrived = () => {};
-    const imported = new Promise((resolve) => {
-      arrived = resolve;
-    });
-    globalThis[key] = { importing: false, arrived, imported };
-  }
-  return globalThis[key];
-}
-
-/** Resolves when this view can draw MuJoCo scenes: each view that needs them asks its kernel for
- * scene3d.js until one copy came. */
-function askForScene3d(model) {
-  const shared = pageScene3d();
-  if (!shared.importing) model.send(moduleMessage("mujoco"));
-  return shared.imported.then((module) => module && addSceneModule("mujoco", module));
-}
-
-/** Import scene3d.js from the text a kernel sent (a Blob URL: the bundle resolves no import of its own). */
-function importScene3d(buffer) {
-  const shared = pageScene3d();
-  if (shared.importing) return;
-  shared.importing = true;
-  const url = URL.createObjectURL(new Blob([buffer], { type: "text/javascript" }));
-  import(url)
-    .then(shared.arrived)
-    .catch((error) => {
-      console.error("gymview: could not load the MuJoCo scene module", error);
-      shared.arrived(null);
-    })
-    .finally(() => URL.revokeObjectURL(url));
-}
-
 /** What this page decodes and draws, as its "ready" says: video codecs, and "webgl" where it can draw 3D
  * scenes (a page without WebGL gets MuJoCo frames as pictures). */
 async function pageCodecs() {

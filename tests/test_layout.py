@@ -11,7 +11,7 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "gymview"
 
 LEAVES = {"image", "renderers", "private", "errors"}
-ROOMS = LEAVES | {"episodes", "live", "video", "headless", "atari", "remote"}
+ROOMS = LEAVES | {"episodes", "live", "video", "headless", "atari", "remote", "rollouts"}
 # Which rooms a room's modules may import from (their own room always). The faces (gymview/*.py) are
 # rooms of one module each, named by module, above the subpackages and in an order of their own.
 ALLOWED = {
@@ -21,7 +21,9 @@ ALLOWED = {
     "renderers": {"image", "private", "errors"},  # image is the lower leaf: pure array functions
     # episodes: step rows, their tables and the widgets that show them; below the rooms that record and stream
     "episodes": {"image", "private", "errors"},
-    "live": LEAVES | {"video", "episodes"},  # a view saves its kept frames as a clip with video's recorder
+    # rollouts: states of a model played by the page, and a run as one HTML file
+    "rollouts": {"image", "renderers", "private", "errors"},
+    "live": LEAVES | {"video", "episodes", "rollouts"},  # a view saves its kept frames as a clip (video, or HTML)
     "video": LEAVES | {"episodes"},  # recordings write step tables; show_video lists episodes
     "headless": {"private", "errors"},
     "atari": {"image", "private", "errors"},

@@ -7,7 +7,7 @@ and ``js/``, after ``./dev.sh build``.
 
 >>> "FrameStream" in ESM and "jobLine" in JOB_STATUS_ESM and ".gymview-job" in CSS and "drawMujoco" in SCENE3D_ESM
 True
->>> "renderPlayer" in EPISODES_ESM
+>>> "renderPlayer" in EPISODES_ESM and "renderRollout" in EPISODES_ESM and "drawMujoco" in ROLLOUT_FILE_ESM
 True
 """
 
@@ -15,7 +15,19 @@ from __future__ import annotations
 
 import pathlib
 
-__all__ = ["CSS", "EPISODES_ESM", "ESM", "FILES", "JOB_STATUS_ESM", "SCENE3D_ESM", "FrontendNotBuilt", "locate"]
+__all__ = [
+    "CSS",
+    "EPISODES_ESM",
+    "ESM",
+    "FILES",
+    "JOB_STATUS_ESM",
+    "ROLLOUT_FILE_ESM",
+    "SCENE3D_ESM",
+    "FrontendNotBuilt",
+    "locate",
+]
+
+BUNDLES = ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "rollout_file.js")
 
 BUILD = "./dev.sh build (or: npm --prefix js ci && npm --prefix js run build)"
 
@@ -40,15 +52,14 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
     """
     static = package / "static"
     if (static / "widget.js").is_file():
-        return {
-            name: static / name for name in ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "widget.css")
-        }
+        return {name: static / name for name in (*BUNDLES, "widget.css")}
     js = package.parent / "js"
     files = {
         "widget.js": js / "dist" / "widget.js",
         "job_status.js": js / "dist" / "job_status.js",
         "episodes.js": js / "dist" / "episodes.js",  # the episode player and the table of episodes
         "scene3d.js": js / "dist" / "scene3d.js",  # three.js: sent only to views of MuJoCo scenes
+        "rollout_file.js": js / "dist" / "rollout_file.js",  # the player of an HTML file, three.js in it
         "widget.css": js / "widget.css",
     }
     missing = [path for path in files.values() if not path.is_file()]
@@ -60,7 +71,6 @@ def locate(package: pathlib.Path) -> dict[str, pathlib.Path]:
 
 
 FILES = locate(pathlib.Path(__file__).parents[1])
-ESM, JOB_STATUS_ESM, EPISODES_ESM, SCENE3D_ESM, CSS = (
-    FILES[name].read_text(encoding="utf-8")
-    for name in ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "widget.css")
+ESM, JOB_STATUS_ESM, EPISODES_ESM, SCENE3D_ESM, ROLLOUT_FILE_ESM, CSS = (
+    FILES[name].read_text(encoding="utf-8") for name in (*BUNDLES, "widget.css")
 )

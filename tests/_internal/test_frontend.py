@@ -29,24 +29,29 @@ def declared(bundle: str) -> set[str]:
 
 
 def test_the_build_bundles_each_widget_entry_and_three_js_apart():
-    assert ENTRIES == ["widget.js", "job_status.js", "episodes.js", "scene3d.js"]
+    assert ENTRIES == ["widget.js", "job_status.js", "episodes.js", "scene3d.js", "rollout_file.js"]
     for command in BUILD.split("&&"):
         assert "--bundle" in command and "--format=esm" in command and "--outdir=dist" in command
     assert "WebGLRenderer" not in frontend.ESM  # three.js goes only to views of MuJoCo scenes
     assert re.search(r"export\{[^}]*\bas drawMujoco\b", frontend.SCENE3D_ESM)  # what widget.js adds
+    assert "WebGLRenderer" not in frontend.EPISODES_ESM  # the rollout player asks for it as the live view does
+    assert "WebGLRenderer" in frontend.ROLLOUT_FILE_ESM and "DecompressionStream" in frontend.ROLLOUT_FILE_ESM
 
 
 def test_every_module_is_in_its_widgets_bundle():
     bundles = {"widget.js": frontend.ESM, "job_status.js": frontend.JOB_STATUS_ESM, "episodes.js": frontend.EPISODES_ESM}
     others = {
         "job_status.js": {"job_status.js", "protocol.js"},  # the job's status line needs nothing else
-        "episodes.js": {"episodes.js", "episode.js", "episode_list.js", "charts.js"},  # the player and its table
+        # the players (an episode's, a rollout's) and the table of episodes
+        "episodes.js": {"episodes.js", "episode.js", "episode_list.js", "charts.js", "rollout.js", "scene.js",
+                        "shapes.js", "scene_box2d.js", "scene3d_loader.js", "protocol.js"},
     }
-    for module in [module for module in MODULES if not module.startswith("scene3d")]:  # their own bundle, minified
+    minified = {"scene3d.js", "scene3d_look.js", "rollout_file.js"}  # bundles of their own, minified
+    for module in [module for module in MODULES if module not in minified]:
         text = (JS / module).read_text()
         exported = set(EXPORT.findall(text)) | ({f"{module[:-3]}_default"} if "export default" in text else set())
         for entry, bundle in bundles.items():
-            own = {"job_status.js", "episodes.js", "episode.js", "episode_list.js"}  # charts.js: in both
+            own = {"job_status.js", "episodes.js", "episode.js", "episode_list.js", "rollout.js"}  # charts.js: in both
             wanted = module not in own if entry == "widget.js" else module in others[entry]
             if wanted:
                 assert exported & declared(bundle), f"the bundle of js/{entry} lacks js/{module} ({sorted(exported)})"
@@ -93,7 +98,7 @@ def test_the_wheel_ships_the_bundles_and_the_css():
 def test_a_wheels_package_reads_its_static_folder(tmp_path):
     static = tmp_path / "gymview" / "static"
     static.mkdir(parents=True)
-    names = ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "widget.css")
+    names = (*frontend.BUNDLES, "widget.css")
     for name in names:
         (static / name).write_text(name)
     assert frontend.locate(tmp_path / "gymview") == {name: static / name for name in names}

@@ -2,6 +2,7 @@
 still makes as pictures (a page that just rendered, the still image, replays of an older scene, clips)."""
 
 import io
+import json
 import os
 import pathlib
 
@@ -463,3 +464,32 @@ def test_where_no_helper_can_start_glfw_painters_draw_on_the_drawing_thread():
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["pictures"] == [7, 9] and all(name.startswith("gymview-draw") for name in seen["threads"]), seen
+
+
+def test_a_view_s_kept_scene_frames_save_as_a_page_that_plays_them(tmp_path):
+    from gymview.rollouts.page_file import page_data, unpacked_states
+
+    renderer = renderer_for("CartPole-v1")
+    view = ShownView(fps=120)
+    states = [np.array([0.1 * n, 0.0, 0.02 * n, 0.0]) for n in range(4)]
+    for state in states:
+        view.push(Drawing(renderer, state), force=True)
+        view.flush()
+    view.push(TiledDrawing.of(TiledPainter(renderer, 2), [np.zeros(4), np.ones(4)], [0.0, 1.0]), force=True)
+    view.flush()
+    data = json.loads(page_data(view.save_clip(tmp_path / "clip.html").read_text()))
+    assert [scene["kind"] for scene in data["scenes"]] == ["cartpole", "grid"]
+    assert [(s["scene"], s["frames"]) for s in data["segments"]] == [(0, 4), (1, 1)]
+    np.testing.assert_allclose(unpacked_states(data["segments"][0]), np.array(states), atol=1e-7)
+    assert unpacked_states(data["segments"][1]).tolist() == [[0, 0, 0, 0, 1, 1, 1, 1, 0, 1]]
+    view.close()
+
+
+def test_a_view_that_kept_pictures_says_to_save_them_as_video(tmp_path):
+    view = ShownView(fps=120)
+    view.push(np.zeros((32, 48, 3), np.uint8), force=True)
+    view.flush()
+    with pytest.raises(ValueError, match=r"1 of the 1 frames this view kept are pictures .*: save them as .mp4 or .gif"):
+        view.save_clip(tmp_path / "clip.html")
+    assert not (tmp_path / "clip.html").exists()
+    view.close()

@@ -125,12 +125,13 @@ class FrameHistory:
             self._stream_kept = False
 
     def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
-        """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, or ``.gif``), at the pace
-        they were sent (``fps``: the clip's frame rate, by default the rate they were sent at)."""
+        """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, ``.gif``, or ``.html``: the states of
+        frames the page drew, played by the page), at the pace they were sent (``fps``: the clip's frame rate, by
+        default the rate they were sent at)."""
         path = pathlib.Path(path)
         suffix = path.suffix.lower()
-        if suffix not in (".mp4", ".gif"):
-            raise ValueError(f"save_clip writes .mp4 or .gif files; got {str(path)!r}")
+        if suffix not in (".mp4", ".gif", ".html"):
+            raise ValueError(f"save_clip writes .mp4, .gif or .html files; got {str(path)!r}")
         with self._lock:
             frames, painters = list(self._frames), dict(self._painters)
         if not frames:
@@ -140,6 +141,8 @@ class FrameHistory:
             fps = (len(frames) - 1) / span if len(frames) > 1 and span > 0 else 10.0
         if not fps > 0:
             raise ValueError(f"fps must be above 0; got {fps!r}")
+        if suffix == ".html":
+            return _write_page(path, frames, painters, fps)
         # one picture at a time: ten minutes of scene frames drawn at once would take gigabytes
         pictures = _decoded((h, _picture(h, data, painters) if h["format"] == SCENE else data) for h, data, _ in frames)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +151,26 @@ class FrameHistory:
         else:
             _write_mp4(path, pictures, fps)
         return path
+
+
+def _write_page(
+    path: pathlib.Path, frames: list[tuple[dict[str, Any], bytes, float]], painters: dict[int, Any], fps: float
+) -> pathlib.Path:
+    """The kept frames as one HTML file that plays them as the page drew them: a segment per run of one scene."""
+    from gymview.rollouts.page_file import Segment, write_page
+
+    pictures = sum(header.get("format") != SCENE for header, _, _ in frames)
+    if pictures:
+        raise ValueError(
+            f"an .html clip holds frames the page drew from the env's state, and {pictures} of the {len(frames)} "
+            "frames this view kept are pictures (an env the page does not draw, or draw='kernel'): save them as "
+            ".mp4 or .gif"
+        )
+    segments: list[Segment] = []
+    for scene, run in itertools.groupby(frames, key=lambda frame: frame[0]["scene"]):
+        states = np.stack([np.frombuffer(data, "<f4") for _, data, _ in run])
+        segments.append(Segment(painters[scene].page_scene(), states))
+    return write_page(path, segments, fps)
 
 
 def _undecodable(header: dict[str, Any]) -> bool:

@@ -1,0 +1,154 @@
+"""A run as one HTML file: the player's bundle (three.js with it), its style, the scenes and the states inline,
+so that the file plays in a browser opened from disk, with no network.
+
+States are float32 numbers, stored losslessly: each segment's bytes regrouped by their place in the number, then
+by number, over time (a number changes little from frame to frame: its high bytes repeat), deflated and written
+as base64; the page inflates them with the browser's ``DecompressionStream``. A HalfCheetah frame of 56 numbers
+(224 bytes) takes about 115 bytes of the file.
+
+>>> import json, tempfile, pathlib
+>>> scene = {"kind": "cartpole", "width": 600, "height": 400, "scale": 120.0, "pole_length": 120.0}
+>>> states = np.zeros((3, 4), np.float32)
+>>> path = write_page(pathlib.Path(tempfile.mkdtemp()) / "run.html", [Segment(scene, states)], fps=50)
+>>> text = path.read_text()
+>>> text.startswith("<!doctype html>") and "gymview-rollout" in text
+True
+>>> unpacked_states(json.loads(page_data(text))["segments"][0]).shape
+(3, 4)
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+import pathlib
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gymview._internal import frontend
+
+__all__ = ["Segment", "page_data", "unpacked_states", "value_lists", "write_page"]
+
+_DATA_ID = "gymview-rollout"
+
+
+class Segment(NamedTuple):
+    """Frames of one scene, in order: its description (as the page draws it) and a float32 state a frame."""
+
+    scene: dict[str, Any]
+    states: np.ndarray
+
+
+def write_page(
+    path: str | os.PathLike[str],
+    segments: Sequence[Segment],
+    fps: float,
+    values: Mapping[str, np.ndarray] | None = None,
+    title: str = "",
+) -> pathlib.Path:
+    """Write ``segments`` (played one after another) as a self-contained HTML page at ``path`` (its folders
+    made); ``values``: name -> ``[frames]`` or ``[frames, envs]`` numbers charted under the picture."""
+    path = pathlib.Path(path)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(f"the file must end in .html; got {str(path)!r}")
+    scenes: list[dict[str, Any]] = []
+    packed = []
+    for segment in segments:
+        if segment.scene not in scenes:
+            scenes.append(segment.scene)
+        packed.append({"scene": scenes.index(segment.scene), **_packed(np.asarray(segment.states, np.float32))})
+    data = {
+        "scenes": scenes,
+        "segments": packed,
+        "values": {name: value_lists(array) for name, array in (values or {}).items()},
+        "fps": float(fps),
+        "title": title,
+    }
+    # "</" inside the JSON as "<\/" (the same string to JSON): nothing in it can end the script element
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    page = _TEMPLATE.format(
+        title=html.escape(title or "gymview rollout"),
+        css=frontend.CSS,
+        data_id=_DATA_ID,
+        data=text,
+        bundle=_inline_script(frontend.ROLLOUT_FILE_ESM),
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def page_data(page: str) -> str:
+    """The JSON a page written by :func:`write_page` carries."""
+    found = re.search(f'<script type="application/json" id="{_DATA_ID}">(.*?)</script>', page, re.S)
+    if found is None:
+        raise ValueError("not a page written by gymview (no rollout data in it)")
+    return found.group(1)
+
+
+def unpacked_states(segment: Mapping[str, Any]) -> np.ndarray:
+    """A packed segment's states, as :func:`write_page` packed them: ``[frames, numbers]`` float32."""
+    frames, size = int(segment["frames"]), int(segment["size"])
+    planes = np.frombuffer(zlib.decompress(base64.b64decode(segment["states"])), np.uint8)
+    return planes.reshape(4, size, frames).transpose(2, 1, 0).copy().view("<f4").reshape(frames, size)
+
+
+def _packed(states: np.ndarray) -> dict[str, Any]:
+    if states.ndim != 2:
+        raise ValueError(f"a segment's states must be [frames, numbers]; got shape {states.shape}")
+    frames, size = states.shape
+    planes = np.ascontiguousarray(states.astype("<f4")).view(np.uint8).reshape(frames, size, 4).transpose(2, 1, 0)
+    return {
+        "frames": frames,
+        "size": size,
+        "states": base64.b64encode(zlib.compress(np.ascontiguousarray(planes).tobytes(), 9)).decode("ascii"),
+    }
+
+
+def value_lists(array: np.ndarray) -> list[list[float | None]]:
+    """Values ``[T]`` or ``[T, B]`` as B lists of T, None (JSON's null) where a number is missing.
+
+    >>> value_lists(np.array([[1.0, 2.0], [np.nan, 4.0]]))
+    [[1.0, None], [2.0, 4.0]]
+    """
+    array = np.asarray(array, np.float64)
+    columns = array.reshape(len(array), -1).T
+    return [[v if math.isfinite(v) else None for v in column.tolist()] for column in columns]
+
+
+def _inline_script(code: str) -> str:
+    """``code`` as the text of a script element: "</script" can stand only in its strings, regular expressions
+    and comments, where "<\\/script" means the same."""
+    code = re.sub(r"</(script)", r"<\\/\1", code, flags=re.I)
+    if re.search(r"<!--|<script", code, re.I):
+        raise ValueError("the player's bundle holds '<!--' or '<script', which an inline script cannot hold")
+    return code
+
+
+_TEMPLATE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 16px; }}
+{css}
+</style>
+</head>
+<body>
+<div id="gymview"></div>
+<script type="application/json" id="{data_id}">{data}</script>
+<script type="module">
+{bundle}
+</script>
+</body>
+</html>
+"""
