@@ -14,7 +14,8 @@
 #                         build --strict); the wheel's smoke test in a new environment outside the
 #                         checkout; the unit tests at the lowest versions pyproject.toml declares (in
 #                         .venv-lowest/); dm_control's suite and the MuJoCo tests at MuJoCo 3 (in
-#                         .venv-dmc/). Extra arguments go to pytest, and then only pytest runs after
+#                         .venv-dmc/); the rollout tests with JAX and MuJoCo Playground on the CPU (in
+#                         .venv-jax/). Extra arguments go to pytest, and then only pytest runs after
 #                         the JS tests.
 #   GYMVIEW_TEST_LOAD=1 ./dev.sh test   the same with every core kept busy by stress-ng, to show that no
 #                                       test depends on timing
@@ -113,6 +114,8 @@ case "${1:-}" in
     python tests/packaging/lowest.py .venv-lowest
     stage "dm_control's suite and the MuJoCo tests at MuJoCo 3, in .venv-dmc/"
     python tests/packaging/dm_control.py .venv-dmc
+    stage "JAX rollouts: MuJoCo Playground stepped on the CPU, in .venv-jax/"
+    python tests/packaging/jax_rollouts.py .venv-jax
     stage "done"
     ;;
   *)

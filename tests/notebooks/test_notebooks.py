@@ -8,8 +8,8 @@ import pytest
 from nbclient import NotebookClient
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-# Notebooks that need a stand-in module get their own test beside this one.
-OWN_TEST = {"colab.ipynb"}
+# Notebooks that need a stand-in module, or JAX, get their own test.
+OWN_TEST = {"colab.ipynb", "jax_rollouts.ipynb"}  # jax_rollouts: tests/rollouts, where JAX is
 NOTEBOOKS = sorted(p for p in (REPO / "notebooks").glob("*.ipynb") if p.name not in OWN_TEST)
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
