@@ -53,7 +53,7 @@ async function main() {
     fps: data.fps,
     frame: 0,
     focus: -1,
-    values: Object.keys(data.values).slice(0, 6),
+    values: data.charted,
     title: data.title,
   });
   const el = document.getElementById("gymview");

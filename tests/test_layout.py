@@ -24,7 +24,8 @@ ALLOWED = {
     # rollouts: states of a model played by the page, and a run as one HTML file
     "rollouts": {"image", "renderers", "private", "errors"},
     "live": LEAVES | {"video", "episodes", "rollouts"},  # a view saves its kept frames as a clip (video, or HTML)
-    "video": LEAVES | {"episodes"},  # recordings write step tables; show_video lists episodes
+    # recordings write step tables; show_video lists episodes; export_episode writes an HTML page (rollouts)
+    "video": LEAVES | {"episodes", "rollouts"},
     "headless": {"private", "errors"},
     "atari": {"image", "private", "errors"},
     "remote": LEAVES | {"live"},  # a published run's view, and attach()'s, are LiveViews

@@ -347,19 +347,22 @@ class LiveView(anywidget.AnyWidget):
         return self._streamer.flush(timeout)
 
     def save_clip(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
-        """Write the frames this view kept (its last ``replay_seconds``) to an ``.mp4`` or ``.gif`` file.
+        """Write the frames this view kept (its last ``replay_seconds``) to an ``.mp4``, ``.gif`` or ``.html`` file.
 
-        The clip plays at the pace the frames were shown.
+        The clip plays at the pace the frames were shown. An ``.html`` file holds the states of frames the page
+        drew (``draw="page"``, the default where the page draws the env), played by any browser opened from disk
+        with a slider and the arrow keys: kilobytes where a video takes megabytes.
 
         Args:
-            path: The file to write, ending in ``.mp4`` or ``.gif``; missing folders are made.
+            path: The file to write, ending in ``.mp4``, ``.gif`` or ``.html``; missing folders are made.
             fps: The clip's frame rate; None: the rate the frames were sent at.
 
         Returns:
             The path written.
 
         Raises:
-            ValueError: When the suffix is neither, no frame was sent yet, or ``fps`` is not above 0.
+            ValueError: When the suffix is none of those, no frame was sent yet, ``fps`` is not above 0, or an
+                ``.html`` file is asked of frames that went as pictures.
 
         Examples:
             >>> import numpy as np, tempfile, os
@@ -370,7 +373,8 @@ class LiveView(anywidget.AnyWidget):
             '.gif'
             >>> view.close()
         """
-        return self._streamer.history.save(path, fps)
+        steps = self._link.steps  # the steps' rows, charted under an .html clip
+        return self._streamer.history.save(path, fps, None if steps is None else steps.rows)
 
     @property
     def stats(self) -> dict[str, Any]:

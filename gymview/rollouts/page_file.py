@@ -34,9 +34,11 @@ import numpy as np
 
 from gymview._internal import frontend
 
-__all__ = ["Segment", "page_data", "unpacked_states", "value_lists", "write_page"]
+__all__ = ["MAX_CHARTED", "Segment", "page_data", "unpacked_states", "value_lists", "write_page"]
 
 _DATA_ID = "gymview-rollout"
+#: the values charted when a page opens, at most
+MAX_CHARTED = 6
 
 
 class Segment(NamedTuple):
@@ -52,9 +54,11 @@ def write_page(
     fps: float,
     values: Mapping[str, np.ndarray] | None = None,
     title: str = "",
+    charted: Sequence[str] | None = None,
 ) -> pathlib.Path:
     """Write ``segments`` (played one after another) as a self-contained HTML page at ``path`` (its folders
-    made); ``values``: name -> ``[frames]`` or ``[frames, envs]`` numbers charted under the picture."""
+    made); ``values``: name -> ``[frames]`` or ``[frames, envs]`` numbers, ``charted`` of them under the picture
+    at first (None: the first six; the page's chips pick others)."""
     path = pathlib.Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise ValueError(f"the file must end in .html; got {str(path)!r}")
@@ -68,6 +72,7 @@ def write_page(
         "scenes": scenes,
         "segments": packed,
         "values": {name: value_lists(array) for name, array in (values or {}).items()},
+        "charted": list((values or {}) if charted is None else charted)[:MAX_CHARTED],
         "fps": float(fps),
         "title": title,
     }

@@ -28,13 +28,12 @@ from gymview._internal import frontend
 from gymview.renderers.grid import grid_scene
 from gymview.rollouts.arrays import host_array
 from gymview.rollouts.mujoco_states import RolloutScene
-from gymview.rollouts.page_file import Segment, value_lists, write_page
+from gymview.rollouts.page_file import MAX_CHARTED, Segment, value_lists, write_page
 
 __all__ = ["MAX_GRID", "RolloutPlayer", "show_rollout"]
 
 #: the most envs a grid draws (each cell is a WebGL draw a frame); more: pass a slice, ``qpos[:, :16]``
 MAX_GRID = 64
-_MAX_CHARTS = 6
 
 
 def show_rollout(
@@ -127,13 +126,13 @@ class RolloutPlayer(anywidget.AnyWidget):
             raise ValueError(f"a grid draws at most {MAX_GRID} envs; got {envs}: pass a slice, e.g. qpos[:, :16]")
         if not (isinstance(fps, (int, float)) and not isinstance(fps, bool) and fps > 0 and np.isfinite(fps)):
             raise ValueError(f"fps must be a number above 0; got {fps!r}")
-        charted = {name: _checked_values(name, value, frames, envs) for name, value in (values or {}).items()}
+        arrays = {name: _checked_values(name, value, frames, envs) for name, value in (values or {}).items()}
         states = scene.states(qpos.reshape(frames * envs, -1)).reshape(frames, envs, -1)
         if envs == 1:
             page_scene, page_states = scene.scene, states[:, 0]
         else:
             page_scene = grid_scene(scene.scene, envs, scene.state_size)
-            rewards = charted.get("reward")
+            rewards = arrays.get("reward")
             if rewards is None:
                 page_scene["labels"] = "index"
                 labels = np.zeros((frames, envs), np.float32)
@@ -141,15 +140,15 @@ class RolloutPlayer(anywidget.AnyWidget):
                 labels = np.nancumsum(rewards.reshape(frames, envs), axis=0).astype(np.float32)
             page_states = np.concatenate([states.reshape(frames, -1), labels], axis=1)
         self.segment = Segment(page_scene, np.ascontiguousarray(page_states, np.float32))
-        self.charted = charted
+        self.value_arrays = arrays
         self.envs = envs
         super().__init__(
             _scenes=[page_scene],
             _segments=[{"scene": 0, "frames": frames, "size": page_states.shape[1]}],
             _states=self.segment.states.astype("<f4").tobytes(),
-            _values={name: value_lists(value) for name, value in charted.items()},
+            _values={name: value_lists(value) for name, value in arrays.items()},
             fps=float(fps),
-            values=list(charted)[:_MAX_CHARTS],
+            values=list(arrays)[:MAX_CHARTED],
             title=title,
         )
         self.on_msg(self._page_message)
@@ -170,7 +169,7 @@ class RolloutPlayer(anywidget.AnyWidget):
             ...     os.path.join(tempfile.mkdtemp(), "rollout.html")).suffix
             '.html'
         """
-        return write_page(path, [self.segment], self.fps, self.charted, self.title)
+        return write_page(path, [self.segment], self.fps, self.value_arrays, self.title, self.values)
 
     def _page_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "module" and content.get("name") == "mujoco":

@@ -51,18 +51,21 @@ def export_episode(
     fps: float | None = None,
     max_width: int | None = None,
 ) -> Path:
-    """Write an episode with its charts under the picture as an ``.mp4`` or a ``.gif``.
+    """Write an episode with its charts under the picture as an ``.mp4``, a ``.gif`` or an ``.html`` page.
 
     Each frame is the episode's picture (several side by side for a ``compare``'s player), the
     charts of its step values with the cursor at that frame, and the values at the cursor as text,
     as the player shows them. The file plays at the episode's speed: an MP4 at the video's frame
     rate, a GIF with frame times in whole hundredths of a second that add up to it (above 50 frames
-    a second, every k-th frame is kept, each lasting k frames' time).
+    a second, every k-th frame is kept, each lasting k frames' time). An HTML page plays the states
+    the frames were drawn from, drawn by the browser, with the charts, a slider and the arrow keys: one
+    file that plays from disk, a few bytes a frame; it needs the states, which a recording keeps where
+    the page draws the env (classic control, Box2D, toy text: ``gymview.RecordVideo``).
 
     Args:
         source: A video with its step table (``gymview.RecordVideo``, ``record_batch``...), or a
             player (``gymview.show_episode``, ``Comparison.player()``) to export as it shows.
-        path: The file to write, ending in ``.mp4`` or ``.gif``; missing folders are made.
+        path: The file to write, ending in ``.mp4``, ``.gif`` or ``.html``; missing folders are made.
         values: The columns to chart; ``None``: the player's, or for a video ``show_episode``'s default.
         episode: For a video that holds several episodes, the one to export.
         fps: The speed to play at, in frames of the episode per second; ``None``: the video's own.
@@ -72,8 +75,8 @@ def export_episode(
         The path written.
 
     Raises:
-        ValueError: When ``path`` ends in neither ``.mp4`` nor ``.gif``, ``fps`` is not above 0, or a
-            value names no column.
+        ValueError: When ``path`` ends in none of those, ``fps`` is not above 0, a value names no
+            column, or an ``.html`` page is asked of several episodes or of a video whose states were not kept.
         FileNotFoundError: When the video or its step table is missing.
 
     Examples:
@@ -88,8 +91,8 @@ def export_episode(
 
     target = Path(os.fspath(path))
     suffix = target.suffix.lower()
-    if suffix not in (".mp4", ".gif"):
-        raise ValueError(f"export_episode writes .mp4 or .gif files; got {str(path)!r}")
+    if suffix not in (".mp4", ".gif", ".html"):
+        raise ValueError(f"export_episode writes .mp4, .gif or .html files; got {str(path)!r}")
     if fps is not None and not (isinstance(fps, (int, float, Fraction)) and fps > 0 and math.isfinite(fps)):
         raise ValueError(f"fps must be a number above 0, or None for the video's own; got {fps!r}")
     if isinstance(source, EpisodePlayer):
@@ -100,12 +103,37 @@ def export_episode(
     known = {name for clip in clips for row in clip.rows for name in row}
     if unknown := [name for name in chosen if name not in known]:
         raise ValueError(f"no column {unknown[0]!r} in the step table; its columns: {', '.join(sorted(known))}")
+    if suffix == ".html":
+        return _write_page(target, clips, chosen, float(fps or rate))
     target.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".gif":
         _write_gif(target, clips, chosen, float(fps or rate), max_width)
     else:
         _write_mp4(target, clips, chosen, fps or rate, max_width)
     return target
+
+
+def _write_page(path: Path, clips: Any, names: list[str], fps: float) -> Path:
+    """The episode as an HTML page that plays the states its frames were drawn from, with its values charted."""
+    import numpy as np
+
+    from gymview.episodes.kept_states import read_states, states_path
+    from gymview.rollouts.page_file import Segment, write_page
+
+    if len(clips) != 1:
+        raise ValueError(f"an .html page holds one episode; this player shows {len(clips)}: export each alone")
+    clip = clips[0]
+    kept = read_states(clip.video)
+    if kept is None or len(kept[1]) < clip.start + clip.count:
+        raise ValueError(
+            f"an .html page plays the states the frames were drawn from, and {clip.video.name} has none kept beside "
+            f"it ({states_path(clip.video).name}): a recording keeps them where the page draws the env (classic "
+            "control, Box2D, toy text); export this one as .mp4 or .gif"
+        )
+    scene, states = kept
+    columns = clip.columns()
+    values = {name: np.array([np.nan if v is None else v for v in columns[name]], np.float64) for name in names}
+    return write_page(path, [Segment(scene, states[clip.start : clip.start + clip.count])], fps, values, clip.label)
 
 
 def _write_mp4(path: Path, clips: Any, names: list[str], fps: float, max_width: int | None) -> None:

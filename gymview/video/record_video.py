@@ -14,6 +14,7 @@ import numpy as np
 from gymnasium import logger
 
 from gymview._internal.checks import check_int
+from gymview.episodes.kept_states import write_states
 from gymview.episodes.rows import StepTracker
 from gymview.episodes.table import StepTable
 from gymview.renderers import renderer_for
@@ -182,6 +183,9 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._last_state: np.ndarray | None = None  # with a renderer: the state captured last
         self._preview: Any = None  # a second renderer for last_frame: the first repaints only what moved
         self._tracker = StepTracker()  # the episode's latest step, for the rows of the frames recorded
+        # the page's scene of the renderer's frames, and the states of the video being recorded (kept beside it)
+        self._scene = None if self._renderer is None else self._renderer.page_scene()
+        self._kept_states: list[np.ndarray] = []
         self._write_steps = steps
         self._table: StepTable | None = None
 
@@ -207,6 +211,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
         if self._renderer is not None:  # drawn many at a time (gymview.video.drawn)
             self._last_state = self._renderer.state_of(self.env)
+            if self._scene is not None:
+                self._kept_states.append(self._last_state)
             self._add_row()
             self._recorder.write_state(self._renderer, self._last_state)  # type: ignore[union-attr]
             return
@@ -364,11 +370,14 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         if not self.recording or self._recorder is None:
             raise RuntimeError("stop_recording was called, but no recording was started")
         # One statement with no call inside, so a Ctrl-C cannot land between them.
-        recorder, table = self._recorder, self._table
+        recorder, table, states = self._recorder, self._table, self._kept_states
         self._recorder, self._table, self.recording, self._video_name = None, None, False, None
+        self._kept_states = []
         try:
             if table is not None:
                 table.close()  # before the video is finished: a row for every frame, whatever happens there
+            if states and self._scene is not None:
+                write_states(recorder.path, self._scene, np.stack(states))
         finally:  # a table that could not be written still lets its video finish
             self._last_frame = self._last_state = None
             self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later

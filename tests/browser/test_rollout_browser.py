@@ -157,3 +157,32 @@ def test_show_rollout_in_jupyterlab_draws_and_tells_the_kernel_the_frame(tmp_pat
         page.keyboard.press("Shift+Enter")
         page.wait_for_function("() => document.body.innerText.includes('frame 5')", timeout=60_000)
         assert [error for error in page.errors if "gymview" in error] == []
+
+
+def test_an_exported_episode_s_page_draws_its_kept_states_as_env_render_does(tmp_path, artifacts):
+    from video_checks import psnr
+
+    from gymview.episodes.kept_states import read_states
+    from gymview.renderers import renderer_for
+
+    env = gymview.RecordVideo(gym.make("Acrobot-v1", render_mode="rgb_array", max_episode_steps=30), tmp_path / "v")
+    env.reset(seed=0)
+    for _ in range(30):
+        env.step(env.action_space.sample())
+    env.close()
+    video = tmp_path / "v" / "rl-video-episode-0.mp4"
+    path = gymview.export_episode(video, tmp_path / "acrobot.html", values=["reward", "return"])
+    _, states = read_states(video)
+    renderer = renderer_for("Acrobot-v1")
+    with chromium_page() as page:
+        page.goto(path.as_uri())
+        page.locator(".gymview-rollout").focus()
+        for frame in (0, 17):
+            page.keyboard.press("ArrowRight" if frame else "Home")
+            for _ in range(frame - 1):
+                page.keyboard.press("ArrowRight")
+            found = wait_drawn(page, frame)
+            expected = renderer.render(states[frame][None].astype(np.float64))[0]
+            Image.fromarray(np.concatenate([found["pixels"], expected], axis=1)).save(artifacts / f"acrobot-{frame}.png")
+            assert found["pixels"].shape == expected.shape and psnr(found["pixels"], expected) >= 28
+        assert found["readout"].startswith("frame 18/31 · reward -1 · return -17") and page.errors == []

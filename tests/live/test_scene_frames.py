@@ -493,3 +493,21 @@ def test_a_view_that_kept_pictures_says_to_save_them_as_video(tmp_path):
         view.save_clip(tmp_path / "clip.html")
     assert not (tmp_path / "clip.html").exists()
     view.close()
+
+
+def test_a_watched_run_s_html_clip_charts_the_steps_of_its_frames(tmp_path):
+    from gymview.rollouts.page_file import page_data
+
+    now = [0.0]
+    view = ShownView(fps=30, clock=lambda: now[0])  # a frame due at every step: 0.1 s apart
+    env = gymview.watch(cartpole(), view=view, display=False)
+    env.reset(seed=0)
+    for _ in range(5):
+        now[0] += 0.1
+        env.step(1)
+    view.flush()
+    data = json.loads(page_data(view.save_clip(tmp_path / "run.html").read_text()))
+    assert sum(segment["frames"] for segment in data["segments"]) == 6
+    assert data["values"]["return"] == [[0, 1, 2, 3, 4, 5]] and data["values"]["reward"][0][1:] == [1] * 5
+    assert "reward" in data["charted"] and "terminated" not in data["charted"] and "step" not in data["values"]
+    env.close()

@@ -69,9 +69,41 @@ def test_a_compare_s_player_exports_its_policies_side_by_side(tmp_path):
 
 
 def test_bad_exports_say_what_to_give(episode, tmp_path):
-    with pytest.raises(ValueError, match=r"\.mp4 or \.gif"):
+    with pytest.raises(ValueError, match=r"\.mp4, \.gif or \.html"):
         gymview.export_episode(episode, tmp_path / "out.avi")
     with pytest.raises(ValueError, match="fps must be"):
         gymview.export_episode(episode, tmp_path / "out.gif", fps=0)
     with pytest.raises(ValueError, match="no column 'entropy'"):
         gymview.export_episode(episode, tmp_path / "out.gif", values=["entropy"])
+
+
+def test_an_html_page_plays_the_states_the_episode_s_frames_were_drawn_from(episode, tmp_path):
+    import json
+
+    from gymview.episodes.kept_states import read_states
+    from gymview.rollouts.page_file import page_data, unpacked_states
+
+    scene, states = read_states(episode)  # kept by the recording: MountainCar's frames are drawn from its state
+    rows = gymview.read_steps(episode)
+    assert scene["kind"] == "mountaincar" and len(states) == len(rows) == 41
+    out = gymview.export_episode(episode, tmp_path / "page" / "episode.html", values=["reward", "speed"])
+    data = json.loads(page_data(out.read_text()))
+    assert data["scenes"] == [scene] and data["fps"] == 30
+    np.testing.assert_array_equal(unpacked_states(data["segments"][0]), states)
+    assert data["values"]["speed"][0][1:] == pytest.approx([row["speed"] for row in rows[1:]])
+    assert data["values"]["speed"][0][0] is None  # the reset's row logged nothing
+
+
+def test_an_html_page_needs_kept_states_and_one_episode(tmp_path):
+    import picture_envs  # noqa: F401 (registers gymview-tests/Pictures-v0, an env the page cannot draw)
+
+    env = gymview.RecordVideo(gym.make("gymview-tests/Pictures-v0", render_mode="rgb_array"), tmp_path)
+    env.reset(seed=0)
+    env.step(env.action_space.sample())
+    env.close()
+    video = tmp_path / "rl-video-episode-0.mp4"
+    with pytest.raises(ValueError, match=r"has none kept beside it \(rl-video-episode-0.states.npz\).*as .mp4 or .gif"):
+        gymview.export_episode(video, tmp_path / "episode.html")
+    result = gymview.compare({"left": lambda obs: 0, "right": lambda obs: 1}, "CartPole-v1", seed=1)
+    with pytest.raises(ValueError, match="an .html page holds one episode; this player shows 2"):
+        gymview.export_episode(result.player(), tmp_path / "compare.html")

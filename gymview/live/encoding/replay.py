@@ -24,7 +24,7 @@ import itertools
 import os
 import pathlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,8 @@ __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_SECONDS", "HEADER_BYTES", "SCENE_SECOND
 DEFAULT_SECONDS = 30.0
 SCENE_SECONDS = 600.0
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+# a step row's columns that say where it is, not what happened: not charted under a clip
+_PLACE = ("frame", "episode", "step")
 # What a kept frame's header takes in memory besides its data (a dict of a dozen small values)
 HEADER_BYTES = 512
 
@@ -124,10 +126,16 @@ class FrameHistory:
             self.total_bytes = 0
             self._stream_kept = False
 
-    def save(self, path: str | os.PathLike[str], fps: float | None = None) -> pathlib.Path:
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        fps: float | None = None,
+        rows_of: Callable[[list[int | None]], list[dict[str, Any] | None]] | None = None,
+    ) -> pathlib.Path:
         """Write the kept frames to ``path`` (``.mp4`` through ffmpeg, ``.gif``, or ``.html``: the states of
         frames the page drew, played by the page), at the pace they were sent (``fps``: the clip's frame rate, by
-        default the rate they were sent at)."""
+        default the rate they were sent at). ``rows_of``: the rows of the steps numbered as the frames' ``row``
+        (None for one not kept), charted under an ``.html`` clip."""
         path = pathlib.Path(path)
         suffix = path.suffix.lower()
         if suffix not in (".mp4", ".gif", ".html"):
@@ -142,7 +150,8 @@ class FrameHistory:
         if not fps > 0:
             raise ValueError(f"fps must be above 0; got {fps!r}")
         if suffix == ".html":
-            return _write_page(path, frames, painters, fps)
+            rows = None if rows_of is None else rows_of([header.get("row") for header, _, _ in frames])
+            return _write_page(path, frames, painters, fps, rows)
         # one picture at a time: ten minutes of scene frames drawn at once would take gigabytes
         pictures = _decoded((h, _picture(h, data, painters) if h["format"] == SCENE else data) for h, data, _ in frames)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,9 +163,14 @@ class FrameHistory:
 
 
 def _write_page(
-    path: pathlib.Path, frames: list[tuple[dict[str, Any], bytes, float]], painters: dict[int, Any], fps: float
+    path: pathlib.Path,
+    frames: list[tuple[dict[str, Any], bytes, float]],
+    painters: dict[int, Any],
+    fps: float,
+    rows: list[dict[str, Any] | None] | None,
 ) -> pathlib.Path:
-    """The kept frames as one HTML file that plays them as the page drew them: a segment per run of one scene."""
+    """The kept frames as one HTML file that plays them as the page drew them: a segment per run of one scene,
+    the steps' ``rows`` (one a frame, None where unknown) charted under them."""
     from gymview.rollouts.page_file import Segment, write_page
 
     pictures = sum(header.get("format") != SCENE for header, _, _ in frames)
@@ -170,7 +184,13 @@ def _write_page(
     for scene, run in itertools.groupby(frames, key=lambda frame: frame[0]["scene"]):
         states = np.stack([np.frombuffer(data, "<f4") for _, data, _ in run])
         segments.append(Segment(painters[scene].page_scene(), states))
-    return write_page(path, segments, fps)
+    names = [name for name in dict.fromkeys(n for row in rows or [] if row for n in row) if name not in _PLACE]
+    values = {
+        name: np.array([np.nan if row is None or row.get(name) is None else row[name] for row in rows or []], float)
+        for name in names
+    }
+    charted = [name for name in names if name.split("[")[0] not in ("terminated", "truncated")]
+    return write_page(path, segments, fps, values, charted=charted)
 
 
 def _undecodable(header: dict[str, Any]) -> bool:
