@@ -3,7 +3,8 @@
 Each notebook runs top to bottom in a real kernel, in a temporary folder (the videos it writes stay
 out of the checkout), and is kept under build/notebook-pages/ until its source changes. Live views
 leave their last frame as a still image; the widget itself, which a static page cannot draw, is
-dropped. notebooks/colab.ipynb is shown as written: its outputs come from Colab.
+dropped. notebooks/colab.ipynb is shown as written (its outputs come from Colab), and so is
+notebooks/jax_rollouts.ipynb (from a run with JAX and MuJoCo Playground, which the docs build lacks).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 PAGES = ROOT / "build" / "notebook-pages"
-SHOWN_AS_WRITTEN = {"colab.ipynb"}
+SHOWN_AS_WRITTEN = {"colab.ipynb", "jax_rollouts.ipynb"}  # their outputs come from Colab, and JAX
 WIDGET = "application/vnd.jupyter.widget-view+json"
 log = logging.getLogger("mkdocs.hooks.notebook_pages")
 

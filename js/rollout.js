@@ -11,6 +11,7 @@ import { canvasScale, drawScene, forgetScene, loadScene, missingModule, sceneRea
  * multiple of 4 bytes), a file's as a Float32Array. */
 export function statesOf(value) {
   if (value instanceof Float32Array) return value;
+  if (value instanceof ArrayBuffer) return new Float32Array(value.slice(0, value.byteLength - (value.byteLength % 4)));
   return new Float32Array(new Uint8Array(value.buffer, value.byteOffset, value.byteLength).slice().buffer);
 }
 
@@ -95,8 +96,11 @@ class Rollout {
     this.envs = first.kind === "grid" ? first.count : 1;
     this.frame = Math.min(Math.max(0, model.get("frame")), this.count - 1);
     this.playing = false;
+    this.plays = 0; // each play's number: a tick of an earlier play stops
     this.drawn = 0;
     this.painted = null; // [frame, focus, width] of the picture on the canvas
+    this.watched = null; // the parent whose width the picture follows
+    this.resize = null;
     dom.slider.max = String(this.count - 1);
     const scenes = [...new Set(this.placed.map((each) => each.scene))];
     this.ready = Promise.all(
@@ -129,7 +133,12 @@ class Rollout {
     const { scene, state } = frameOf(this.placed, this.states, this.frame, this.focus);
     if (missingModule(scene) !== null) return;
     const whole = this.placed[0].scene;
-    const room = el.parentElement?.clientWidth || whole.width; // the player itself is as wide as its picture
+    const parent = el.parentElement;
+    if (parent && parent !== this.watched) {
+      this.watched = parent; // the player is as wide as its picture: its room is its parent's
+      this.resize?.observe(parent);
+    }
+    const room = parent?.clientWidth || whole.width;
     const shown = Math.max(160, Math.min(whole.width, room - 8));
     const key = `${this.frame} ${this.focus} ${shown}`;
     if (this.painted === key) return;
@@ -209,9 +218,10 @@ class Rollout {
     this.playing = true;
     this.dom.play.textContent = "⏸ Pause";
     this.dom.el.dataset.playing = "true";
-    const [began, from] = [performance.now(), this.frame];
+    this.plays += 1;
+    const [began, from, play] = [performance.now(), this.frame, this.plays];
     const tick = (now) => {
-      if (!this.playing) return;
+      if (!this.playing || play !== this.plays) return;
       const frame = from + Math.floor(((now - began) * this.model.get("fps")) / 1000);
       this.show(Math.min(frame, this.count - 1));
       if (frame >= this.count - 1) this.pause();
@@ -282,7 +292,8 @@ export function renderRollout({ model, el }, needsModule) {
   player.drawChips();
   player.show(player.frame);
   const resize = new ResizeObserver(() => player.draw());
-  resize.observe(el.parentElement ?? el);
+  player.resize = resize; // the parent is watched once the player is placed in the page
+  resize.observe(el);
   return () => {
     player.playing = false;
     resize.disconnect();

@@ -1,4 +1,4 @@
-// The page of a rollout saved as one HTML file (gymview/rollouts/page_file.py): the rollout player with scene3d.js
+// The page of a rollout saved as one HTML file (gymview/episodes/page_file.py): the rollout player with scene3d.js
 // (three.js) bundled in, reading the scenes and states the file carries. Nothing is fetched: the file plays from
 // disk with no network.
 import * as scene3d from "./scene3d.js";

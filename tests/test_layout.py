@@ -21,11 +21,10 @@ ALLOWED = {
     "renderers": {"image", "private", "errors"},  # image is the lower leaf: pure array functions
     # episodes: step rows, their tables and the widgets that show them; below the rooms that record and stream
     "episodes": {"image", "private", "errors"},
-    # rollouts: states of a model played by the page, and a run as one HTML file
-    "rollouts": {"image", "renderers", "private", "errors"},
-    "live": LEAVES | {"video", "episodes", "rollouts"},  # a view saves its kept frames as a clip (video, or HTML)
-    # recordings write step tables; show_video lists episodes; export_episode writes an HTML page (rollouts)
-    "video": LEAVES | {"episodes", "rollouts"},
+    "live": LEAVES | {"video", "episodes"},  # a view saves its kept frames as a clip with video's recorder
+    # rollouts: states of a model played by the page; the page asks for three.js in the live view's protocol
+    "rollouts": LEAVES | {"episodes", "live"},
+    "video": LEAVES | {"episodes"},  # recordings write step tables; show_video lists episodes
     "headless": {"private", "errors"},
     "atari": {"image", "private", "errors"},
     "remote": LEAVES | {"live"},  # a published run's view, and attach()'s, are LiveViews

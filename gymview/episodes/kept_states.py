@@ -20,9 +20,50 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STATES_SUFFIX", "read_states", "states_path", "write_states"]
+__all__ = ["STATES_SUFFIX", "KeptStates", "read_states", "states_path", "write_states"]
 
 STATES_SUFFIX = ".states.npz"
+
+
+class KeptStates:
+    """A recording's states, one a frame, as float32 rows of chunks (no object a frame: a long recording keeps
+    only their numbers). States of another size than the first stop the keeping (:attr:`whole` turns False).
+
+    >>> kept = KeptStates(chunk=2)
+    >>> for x in range(5):
+    ...     kept.add(np.array([x, -x]))
+    >>> len(kept), kept.array()[:, 0].tolist()
+    (5, [0.0, 1.0, 2.0, 3.0, 4.0])
+    """
+
+    def __init__(self, chunk: int = 4096) -> None:
+        self._chunk = chunk
+        self._chunks: list[np.ndarray] = []
+        self._filled = 0  # rows of the last chunk
+        self.whole = True
+
+    def add(self, state: np.ndarray) -> None:
+        """Keep one frame's state."""
+        row = np.asarray(state, np.float32).ravel()
+        if not self.whole:
+            return
+        if self._chunks and self._chunks[-1].shape[1] != row.size:
+            self.whole = False
+            return
+        if not self._chunks or self._filled == self._chunk:
+            self._chunks.append(np.empty((self._chunk, row.size), np.float32))
+            self._filled = 0
+        self._chunks[-1][self._filled] = row
+        self._filled += 1
+
+    def __len__(self) -> int:
+        return max(0, len(self._chunks) - 1) * self._chunk + (self._filled if self._chunks else 0)
+
+    def array(self) -> np.ndarray:
+        """The states kept, ``[frames, numbers]``."""
+        if not self._chunks:
+            return np.zeros((0, 0), np.float32)
+        return np.concatenate([*self._chunks[:-1], self._chunks[-1][: self._filled]])
 
 
 def states_path(video: str | os.PathLike[str]) -> Path:

@@ -105,21 +105,22 @@ class RolloutScene:
     def _camera_pose(self) -> np.ndarray:
         import mujoco
 
-        model, data = self.model, self._data
+        data = self._data
         if self.camera_id >= 0:
             quat = np.zeros(4)
             mujoco.mju_mat2Quat(quat, data.cam_xmat[self.camera_id])
             return np.concatenate([data.cam_xpos[self.camera_id], quat])
         if self._camera is None:
+            if not np.isfinite(data.geom_xpos).all():  # a state that diverged: no place to aim at yet
+                return np.full(7, np.nan)
             self._camera = self._free_camera()
         camera = self._camera
-        if camera.type == mujoco.mjtCamera.mjCAMERA_TRACKING:
-            mujoco.mjv_updateCamera(model, data, camera, mujoco.MjvScene(model, 0))
         return camera_pose(np.array(camera.lookat), camera.distance, camera.azimuth, camera.elevation)
 
     def _free_camera(self) -> Any:
         """The free camera as the source's render places it at its first state: gymnasium's viewer (at the
-        geoms' median, ``extent`` away, then the env's ``default_camera_config``), else MuJoCo's default."""
+        geoms' median, ``extent`` away, then the env's ``default_camera_config``), else MuJoCo's default. Never
+        a tracking one: gymnasium's render makes the camera free again each frame, as dm_control's does."""
         import mujoco
 
         camera = mujoco.MjvCamera()
@@ -129,11 +130,10 @@ class RolloutScene:
             return camera
         viewer = config.get("viewer")
         if viewer is not None:  # the env's own viewer, as it stands
-            for name in ("type", "trackbodyid", "distance", "azimuth", "elevation"):
+            for name in ("distance", "azimuth", "elevation"):
                 setattr(camera, name, getattr(viewer.cam, name))
             camera.lookat[:] = viewer.cam.lookat
             return camera
-        camera.type, camera.fixedcamid = mujoco.mjtCamera.mjCAMERA_FREE, -1
         camera.lookat[:] = np.median(self._data.geom_xpos, axis=0)
         camera.distance = self.model.stat.extent
         for key, value in config["settings"].items():

@@ -25,10 +25,11 @@ import numpy as np
 import traitlets
 
 from gymview._internal import frontend
+from gymview.episodes.page_file import MAX_CHARTED, Segment, value_lists, write_page
+from gymview.live import protocol
 from gymview.renderers.grid import grid_scene
 from gymview.rollouts.arrays import host_array
 from gymview.rollouts.mujoco_states import RolloutScene
-from gymview.rollouts.page_file import MAX_CHARTED, Segment, value_lists, write_page
 
 __all__ = ["MAX_GRID", "RolloutPlayer", "show_rollout"]
 
@@ -88,12 +89,28 @@ def show_rollout(
 
 
 class RolloutPlayer(anywidget.AnyWidget):
-    """A rollout's states played by the page (made by :func:`show_rollout`).
+    """A rollout's states played by the page (made by :func:`show_rollout`, which checks its arguments).
+
+    Args:
+        scene: What the page draws, and the states of each ``qpos``.
+        qpos: Positions ``[T, nq]`` or ``[T, B, nq]``, on the host.
+        values: Numbers to chart, name -> ``[T]`` or ``[T, B]``.
+        fps: Frames a second.
+        title: Shown above the player.
 
     Attributes:
         frame: The frame shown (set it to move there).
         focus: The env shown alone, or -1 for the grid.
         values: The names charted.
+
+    Examples:
+        >>> import mujoco, numpy as np
+        >>> model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><light pos='0 0 3'/>"
+        ...     "<body><freejoint/><geom type='box' size='.1 .1 .1'/></body></worldbody></mujoco>")
+        >>> player = RolloutPlayer(RolloutScene(model), np.tile(model.qpos0, (10, 2, 1)), None, fps=20)
+        >>> player.focus = 1  # env 1 alone, as a click on it shows it
+        >>> player
+        RolloutPlayer(10 frames, 2 envs, 20 fps)
     """
 
     _esm = frontend.EPISODES_ESM  # text, not a path: see LiveView
@@ -137,7 +154,7 @@ class RolloutPlayer(anywidget.AnyWidget):
                 page_scene["labels"] = "index"
                 labels = np.zeros((frames, envs), np.float32)
             else:
-                labels = np.nancumsum(rewards.reshape(frames, envs), axis=0).astype(np.float32)
+                labels = np.nancumsum(rewards, axis=0).astype(np.float32)
             page_states = np.concatenate([states.reshape(frames, -1), labels], axis=1)
         self.segment = Segment(page_scene, np.ascontiguousarray(page_states, np.float32))
         self.value_arrays = arrays
@@ -161,6 +178,12 @@ class RolloutPlayer(anywidget.AnyWidget):
     def save(self, path: str | os.PathLike[str]) -> pathlib.Path:
         """Write the player as one HTML file that plays in a browser opened from disk, no network needed.
 
+        Args:
+            path: The file to write, ending in ``.html``; missing folders are made.
+
+        Returns:
+            The path written.
+
         Examples:
             >>> import mujoco, numpy as np, tempfile, os
             >>> model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><light pos='0 0 3'/>"
@@ -172,18 +195,20 @@ class RolloutPlayer(anywidget.AnyWidget):
         return write_page(path, [self.segment], self.fps, self.value_arrays, self.title, self.values)
 
     def _page_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("type") == "module" and content.get("name") == "mujoco":
-            self.send({"type": "module", "name": "mujoco"}, buffers=[frontend.SCENE3D_ESM.encode("utf-8")])
+        message = protocol.read(content)
+        if message is not None and message.type == protocol.MODULE and message.name == "mujoco":
+            self.send(protocol.module_message("mujoco"), buffers=[frontend.SCENE3D_ESM.encode("utf-8")])
 
     def __repr__(self) -> str:
         return f"RolloutPlayer({self.frames} frames, {self.envs} env{'s' * (self.envs != 1)}, {self.fps:g} fps)"
 
 
 def _checked_values(name: str, value: np.ndarray, frames: int, envs: int) -> np.ndarray:
+    """``value`` as ``[frames, envs]``: one number a frame and env, or a frame's number for every env."""
     if value.shape not in ((frames,), (frames, envs), (frames, 1)) or (value.ndim == 1 and envs != 1):
         wanted = f"[{frames}]" if envs == 1 else f"[{frames}, {envs}]"
         raise ValueError(f"values[{name!r}] must be {wanted}, a number a frame and env; got shape {value.shape}")
-    return value.reshape(frames, -1)
+    return np.broadcast_to(value.reshape(frames, -1), (frames, envs))
 
 
 def _default_fps(source: Any) -> float:

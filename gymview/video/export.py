@@ -118,13 +118,14 @@ def _write_page(path: Path, clips: Any, names: list[str], fps: float) -> Path:
     import numpy as np
 
     from gymview.episodes.kept_states import read_states, states_path
-    from gymview.rollouts.page_file import Segment, write_page
+    from gymview.episodes.page_file import Segment, write_page
+    from gymview.episodes.table import read_steps
 
     if len(clips) != 1:
         raise ValueError(f"an .html page holds one episode; this player shows {len(clips)}: export each alone")
     clip = clips[0]
     kept = read_states(clip.video)
-    if kept is None or len(kept[1]) < clip.start + clip.count:
+    if kept is None or len(kept[1]) != len(read_steps(clip.video)):  # none, or not this video's (a row a frame)
         raise ValueError(
             f"an .html page plays the states the frames were drawn from, and {clip.video.name} has none kept beside "
             f"it ({states_path(clip.video).name}): a recording keeps them where the page draws the env (classic "

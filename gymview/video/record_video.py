@@ -14,7 +14,8 @@ import numpy as np
 from gymnasium import logger
 
 from gymview._internal.checks import check_int
-from gymview.episodes.kept_states import write_states
+from gymview._internal.warn import warn_user
+from gymview.episodes.kept_states import KeptStates, states_path, write_states
 from gymview.episodes.rows import StepTracker
 from gymview.episodes.table import StepTable
 from gymview.renderers import renderer_for
@@ -185,7 +186,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._tracker = StepTracker()  # the episode's latest step, for the rows of the frames recorded
         # the page's scene of the renderer's frames, and the states of the video being recorded (kept beside it)
         self._scene = None if self._renderer is None else self._renderer.page_scene()
-        self._kept_states: list[np.ndarray] = []
+        self._kept_states: KeptStates | None = None
         self._write_steps = steps
         self._table: StepTable | None = None
 
@@ -211,8 +212,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("Cannot capture a frame, recording wasn't started.")
         if self._renderer is not None:  # drawn many at a time (gymview.video.drawn)
             self._last_state = self._renderer.state_of(self.env)
-            if self._scene is not None:
-                self._kept_states.append(self._last_state)
+            if self._kept_states is not None:
+                self._kept_states.add(self._last_state)
             self._add_row()
             self._recorder.write_state(self._renderer, self._last_state)  # type: ignore[union-attr]
             return
@@ -342,6 +343,10 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._log_info = {"episode": self.episode_id, "name": video_name, "fps": self.frames_per_sec}
         path = os.path.join(self.video_folder, f"{video_name}.mp4")
         table = StepTable(path) if self._write_steps else None
+        try:
+            states_path(path).unlink(missing_ok=True)  # an earlier run's, of another video of this name
+        except OSError:
+            pass
         self._recorder = VideoRecorder(
             path,
             fps=self.frames_per_sec,
@@ -352,6 +357,8 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             before_fragment=None if table is None else table.write_before,
         )
         self._table = table
+        # kept only beside a step table: an HTML export plays the states of the episode the table marks out
+        self._kept_states = None if self._scene is None or table is None else KeptStates()
         self.recording = True
         self._video_name = video_name
 
@@ -371,13 +378,12 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise RuntimeError("stop_recording was called, but no recording was started")
         # One statement with no call inside, so a Ctrl-C cannot land between them.
         recorder, table, states = self._recorder, self._table, self._kept_states
-        self._recorder, self._table, self.recording, self._video_name = None, None, False, None
-        self._kept_states = []
+        self._recorder, self._table, self._kept_states, self.recording, self._video_name = None, None, None, False, None
         try:
             if table is not None:
                 table.close()  # before the video is finished: a row for every frame, whatever happens there
-            if states and self._scene is not None:
-                write_states(recorder.path, self._scene, np.stack(states))
+            if states is not None and states.whole and len(states) and self._scene is not None:
+                self._keep_states(recorder.path, self._scene, states)
         finally:  # a table that could not be written still lets its video finish
             self._last_frame = self._last_state = None
             self._log_info.update(step=self.step_id + 1, frames=recorder.frames_written)  # read by the logger, later
@@ -386,6 +392,14 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             self._finishing.add(recorder)
         if self.gc_trigger and self.gc_trigger(self.episode_id):
             gc.collect()
+
+    @staticmethod
+    def _keep_states(video: Path, scene: dict[str, Any], states: KeptStates) -> None:
+        """The video's states beside it, for an HTML export; a failure to write them says so and stops nothing."""
+        try:
+            write_states(video, scene, states.array())
+        except (OSError, ValueError) as error:
+            warn_user(f"gymview: the states of {video.name} were not kept ({error}); export it as .mp4 or .gif")
 
     def __del__(self) -> None:
         # The recorders' own finalizers finish every video; only say that close() was missed.

@@ -42,4 +42,5 @@ test("a widget's bytes become float32 numbers wherever they start in their buffe
   assert.deepEqual(Array.from(statesOf(new DataView(bytes.buffer, 1, 4))), [2.5]);
   const numbers = Float32Array.of(1, 2);
   assert.equal(statesOf(numbers), numbers);
+  assert.deepEqual(Array.from(statesOf(numbers.buffer)), [1, 2]);
 });

@@ -115,10 +115,12 @@ def test_a_saved_rollout_plays_from_disk_with_no_network(tmp_path, artifacts):
 
 def test_a_grid_shows_one_env_alone_on_a_click_and_all_again_on_the_next(tmp_path, artifacts):
     env, qpos, rewards = rollout("Hopper-v5", 30, envs=4)
-    path = gymview.show_rollout(env, qpos, values={"reward": rewards}).save(tmp_path / "hoppers.html")
+    title = "<!--<script></script><b>hoppers</b>"  # a title the page shows as text, whatever it holds
+    path = gymview.show_rollout(env, qpos, values={"reward": rewards}, title=title).save(tmp_path / "hoppers.html")
     with chromium_page() as page:
         page.goto(path.as_uri())
         grid = wait_drawn(page, 0)
+        assert page.locator(".gymview-title").text_content() == title
         assert grid["readout"].startswith("frame 1/30 · mean of 4 envs · reward")
         canvas = page.locator(".gymview-rollout-canvas").bounding_box()
         page.mouse.click(canvas["x"] + canvas["width"] * 0.75, canvas["y"] + canvas["height"] * 0.75)  # env 3

@@ -23,7 +23,7 @@ def test_save_clip_writes_the_kept_frames(tmp_path):
 
         frames = list(imageio_ffmpeg.read_frames(str(mp4)))
         assert len(frames) - 1 == 10  # read_frames yields the metadata first
-        with pytest.raises(ValueError, match=".mp4 or .gif"):
+        with pytest.raises(ValueError, match=".mp4, .gif or .html"):
             view.save_clip(tmp_path / "clip.avi")
     finally:
         view.close()

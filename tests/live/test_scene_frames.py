@@ -467,7 +467,7 @@ def test_where_no_helper_can_start_glfw_painters_draw_on_the_drawing_thread():
 
 
 def test_a_view_s_kept_scene_frames_save_as_a_page_that_plays_them(tmp_path):
-    from gymview.rollouts.page_file import page_data, unpacked_states
+    from gymview.episodes.page_file import page_data, unpacked_states
 
     renderer = renderer_for("CartPole-v1")
     view = ShownView(fps=120)
@@ -496,7 +496,7 @@ def test_a_view_that_kept_pictures_says_to_save_them_as_video(tmp_path):
 
 
 def test_a_watched_run_s_html_clip_charts_the_steps_of_its_frames(tmp_path):
-    from gymview.rollouts.page_file import page_data
+    from gymview.episodes.page_file import page_data
 
     now = [0.0]
     view = ShownView(fps=30, clock=lambda: now[0])  # a frame due at every step: 0.1 s apart
@@ -511,3 +511,21 @@ def test_a_watched_run_s_html_clip_charts_the_steps_of_its_frames(tmp_path):
     assert data["values"]["return"] == [[0, 1, 2, 3, 4, 5]] and data["values"]["reward"][0][1:] == [1] * 5
     assert "reward" in data["charted"] and "terminated" not in data["charted"] and "step" not in data["values"]
     env.close()
+
+
+def test_a_watched_vector_env_s_html_clip_charts_each_sub_env_s_steps(tmp_path):
+    from gymview.episodes.page_file import page_data
+
+    now = [0.0]
+    view = ShownView(fps=30, clock=lambda: now[0])
+    vector = gym.make_vec("CartPole-v1", num_envs=2, render_mode="rgb_array", vectorization_mode="sync")
+    envs = gymview.watch(vector, view=view, display=False)
+    envs.reset(seed=0)
+    for _ in range(3):
+        now[0] += 0.1
+        envs.step(np.array([0, 1]))
+    view.flush()
+    data = json.loads(page_data(view.save_clip(tmp_path / "grid.html").read_text()))
+    assert data["scenes"][0]["kind"] == "grid" and len(data["values"]["return"]) == 2  # a line a sub-env
+    assert data["values"]["return"][0][-1] == data["values"]["return"][1][-1] == 3
+    envs.close()

@@ -77,6 +77,15 @@ def test_a_model_is_seen_from_mujoco_s_free_camera_or_the_camera_named():
     assert (above.scene["width"], above.scene["height"]) == (64, 48)
 
 
+def test_a_state_that_diverged_leaves_the_camera_where_the_first_finite_state_puts_it():
+    model = mujoco.MjModel.from_xml_string(BALL)
+    qpos = np.tile(model.qpos0, (3, 1))
+    qpos[0] = np.nan
+    states = RolloutScene(model).states(qpos)
+    assert np.isnan(states[0]).all() and np.isfinite(states[1:]).all()
+    np.testing.assert_allclose(states[1, 7:], states[2, 7:])
+
+
 def test_what_a_rollout_cannot_be_drawn_from_says_what_to_pass():
     model = mujoco.MjModel.from_xml_string(BALL)
     with pytest.raises(TypeError, match="pass a mujoco.MjModel, a gymnasium MuJoCo env"):

@@ -12,7 +12,7 @@ registry = pytest.importorskip("mujoco_playground").registry
 mujoco = pytest.importorskip("mujoco")
 
 import gymview  # noqa: E402
-from gymview.rollouts.page_file import page_data, unpacked_states  # noqa: E402
+from gymview.episodes.page_file import page_data, unpacked_states  # noqa: E402
 
 ENVS, STEPS = 3, 40
 ROOT = pathlib.Path(__file__).resolve().parents[2]

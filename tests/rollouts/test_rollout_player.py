@@ -9,7 +9,7 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 import gymview  # noqa: E402
-from gymview.rollouts.page_file import page_data, unpacked_states  # noqa: E402
+from gymview.episodes.page_file import page_data, unpacked_states  # noqa: E402
 from gymview.rollouts.player import MAX_GRID  # noqa: E402
 
 BALL = """<mujoco><option timestep='0.004'/><worldbody><light pos='0 0 3'/><geom type='plane' size='2 2 .1'/>
@@ -45,6 +45,9 @@ def test_several_envs_are_a_grid_labelled_by_their_return_so_far(model):
     np.testing.assert_allclose(states[:, 2], 1 + qpos[:, 0, 0], atol=1e-6)  # env 0's ball falls
     unlabelled = gymview.show_rollout(model, qpos)
     assert unlabelled._scenes[0]["labels"] == "index"
+    shared = gymview.show_rollout(model, qpos, values={"reward": np.ones((10, 1))})  # one reward for every env
+    assert np.frombuffer(shared._states, "<f4").reshape(10, -1)[-1, -3:].tolist() == [10, 10, 10]
+    assert shared._values["reward"] == [[1.0] * 10] * 3
 
 
 def test_a_saved_rollout_is_the_player_s_states_and_values(model, tmp_path):

@@ -81,7 +81,7 @@ def test_an_html_page_plays_the_states_the_episode_s_frames_were_drawn_from(epis
     import json
 
     from gymview.episodes.kept_states import read_states
-    from gymview.rollouts.page_file import page_data, unpacked_states
+    from gymview.episodes.page_file import page_data, unpacked_states
 
     scene, states = read_states(episode)  # kept by the recording: MountainCar's frames are drawn from its state
     rows = gymview.read_steps(episode)
@@ -107,3 +107,32 @@ def test_an_html_page_needs_kept_states_and_one_episode(tmp_path):
     result = gymview.compare({"left": lambda obs: 0, "right": lambda obs: 1}, "CartPole-v1", seed=1)
     with pytest.raises(ValueError, match="an .html page holds one episode; this player shows 2"):
         gymview.export_episode(result.player(), tmp_path / "compare.html")
+
+
+def test_an_earlier_run_s_states_are_never_taken_for_a_new_video_s(tmp_path):
+    for fast_render in (True, False):  # the second run draws with env.render(): no states of its own
+        env = gymview.RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), tmp_path / "v",
+                                  fast_render=fast_render)  # fmt: skip
+        env.reset(seed=0)
+        for _ in range(3 if fast_render else 5):
+            env.step(0)
+        env.close()
+    with pytest.raises(ValueError, match="has none kept beside it"):
+        gymview.export_episode(tmp_path / "v" / "rl-video-episode-0.mp4", tmp_path / "episode.html")
+
+
+def test_states_that_cannot_be_written_leave_the_loop_and_the_video_whole(tmp_path, monkeypatch):
+    import gymview.video.record_video as record_video
+
+    def full_disk(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(record_video, "write_states", full_disk)
+    env = gymview.RecordVideo(gym.make("CartPole-v1", render_mode="rgb_array"), tmp_path / "v")
+    env.reset(seed=0)
+    for _ in range(4):
+        env.step(0)
+    with pytest.warns(RuntimeWarning, match=r"states of rl-video-episode-0.mp4 were not kept .*No space left"):
+        env.reset()  # ends the first episode's recording
+    env.close()
+    assert len(gymview.read_steps(tmp_path / "v" / "rl-video-episode-0.mp4")) == 5

@@ -23,6 +23,7 @@ import io
 import itertools
 import os
 import pathlib
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -171,7 +172,7 @@ def _write_page(
 ) -> pathlib.Path:
     """The kept frames as one HTML file that plays them as the page drew them: a segment per run of one scene,
     the steps' ``rows`` (one a frame, None where unknown) charted under them."""
-    from gymview.rollouts.page_file import Segment, write_page
+    from gymview.episodes.page_file import Segment, write_page
 
     pictures = sum(header.get("format") != SCENE for header, _, _ in frames)
     if pictures:
@@ -184,13 +185,38 @@ def _write_page(
     for scene, run in itertools.groupby(frames, key=lambda frame: frame[0]["scene"]):
         states = np.stack([np.frombuffer(data, "<f4") for _, data, _ in run])
         segments.append(Segment(painters[scene].page_scene(), states))
-    names = [name for name in dict.fromkeys(n for row in rows or [] if row for n in row) if name not in _PLACE]
-    values = {
-        name: np.array([np.nan if row is None or row.get(name) is None else row[name] for row in rows or []], float)
+    values = _per_env(_columns(rows or []))
+    charted = [name for name in values if name.split("[")[0] not in ("terminated", "truncated")]
+    return write_page(path, segments, fps, values, charted=charted)
+
+
+def _columns(rows: list[dict[str, Any] | None]) -> dict[str, np.ndarray]:
+    """Step rows (None where a frame's step is unknown) as a column a value, NaN where a row lacks it."""
+    names = [name for name in dict.fromkeys(n for row in rows if row for n in row) if name not in _PLACE]
+    return {
+        name: np.array([np.nan if row is None or row.get(name) is None else row[name] for row in rows], float)
         for name in names
     }
-    charted = [name for name in names if name.split("[")[0] not in ("terminated", "truncated")]
-    return write_page(path, segments, fps, values, charted=charted)
+
+
+def _per_env(columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A vector env's columns ``reward[0]``, ``reward[1]``... as one ``reward`` of ``[frames, envs]``, as a grid's
+    player charts them (an env a line); others (a PettingZoo agent's ``reward[player_0]``) as they are.
+
+    >>> sorted(_per_env({"reward[1]": np.ones(2), "reward[0]": np.zeros(2), "x[a]": np.ones(2)}).items())[0][1]
+    array([[0., 1.],
+           [0., 1.]])
+    """
+    members: dict[str, dict[int, str]] = {}
+    for name in columns:
+        found = re.fullmatch(r"(.+)\[(\d+)\]", name)
+        if found:
+            members.setdefault(found[1], {})[int(found[2])] = name
+    grouped = dict(columns)
+    for base, names in members.items():
+        if sorted(names) == list(range(len(names))) and base not in columns:
+            grouped[base] = np.stack([grouped.pop(names[index]) for index in range(len(names))], axis=1)
+    return grouped
 
 
 def _undecodable(header: dict[str, Any]) -> bool:

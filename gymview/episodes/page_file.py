@@ -76,8 +76,9 @@ def write_page(
         "fps": float(fps),
         "title": title,
     }
-    # "</" inside the JSON as "<\/" (the same string to JSON): nothing in it can end the script element
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    # every "<" as JSON's "\u003c" (the same string): nothing in the data can end its script element, nor open
+    # the "<!--" that keeps a parser from seeing the end
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
     page = _TEMPLATE.format(
         title=html.escape(title or "gymview rollout"),
         css=frontend.CSS,
