@@ -55,12 +55,14 @@ export function lunarlander(context, scene, state) {
 
 /** gymnasium's BipedalWalker, its view scrolled with the walker (the right end of a picture as wide as the way
  * walked): the sky, the clouds (drifting at half the view's speed), the ground in view (heights from the step before
- * it), the lidar ray (x0, y0, x1, y1; NaN when none), the ground's edge, the legs and the hull outlined, the flag. */
+ * it), the lidar ray (x0, y0, x1, y1; NaN when none), the ground's edge, the hardcore walker's obstacles in view (4
+ * corners each; NaN for none), the legs and the hull outlined, the flag. */
 export function bipedalwalker(context, scene, state) {
   const { scale, step, ground: count, clouds, outlines, colours } = scene;
   const scroll = state[0];
   const [ray, first, heights] = [state.subarray(16, 20), state[20], state.subarray(21, 21 + count)];
-  const corners = state.subarray(21 + count);
+  const obstacles = state.subarray(state.length - 8 * (scene.obstacles ?? 0));
+  const corners = state.subarray(21 + count, state.length - obstacles.length);
   context.translate(-(Math.trunc(scene.width + Math.max(0, scroll) * scale) - scene.width), 0);
   polygon(context, box(scroll * scale, scroll * scale + scene.width, scene.height, 0), "rgb(215,215,255)");
   const view = scene.width / scale;
@@ -87,6 +89,13 @@ export function bipedalwalker(context, scene, state) {
     context.moveTo(...edge[i]);
     context.lineTo(...edge[i + 1]);
     context.strokeStyle = (first + i) % 2 === 0 ? "rgb(76,255,76)" : "rgb(76,204,76)";
+    context.stroke();
+  }
+  for (let i = 0; i < obstacles.length; i += 8) {
+    if (Number.isNaN(obstacles[i])) continue;
+    const path = Array.from({ length: 4 }, (_, k) => [obstacles[i + 2 * k] * scale, obstacles[i + 2 * k + 1] * scale]);
+    polygon(context, path, "rgb(255,255,255)");
+    context.strokeStyle = "rgb(153,153,153)";
     context.stroke();
   }
   for (const n of [1, 2, 3, 4, 0]) { // the legs, then the hull

@@ -67,9 +67,10 @@ def test_the_page_draws_each_env_as_env_render_does(page, env_id, artifacts):
     assert page.evaluate("() => 1") == 1 and not page.errors, page.errors
 
 
-def test_a_walker_far_along_its_way_is_drawn_where_the_view_has_scrolled(page, artifacts):
+@pytest.mark.parametrize("env_id", ["BipedalWalker-v3", "BipedalWalkerHardcore-v3"])
+def test_a_walker_far_along_its_way_is_drawn_where_the_view_has_scrolled(page, artifacts, env_id):
     pytest.importorskip("Box2D")
-    env = gym.make("BipedalWalker-v3", render_mode="rgb_array")
+    env = gym.make(env_id, render_mode="rgb_array")
     env.reset(seed=3)
     for _ in range(20):
         env.step(env.action_space.sample())
@@ -81,7 +82,7 @@ def test_a_walker_far_along_its_way_is_drawn_where_the_view_has_scrolled(page, a
         walker.lidar_render -= 1  # the same ray again: render() moves to the next as state_of() did
         expected = downsample(env.render(), MAX_SIZE)
         drawn = drawn_by_page(page, scene, state.astype(np.float32), *expected.shape[1::-1])
-        Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"BipedalWalker-at-{scroll}.png")
+        Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{env_id}-at-{scroll}.png")
         assert psnr(drawn, expected) >= 30.0, (scroll, psnr(drawn, expected))
     assert not page.errors, page.errors
 

@@ -11,7 +11,7 @@ from seeded_envs import seeded
 pytest.importorskip("Box2D")
 
 from gymview.renderers import renderer_for
-from gymview.renderers.bipedal_walker import GROUND, BipedalWalkerRenderer
+from gymview.renderers.bipedal_walker import GROUND, OBSTACLES, BipedalWalkerRenderer
 from gymview.renderers.grid import TiledPainter, drawing_of
 
 
@@ -70,11 +70,30 @@ def test_a_state_holds_the_ground_from_the_step_before_the_view():
     assert state[21 : 21 + GROUND].tolist() == unwrapped.terrain_y[first : first + GROUND]
 
 
-def test_a_state_before_reset_and_the_hardcore_walker_are_refused_with_what_to_do():
+def test_a_state_before_reset_is_refused_with_what_to_do():
     renderer = renderer_for(walker())
     with pytest.raises(ValueError, match=r"call env\.reset"):
         renderer.state_of(gym.make("BipedalWalker-v3", render_mode="rgb_array"))
-    assert renderer_for(walker(hardcore=True)) is None  # its stumps, stairs and pits: pictures
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_the_hardcore_walker_s_stumps_stairs_and_pits_are_drawn_as_env_render_draws_them(seed):
+    rendered, taken = walker(seed, hardcore=True), walker(seed, hardcore=True)
+    renderer = renderer_for(taken)
+    assert renderer.state_dim == renderer_for(walker()).state_dim + 8 * OBSTACLES
+    shown = 0
+    for scroll in np.arange(0.0, 85.0, 4.3):  # the course, as if walked
+        for env in (rendered, taken):
+            env.unwrapped.scroll = scroll
+        state = renderer.state_of(taken)
+        shown = max(shown, int(np.isfinite(state[-8 * OBSTACLES :]).sum()) // 8)
+        np.testing.assert_array_equal(renderer.render(state[None])[0], rendered.render(), err_msg=f"at {scroll} m")
+    assert shown >= 3  # obstacles were in view
+    taken.reset(seed=seed + 1)  # another course: its own obstacles, not the last one's
+    rendered.reset(seed=seed + 1)
+    for env in (rendered, taken):
+        env.unwrapped.scroll = 30.0
+    np.testing.assert_array_equal(renderer.render(renderer.state_of(taken)[None])[0], rendered.render())
 
 
 def test_a_renderer_goes_to_another_process_and_draws_there_as_here():
