@@ -39,6 +39,7 @@ from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
 from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
+from gymview.renderers.car_racing import CarRacingPainter
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.renderers.not_drawn import why_not_drawn_by_page
@@ -369,6 +370,9 @@ def snapshot_for(env: gym.Env) -> Callable[[gym.Env], DeferredFrame | None] | No
     renderer = renderer_for(env)
     if renderer is not None:
         return lambda env: Drawing(renderer, renderer.state_of(env))
+    car = CarRacingPainter.for_env(env)  # a painter a track: not a renderer of every episode's frames
+    if car is not None:
+        return car.frame_of
     painter = MujocoPainter.for_env(env, preview=True)  # the live view: drawn as small as it is shown
     return painter.frame_of if painter is not None else None
 

@@ -11,6 +11,7 @@
 // each shape is filled and stroked one pixel wide (shapes.js); Box2D's envs: scene_box2d.js.
 
 import { bipedalwalker, lunarlander } from "./scene_box2d.js";
+import { carracing } from "./scene_car.js";
 import { BLACK, box, circle, pixels, polygon, turned } from "./shapes.js";
 
 /** Modules that draw kinds of scene this one does not: kind -> {drawMujoco, drawnScale, loadMujoco} (scene3d.js;
@@ -248,7 +249,7 @@ function sprites(context, scene, state, scale, left, top) {
   context.restore();
 }
 
-const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, bipedalwalker, board, sprites };
+const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, bipedalwalker, carracing, board, sprites };
 
 /** The label of sub-env `index` in a grid, as gymview.renderers.grid.env_label writes it. */
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;

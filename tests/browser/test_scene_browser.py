@@ -122,3 +122,27 @@ def test_a_vector_env_s_grid_shows_each_sub_env_in_its_cell(page):
     assert drawn[2:12, 4:40].min() < 50 and drawn[2:12, 4:40].max() > 200  # a label: white text on black
     for env in envs:
         env.close()
+
+
+def test_the_page_draws_car_racing_as_env_render_does(page, artifacts):
+    pytest.importorskip("Box2D")
+    from gymview.renderers.car_racing import CarRacingPainter
+
+    env = gym.make("CarRacing-v3", render_mode="rgb_array")
+    env.reset(seed=1)
+    env.action_space.seed(1)
+    painter, scores = CarRacingPainter.for_env(env), []
+    for step in range(200):
+        action = env.action_space.sample()
+        action[1] = 1.0 if step < 100 else action[1]
+        env.step(action)
+        if step in (3, 40, 120, 199):  # zooming in at the start, then following the car, skid marks behind it
+            frame = painter.frame_of(env)
+            expected = downsample(env.render(), MAX_SIZE)
+            scene = {**frame.painter.page_scene(), "id": step}
+            drawn = drawn_by_page(page, scene, frame.state.astype(np.float32), *expected.shape[1::-1])
+            scores.append(psnr(drawn, expected))
+            Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"CarRacing-{step}.png")
+    print("CarRacing PSNR", [round(score, 1) for score in scores])
+    assert min(scores) >= 28.0, [round(score, 1) for score in scores]
+    assert not page.errors, page.errors

@@ -537,3 +537,25 @@ def test_a_watched_vector_env_s_html_clip_charts_each_sub_env_s_steps(tmp_path):
     assert data["scenes"][0]["kind"] == "grid" and len(data["values"]["return"]) == 2  # a line a sub-env
     assert data["values"]["return"][0][-1] == data["values"]["return"][1][-1] == 3
     envs.close()
+
+
+def test_a_watched_car_racing_goes_to_the_page_as_its_state_with_a_scene_for_each_track(monkeypatch):
+    pytest.importorskip("Box2D")
+    now = [0.0]
+    view = ShownView(max_size=512, clock=lambda: now[0])
+    env = gymview.watch(gym.make("CarRacing-v3", render_mode="rgb_array"), view=view, display=False)
+    monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
+    env.reset(seed=0)
+    for _ in range(3):
+        now[0] += 0.1
+        env.step(np.array([0.0, 1.0, 0.0], np.float32))
+    view.flush()
+    first = view._scene
+    assert first["kind"] == "carracing" and {header["format"] for header, _ in view.sent} == {"scene"}
+    now[0] += 0.1
+    env.reset(seed=1)  # a new track: a new scene
+    view.flush()
+    assert view._scene["id"] == first["id"] + 1 and view._scene["road"] != first["road"]
+    assert not view._streamer.encodes_elsewhere or not view._streamer._encoder.has_run  # no helper process
+    monkeypatch.undo()
+    env.close()
