@@ -1,10 +1,12 @@
 """A run as one HTML file: the player's bundle (three.js with it), its style, the scenes and the states inline,
 so that the file plays in a browser opened from disk, with no network.
 
-States are float32 numbers, stored losslessly: each segment's bytes regrouped by their place in the number, then
-by number, over time (a number changes little from frame to frame: its high bytes repeat), deflated and written
-as base64; the page inflates them with the browser's ``DecompressionStream``. A HalfCheetah frame of 56 numbers
-(224 bytes) takes about 115 bytes of the file.
+States are stored as whole multiples of a step (``STEP``, 7.6e-6: far below a pixel, in metres or pixels; larger
+where a segment's numbers are too big for 31 bits), each number's change from the frame before, its four bytes
+regrouped by their place, then by number, over time (small changes: the high bytes are zeros), deflated and
+written as base64; the page inflates them with the browser's ``DecompressionStream``. A HalfCheetah frame of 56
+numbers (224 bytes) takes about 70 bytes of the file. Charted values are kept exactly: float32 ``[T, envs]`` each,
+their bytes regrouped the same way.
 
 >>> import json, tempfile, pathlib
 >>> scene = {"kind": "cartpole", "width": 600, "height": 400, "scale": 120.0, "pole_length": 120.0}
@@ -34,9 +36,12 @@ import numpy as np
 
 from gymview._internal import frontend
 
-__all__ = ["MAX_CHARTED", "Segment", "page_data", "unpacked_states", "value_lists", "write_page"]
+__all__ = ["MAX_CHARTED", "Segment", "page_data", "unpacked_states", "unpacked_values", "value_lists", "write_page"]
 
 _DATA_ID = "gymview-rollout"
+#: the states' step: a power of two, so that whole numbers (counts, bits) come back exactly
+STEP = 2.0**-17
+_MISSING = -(2**31)  # a missing number (NaN) among the states' multiples
 #: the values charted when a page opens, at most
 MAX_CHARTED = 6
 
@@ -67,11 +72,11 @@ def write_page(
     for segment in segments:
         if segment.scene not in scenes:
             scenes.append(segment.scene)
-        packed.append({"scene": scenes.index(segment.scene), **_packed(np.asarray(segment.states, np.float32))})
+        packed.append({"scene": scenes.index(segment.scene), **_stepped(np.asarray(segment.states, np.float64))})
     data = {
         "scenes": scenes,
         "segments": packed,
-        "values": {name: value_lists(array) for name, array in (values or {}).items()},
+        "values": {name: _exact(_per_env(array)) for name, array in (values or {}).items()},
         "charted": list((values or {}) if charted is None else charted)[:MAX_CHARTED],
         "fps": float(fps),
         "title": title,
@@ -100,22 +105,61 @@ def page_data(page: str) -> str:
 
 
 def unpacked_states(segment: Mapping[str, Any]) -> np.ndarray:
-    """A packed segment's states, as :func:`write_page` packed them: ``[frames, numbers]`` float32."""
+    """A packed segment's states, or values, as :func:`write_page` packed them: ``[frames, numbers]`` float32."""
     frames, size = int(segment["frames"]), int(segment["size"])
-    planes = np.frombuffer(zlib.decompress(base64.b64decode(segment["states"])), np.uint8)
-    return planes.reshape(4, size, frames).transpose(2, 1, 0).copy().view("<f4").reshape(frames, size)
+    planes = np.frombuffer(zlib.decompress(base64.b64decode(segment["data"])), np.uint8)
+    words = planes.reshape(4, size, frames).transpose(2, 1, 0).copy().view("<u4").reshape(frames, size)
+    if "step" not in segment:  # exact float32
+        return words.view("<f4")
+    changes = (words >> 1).astype(np.int64) ^ -(words & 1).astype(np.int64)  # zigzag back to signed
+    whole = (np.cumsum(changes, axis=0) + 2**31) % 2**32 - 2**31  # the running sum, wrapping as int32 does
+    return np.where(whole == _MISSING, np.nan, whole * float(segment["step"])).astype(np.float32)
 
 
-def _packed(states: np.ndarray) -> dict[str, Any]:
+def unpacked_values(data: Mapping[str, Any]) -> dict[str, list[list[float | None]]]:
+    """A page's values (:func:`page_data`'s JSON, parsed) as :func:`value_lists` gives them: a list of T an env.
+
+    >>> import tempfile
+    >>> scene = {"kind": "cartpole", "width": 600, "height": 400}
+    >>> page = write_page(tempfile.mkdtemp() + "/run.html", [Segment(scene, np.zeros((2, 4), np.float32))], 50,
+    ...                   {"reward": np.array([1.0, np.nan])})
+    >>> unpacked_values(json.loads(page_data(page.read_text())))
+    {'reward': [[1.0, None]]}
+    """
+    return {name: value_lists(unpacked_states(packed)) for name, packed in data["values"].items()}
+
+
+def _per_env(array: np.ndarray) -> np.ndarray:
+    """Values ``[T]`` or ``[T, B]`` as float32 ``[T, B]``."""
+    array = np.asarray(array, np.float32)
+    return array.reshape(len(array), -1)
+
+
+def _stepped(states: np.ndarray) -> dict[str, Any]:
+    """States as whole multiples of a step (NaN and infinities: ``_MISSING``), as each one's change from the frame
+    before, wrapping as int32 does, in zigzag order (small changes either way: small numbers)."""
     if states.ndim != 2:
         raise ValueError(f"a segment's states must be [frames, numbers]; got shape {states.shape}")
-    frames, size = states.shape
-    planes = np.ascontiguousarray(states.astype("<f4")).view(np.uint8).reshape(frames, size, 4).transpose(2, 1, 0)
-    return {
-        "frames": frames,
-        "size": size,
-        "states": base64.b64encode(zlib.compress(np.ascontiguousarray(planes).tobytes(), 9)).decode("ascii"),
-    }
+    finite = np.isfinite(states)
+    largest = float(np.abs(states[finite]).max(initial=0.0))
+    step = STEP if largest < STEP * 2**30 else 2.0 ** math.ceil(math.log2(largest / 2**30))
+    whole = np.where(finite, np.round(np.where(finite, states, 0.0) / step), _MISSING).astype(np.int64)
+    changes = np.diff(whole, axis=0, prepend=0).astype(np.int32)  # wrapping: the page adds them up as int32
+    zigzag = ((changes.astype(np.int64) << 1) ^ (changes.astype(np.int64) >> 31)).astype("<u4")
+    return {**_planes(zigzag), "step": step}
+
+
+def _exact(values: np.ndarray) -> dict[str, Any]:
+    """Values kept exactly, as float32."""
+    return _planes(np.ascontiguousarray(values.astype("<f4")).view("<u4"))
+
+
+def _planes(words: np.ndarray) -> dict[str, Any]:
+    """``[frames, numbers]`` 32-bit words, their bytes regrouped by place, then number, over time; deflated."""
+    frames, size = words.shape
+    planes = np.ascontiguousarray(words).view(np.uint8).reshape(frames, size, 4).transpose(2, 1, 0)
+    data = base64.b64encode(zlib.compress(np.ascontiguousarray(planes).tobytes(), 9)).decode("ascii")
+    return {"frames": frames, "size": size, "data": data}
 
 
 def value_lists(array: np.ndarray) -> list[list[float | None]]:

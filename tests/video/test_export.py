@@ -81,7 +81,7 @@ def test_an_html_page_plays_the_states_the_episode_s_frames_were_drawn_from(epis
     import json
 
     from gymview.episodes.kept_states import read_states
-    from gymview.episodes.page_file import page_data, unpacked_states
+    from gymview.episodes.page_file import page_data, unpacked_states, unpacked_values
 
     scene, states = read_states(episode)  # kept by the recording: MountainCar's frames are drawn from its state
     rows = gymview.read_steps(episode)
@@ -89,9 +89,10 @@ def test_an_html_page_plays_the_states_the_episode_s_frames_were_drawn_from(epis
     out = gymview.export_episode(episode, tmp_path / "page" / "episode.html", values=["reward", "speed"])
     data = json.loads(page_data(out.read_text()))
     assert data["scenes"] == [scene] and data["fps"] == 30
-    np.testing.assert_array_equal(unpacked_states(data["segments"][0]), states)
-    assert data["values"]["speed"][0][1:] == pytest.approx([row["speed"] for row in rows[1:]])
-    assert data["values"]["speed"][0][0] is None  # the reset's row logged nothing
+    np.testing.assert_allclose(unpacked_states(data["segments"][0]), states, rtol=0, atol=1e-5)
+    speed = unpacked_values(data)["speed"][0]
+    assert speed[1:] == pytest.approx([row["speed"] for row in rows[1:]], rel=1e-6)
+    assert speed[0] is None  # the reset's row logged nothing
 
 
 def test_an_html_page_needs_kept_states_and_one_episode(tmp_path):
