@@ -324,6 +324,8 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
     if draw != "page":
         return why
     if kind == "env":
+        if CarRacingPainter.for_env(env) is not None:
+            return None  # a scene a track, described at its first frame
         painter: Any = renderer_for(env) or MujocoPainter.for_env(env)
     elif kind == "vector":
         painter = state_painter(sub_envs) or MujocoGridPainter.for_envs(sub_envs)
@@ -333,8 +335,8 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
         because = f" ({why})" if why else ""
         raise ValueError(
             f"watch(draw='page'): the page cannot draw {name}{because}; it draws gymnasium's classic-control envs "
-            "(CartPole, MountainCar, Acrobot, Pendulum), LunarLander, BipedalWalker, its toy-text envs (FrozenLake, "
-            "CliffWalking, Taxi, Blackjack), MuJoCo envs and dm_control envs made through shimmy "
+            "(CartPole, MountainCar, Acrobot, Pendulum), LunarLander, BipedalWalker, CarRacing, its toy-text envs "
+            "(FrozenLake, CliffWalking, Taxi, Blackjack), MuJoCo envs and dm_control envs made through shimmy "
             "from their states, with fast_render=True. Leave draw out to send its frames as pictures"
         )
     return None

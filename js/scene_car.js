@@ -84,8 +84,8 @@ function dashboard(context, scene, state) {
   for (const [value, points, colour] of bars) {
     if (Math.abs(value) > 1e-4) polygon(context, points, colour); // filled and outlined: a thin bar shows, as pygame's
   }
-  const score = String(Math.round(Math.abs(state[4]))).padStart(state[4] < 0 ? 3 : 4, "0");
-  const text = state[4] < 0 ? `-${score}` : score;
+  const negative = state[4] < 0 || Object.is(state[4], -0); // rounded in the kernel as Python's format rounds
+  const text = (negative ? "-" : "") + String(Math.abs(state[4])).padStart(negative ? 3 : 4, "0");
   context.font = "bold 42px sans-serif";
   const textWidth = context.measureText(text).width;
   const [x, y] = [60, height - (height * 2.5) / 40];

@@ -24,6 +24,7 @@ BODIES = 5  # the hull, then each leg's upper and lower part, as the env lists t
 GROUND = 47  # the ground's heights a state holds, from the step before the view: 20 m of view is 43 steps of 0.47 m
 CLOUDS, CLOUD_CORNERS = 10, 5
 OBSTACLES = 16  # a hardcore walker's obstacles a state holds, of those in view
+MAX_TILED_COURSES = 64  # courses kept at once (a grid's sub-envs walk one each; a reset makes another)
 OBSTACLE, OBSTACLE_EDGE = (255, 255, 255), (153, 153, 153)
 LIDAR_RAYS = 10
 SKY, CLOUD, EARTH, RAY, FLAG = (215, 215, 255), (255, 255, 255), (102, 153, 76), (255, 0, 0), (230, 51, 0)
@@ -62,7 +63,7 @@ class BipedalWalkerRenderer(WholeFrameRenderer):
             *BipedalWalkerRenderer.state_names,
             *(f"obstacle{n}_{value}{i}" for n in range(self.obstacles) for i in range(4) for value in ("x", "y")),
         )
-        self._course: tuple[Any, np.ndarray, np.ndarray] | None = None  # (which course, corners, x ranges)
+        self._courses: dict[Any, tuple[np.ndarray, np.ndarray]] = {}  # which course -> (corners, x ranges)
         del self._canvas
         self._background = np.full((self.height, self.width, 3), SKY, np.uint8)  # all else moves with the view
         self.scale, self.step = float(walker.SCALE), float(walker.TERRAIN_STEP)
@@ -116,9 +117,11 @@ class BipedalWalkerRenderer(WholeFrameRenderer):
     def _course_of(self, env: Any) -> tuple[np.ndarray, np.ndarray]:
         """The obstacles of the env's course, as its ``render()`` draws them (its terrain's polygons, in its order):
         (corners ``[n, 4, 2]``, each one's x range ``[n, 2]``), kept until a reset makes another course."""
-        # a new course is a new list, which may take the old one's place in memory: its heights tell them apart
+        # a new course is a new list, which may take the old one's place in memory: its heights tell them apart; a
+        # grid's sub-envs each walk their own
         key = (id(env.terrain), len(env.terrain), tuple(env.terrain_y[::16]))
-        if self._course is None or self._course[0] != key:
+        course = self._courses.get(key)
+        if course is None:
             corners = np.array(
                 [
                     [tuple(vertex) for vertex in fixture.shape.vertices]
@@ -129,8 +132,14 @@ class BipedalWalkerRenderer(WholeFrameRenderer):
                 np.float64,
             ).reshape(-1, 4, 2)
             spans = np.stack([corners[:, :, 0].min(axis=1), corners[:, :, 0].max(axis=1)], axis=1)
-            self._course = (key, corners, spans)
-        return self._course[1], self._course[2]
+            if len(self._courses) >= MAX_TILED_COURSES:
+                self._courses.clear()
+            course = self._courses[key] = (corners, spans)
+        return course
+
+    def draws_like(self, other: Any) -> bool:
+        """As :meth:`BatchRenderer.draws_like`, and only for walkers both hardcore or neither."""
+        return super().draws_like(other) and other.obstacles == self.obstacles
 
     def _drawn(self, state: np.ndarray) -> np.ndarray:
         """One state drawn with pygame's calls in gymnasium's order (BipedalWalker.render)."""

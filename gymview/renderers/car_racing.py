@@ -25,7 +25,7 @@ import numpy as np
 
 from gymview.renderers.wrappers import wrappers_pass_frames_through
 
-__all__ = ["CarRacingFrame", "CarRacingPainter", "CarRacingTrack"]
+__all__ = ["CarRacingFrame", "CarRacingPainter", "CarRacingTrack", "car_racing_class"]
 
 VIEW, ANGLE, SCORE, DASHBOARD = 0, 1, 4, 5  # zoom, turn, then the view's place (x, y); the score; 7 readings
 WHEELS, WHEEL_CORNERS, HULL_CORNERS = 4, 4, 20  # each wheel's corners and its stripe's, then the hull's 4 parts'
@@ -38,6 +38,11 @@ MARKS = CAR + 2 * (2 * WHEELS * WHEEL_CORNERS + HULL_CORNERS)
 MARKS_SIZE = 2 * PARTICLES + 2 * MARK_POINTS
 TILES_A_NUMBER = 24  # float32 holds whole numbers to 2**24
 WHEEL, STRIPE, HULL, MUD = (0, 0, 0), (77, 77, 77), (204, 0, 0), (102, 102, 0)
+
+
+def car_racing_class() -> Any:
+    """gymnasium's CarRacing, if some env already imported it (never imports Box2D, an optional dependency)."""
+    return getattr(sys.modules.get("gymnasium.envs.box2d.car_racing"), "CarRacing", None)
 
 
 class CarRacingTrack:
@@ -90,7 +95,7 @@ class CarRacingTrack:
         self._car(surface, state, zoom, angle, move)
         surface = pygame.transform.flip(surface, False, True)
         self._dashboard(surface, state)
-        if self._font is None:
+        if self._font is None or not pygame.font.get_init():  # pygame.quit() (another env's close) ends fonts
             pygame.font.init()
             self._font = pygame.font.Font(pygame.font.get_default_font(), 42)
         text = self._font.render(f"{state[SCORE]:04.0f}", True, (255, 255, 255), (0, 0, 0))
@@ -200,9 +205,7 @@ class CarRacingPainter:
     def for_env(cls, env: gym.Env) -> CarRacingPainter | None:
         """A painter for a CarRacing env in ``rgb_array`` mode that its class and wrappers let draw as its own
         ``render()`` draws it, else None."""
-        # the class, if some env already imported it: never Box2D itself (an optional dependency)
-        module = sys.modules.get("gymnasium.envs.box2d.car_racing")
-        car_racing: Any = getattr(module, "CarRacing", None)
+        car_racing = car_racing_class()
         unwrapped = env.unwrapped
         if (
             car_racing is None
@@ -250,7 +253,9 @@ class CarRacingPainter:
         scroll = pygame.math.Vector2((-(car.hull.position[0]) * zoom, -(car.hull.position[1]) * zoom))
         move = scroll.rotate_rad(angle)
         state[:4] = zoom, angle, car_racing.WINDOW_W / 2 + move[0], car_racing.WINDOW_H / 4 + move[1]
-        state[SCORE] = env.reward
+        # the score as render() writes it ("{:04.0f}": halves to even, "-000" for a small loss): rounded here, its
+        # sign kept on a zero
+        state[SCORE] = math.copysign(round(env.reward), env.reward)
         velocity = car.hull.linearVelocity
         speed = np.sqrt(np.square(velocity[0]) + np.square(velocity[1]))
         wheels = car.wheels

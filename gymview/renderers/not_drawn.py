@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 
 from gymview.renderers.base import BatchRenderer, NotDrawable
+from gymview.renderers.car_racing import car_racing_class
 from gymview.renderers.classic_control import RENDERERS
 from gymview.renderers.mujoco import MujocoPainter, dm_control_physics, mujoco_env_class
 from gymview.renderers.registry import lazy_renderers
@@ -27,14 +28,17 @@ def why_not_drawn_by_page(env: gym.Env) -> str | None:
     """
     unwrapped = env.unwrapped
     families = [pair for pair in (*RENDERERS, *lazy_renderers(type(unwrapped))) if isinstance(unwrapped, pair[0])]
-    mujoco_env = mujoco_env_class()
+    mujoco_env, car_racing = mujoco_env_class(), car_racing_class()
     mujoco = (mujoco_env is not None and isinstance(unwrapped, mujoco_env)) or dm_control_physics(unwrapped) is not None
-    if not families and not mujoco:
+    car = car_racing is not None and isinstance(unwrapped, car_racing)
+    if not families and not mujoco and not car:
         return None
     if not wrappers_pass_frames_through(env):
         return "a wrapper changes its pictures (it overrides render())"
     if families:
         return _why_not_drawn(unwrapped, *families[0])
+    if car:
+        return None if type(unwrapped).render is car_racing.render else _own_render(unwrapped)
     painter = MujocoPainter.for_env(env)
     if painter is None or painter.page_scene() is not None:
         return None
@@ -45,9 +49,13 @@ def _why_not_drawn(
     env: gym.Env, env_class: type[gym.Env], renderer_class: Callable[[Any, str], BatchRenderer]
 ) -> str | None:
     if type(env).render is not env_class.render:
-        return f"its class {type(env).__name__} draws its own pictures (it overrides render())"
+        return _own_render(env)
     try:
         renderer_class(env, "")
     except NotDrawable as error:
         return str(error)
     return None
+
+
+def _own_render(env: gym.Env) -> str:
+    return f"its class {type(env).__name__} draws its own pictures (it overrides render())"

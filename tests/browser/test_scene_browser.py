@@ -143,6 +143,13 @@ def test_the_page_draws_car_racing_as_env_render_does(page, artifacts):
             drawn = drawn_by_page(page, scene, frame.state.astype(np.float32), *expected.shape[1::-1])
             scores.append(psnr(drawn, expected))
             Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"CarRacing-{step}.png")
+            if step == 120:  # the score and the tiles the car touched are drawn from the state too
+                layout = scene["layout"]
+                for part, value, least in ((slice(4, 5), 8888.0, 60), (slice(layout["touched"], None), 0.0, 3)):
+                    changed = frame.state.astype(np.float32)
+                    changed[part] = value  # a tile touched loses its shade: a few levels of grey
+                    other = drawn_by_page(page, scene, changed, *expected.shape[1::-1])
+                    assert np.any(np.abs(other.astype(int) - drawn).sum(axis=2) >= least), (part, value)
     print("CarRacing PSNR", [round(score, 1) for score in scores])
     assert min(scores) >= 28.0, [round(score, 1) for score in scores]
     assert not page.errors, page.errors

@@ -544,7 +544,7 @@ def test_a_watched_vector_env_s_html_clip_charts_each_sub_env_s_steps(tmp_path):
 def test_a_watched_car_racing_goes_to_the_page_as_its_state_with_a_scene_for_each_track(monkeypatch):
     pytest.importorskip("Box2D")
     now = [0.0]
-    view = ShownView(max_size=512, clock=lambda: now[0])
+    view = ShownView(max_size=512, clock=lambda: now[0], draw="page")
     env = gymview.watch(gym.make("CarRacing-v3", render_mode="rgb_array"), view=view, display=False)
     monkeypatch.setattr(env.env, "render", lambda: pytest.fail("watch() called env.render()"))
     env.reset(seed=0)
@@ -561,3 +561,4 @@ def test_a_watched_car_racing_goes_to_the_page_as_its_state_with_a_scene_for_eac
     assert not view._streamer.encodes_elsewhere or not view._streamer._encoder.has_run  # no helper process
     monkeypatch.undo()
     env.close()
+    gymview.watch(gym.make("CarRacing-v3", render_mode="rgb_array"), draw="page", display=False).close()  # drawable

@@ -76,6 +76,13 @@ def test_a_state_before_reset_is_refused_with_what_to_do():
         renderer.state_of(gym.make("BipedalWalker-v3", render_mode="rgb_array"))
 
 
+def test_a_grid_of_walkers_hardcore_and_not_is_not_drawn_by_one_renderer():
+    from gymview.renderers.grid import state_painter
+
+    assert state_painter([walker(), walker(hardcore=True)]) is None  # their states differ: pictures
+    assert state_painter([walker(hardcore=True), walker(1, hardcore=True)]) is not None
+
+
 @pytest.mark.parametrize("seed", [0, 5])
 def test_the_hardcore_walker_s_stumps_stairs_and_pits_are_drawn_as_env_render_draws_them(seed):
     rendered, taken = walker(seed, hardcore=True), walker(seed, hardcore=True)

@@ -84,3 +84,36 @@ def test_a_car_that_skids_long_shows_its_newest_marks():
     count = int(np.isfinite(state).sum())
     assert MARK_POINTS * 2 - 60 <= count <= MARKS_SIZE  # nearly full, the oldest left out
     np.testing.assert_array_equal(state[count - 2 * len(newest.poly) : count], np.ravel(newest.poly))
+
+
+@pytest.mark.parametrize("reward", [2.5, 3.5, -0.3, -0.5, -12.5])
+def test_the_score_is_written_as_render_writes_it(reward):
+    env = seeded("CarRacing-v3", 0)
+    env.step(np.zeros(3, np.float32))
+    env.unwrapped.reward = reward  # "{:04.0f}": halves to even, and "-000" for a small loss
+    np.testing.assert_array_equal(CarRacingPainter.for_env(env).frame_of(env).draw(), env.render())
+
+
+def test_a_painter_draws_on_after_pygame_is_quit():
+    import pygame
+
+    env = seeded("CarRacing-v3", 0)
+    env.step(np.zeros(3, np.float32))
+    frame = CarRacingPainter.for_env(env).frame_of(env)
+    frame.draw()
+    pygame.quit()  # as another env's close() does
+    np.testing.assert_array_equal(frame.draw(), env.render())
+
+
+def test_why_a_car_racing_goes_as_pictures_is_said():
+    import gymnasium as gym
+
+    from gymview.renderers.not_drawn import why_not_drawn_by_page
+
+    class Stamped(gym.Wrapper):
+        def render(self):
+            return self.env.render()
+
+    env = gym.make("CarRacing-v3", render_mode="rgb_array")
+    assert why_not_drawn_by_page(env) is None
+    assert why_not_drawn_by_page(Stamped(env)) == "a wrapper changes its pictures (it overrides render())"
