@@ -4,6 +4,7 @@
 // start, count, columns} each: the episode's first frame in its video, its frames, its step table as
 // columns), "fps", "frame", "values", "title".
 import { COLOURS, ROW_HEIGHT, chartable, drawCharts, frameAt, readout } from "./charts.js";
+import { onPlayerKeys } from "./player_keys.js";
 
 /** The seconds into an episode's video at which its frame `index` shows (the middle of the frame). */
 export function timeOf(episode, index, fps) {
@@ -230,20 +231,18 @@ function bindInput(player) {
     window.addEventListener("pointerup", up);
   });
   const steps = { ArrowRight: 1, ArrowLeft: -1, PageDown: 10, PageUp: -10 };
-  el.addEventListener("keydown", (event) => {
-    if (event.key in steps || event.key === "Home" || event.key === "End" || event.key === " ") {
-      event.preventDefault();
-      event.stopPropagation(); // not the notebook's: arrow keys would move between cells
-    } else return;
+  return onPlayerKeys(el, (event) => {
+    if (!(event.key in steps || event.key === "Home" || event.key === "End" || event.key === " ")) return false;
     if (event.key === " ") {
       if (player.playing) player.pause();
       else player.play();
-      return;
+      return true;
     }
     if (player.playing) player.pause();
     const frame = event.key === "Home" ? 0 : event.key === "End" ? player.count - 1 : player.frame + steps[event.key];
     player.show(frame);
     player.tellKernel();
+    return true;
   });
 }
 
@@ -258,7 +257,7 @@ export function renderPlayer({ model, el }) {
   showTitle();
   const unload = loadVideos(model, dom.videos);
   dom.videos.forEach((video) => video.addEventListener("loadedmetadata", () => player.show(player.frame)));
-  bindInput(player);
+  const unbindKeys = bindInput(player);
   const onFrame = () => {
     if (model.get("frame") !== player.frame) player.show(model.get("frame"));
   };
@@ -276,6 +275,7 @@ export function renderPlayer({ model, el }) {
   return () => {
     player.playing = false;
     resize.disconnect();
+    unbindKeys();
     model.off("change:frame", onFrame);
     model.off("change:values", onValues);
     model.off("change:title", showTitle);

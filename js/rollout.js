@@ -5,6 +5,7 @@
 // another), "_values" ({name: [[a number a frame] an env]}), "fps", "frame", "focus", "values" (the names
 // charted), "title".
 import { COLOURS, ROW_HEIGHT, drawCharts, formatValue, frameAt } from "./charts.js";
+import { onPlayerKeys } from "./player_keys.js";
 import { canvasScale, drawScene, forgetScene, loadScene, missingModule, sceneReady } from "./scene.js";
 
 /** A model's states as one Float32Array: a widget's bytes arrive as a DataView (copied: it may not sit on a
@@ -253,18 +254,17 @@ function bindInput(player) {
     player.set("focus", cell);
   });
   const steps = { ArrowRight: 1, ArrowLeft: -1, PageDown: 10, PageUp: -10 };
-  el.addEventListener("keydown", (event) => {
-    if (!(event.key in steps || event.key === "Home" || event.key === "End" || event.key === " ")) return;
-    event.preventDefault();
-    event.stopPropagation(); // not the notebook's: arrow keys would move between cells
+  return onPlayerKeys(el, (event) => {
+    if (!(event.key in steps || event.key === "Home" || event.key === "End" || event.key === " ")) return false;
     if (event.key === " ") {
       if (player.playing) player.pause();
       else player.play();
-      return;
+      return true;
     }
     if (player.playing) player.pause();
     player.show(event.key === "Home" ? 0 : event.key === "End" ? player.count - 1 : player.frame + steps[event.key]);
     player.pause();
+    return true;
   });
 }
 
@@ -278,7 +278,7 @@ export function renderRollout({ model, el }, needsModule) {
     dom.title.hidden = !model.get("title");
   };
   showTitle();
-  bindInput(player);
+  const unbindKeys = bindInput(player);
   const onFrame = () => model.get("frame") !== player.frame && player.show(model.get("frame"));
   const onValues = () => {
     player.drawChips();
@@ -297,6 +297,7 @@ export function renderRollout({ model, el }, needsModule) {
   return () => {
     player.playing = false;
     resize.disconnect();
+    unbindKeys();
     model.off("change:frame", onFrame);
     model.off("change:values", onValues);
     model.off("change:focus", onFocus);

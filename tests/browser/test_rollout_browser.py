@@ -144,9 +144,10 @@ player
 """
 
 
-def test_show_rollout_in_jupyterlab_draws_and_tells_the_kernel_the_frame(tmp_path):
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_show_rollout_in_jupyterlab_and_notebook_7_draws_and_tells_the_kernel_the_frame(tmp_path, app):
     (tmp_path / "rollout.ipynb").write_text(json.dumps(notebook_of([NOTEBOOK, "print('frame', player.frame)"])))
-    with running_server(tmp_path) as server, chromium_page() as page:
+    with running_server(tmp_path, app) as server, chromium_page() as page:
         open_notebook(page, server, "rollout.ipynb")
         run_all_cells(page)
         wait_drawn(page, 0)
