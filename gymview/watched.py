@@ -39,7 +39,7 @@ from gymview.live.feed import ViewFeed, render_fps
 from gymview.live.widget import LiveView
 from gymview.remote.publisher import publication
 from gymview.renderers import Drawing, MujocoGridPainter, MujocoPainter, renderer_for
-from gymview.renderers.car_racing import CarRacingPainter
+from gymview.renderers.car_racing import CarRacingGridPainter, CarRacingPainter
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.renderers.mujoco import first_render_makes_gl_context
 from gymview.renderers.not_drawn import why_not_drawn_by_page
@@ -328,6 +328,8 @@ def _check_page_draws(draw: str | None, env: Any, kind: str, fast_render: bool, 
             return None  # a scene a track, described at its first frame
         painter: Any = renderer_for(env) or MujocoPainter.for_env(env)
     elif kind == "vector":
+        if CarRacingGridPainter.for_envs(sub_envs) is not None:
+            return None  # a scene for each set of tracks, described at its first frame
         painter = state_painter(sub_envs) or MujocoGridPainter.for_envs(sub_envs)
     else:
         return why
@@ -715,6 +717,7 @@ class WatchedVectorEnv(VectorWrapper):
         self._mujoco = (
             MujocoGridPainter.for_envs(self._sub_envs, preview=True) if self._painter is None and many else None
         )
+        self._cars = CarRacingGridPainter.for_envs(self._sub_envs) if self._painter is None else None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the envs (only those in ``options["reset_mask"]``, when given) and their running returns.
@@ -800,6 +803,10 @@ class WatchedVectorEnv(VectorWrapper):
             painted = self._mujoco.frame_of(self._sub_envs, self.returns)
             if painted is not None:
                 return painted
+        if self._cars is not None:
+            cars = self._cars.frame_of(self._sub_envs, self.returns)
+            if cars is not None:
+                return cars
         rendered = self.env.render()
         if self._mujoco is not None and self.view.draw != "kernel":  # the sub-envs' viewers exist now
             painted = self._mujoco.frame_of(self._sub_envs, self.returns)

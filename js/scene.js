@@ -255,7 +255,8 @@ const KINDS = { cartpole, mountaincar, acrobot, pendulum, lunarlander, bipedalwa
 export const envLabel = (index, episodeReturn) => `env ${index}  R ${episodeReturn.toFixed(0)}`;
 
 /** Sub-envs in cells of `scene.cell`'s size, `scene.columns` a row, each labelled white on black: its index and
- * return, or its index alone where `scene.labels` is "index". */
+ * return, or its index alone where `scene.labels` is "index"; each drawn as `scene.cell` describes, or as its own
+ * `scene.cells[index]` where the sub-envs differ. */
 function drawGrid(context, scene, state, scale) {
   const { cell, count, columns } = scene;
   const size = count * scene.state_dim;
@@ -263,7 +264,8 @@ function drawGrid(context, scene, state, scale) {
   for (let index = 0; index < count; index += 1) {
     const left = (index % columns) * cell.width * scale;
     const top = Math.trunc(index / columns) * cell.height * scale;
-    drawCell(context, cell, state.subarray(index * scene.state_dim, (index + 1) * scene.state_dim), scale, left, top);
+    const own = scene.cells?.[index] ?? cell; // sub-envs each on a track of their own (CarRacing)
+    drawCell(context, own, state.subarray(index * scene.state_dim, (index + 1) * scene.state_dim), scale, left, top);
     const label = scene.labels === "index" ? `env ${index}` : envLabel(index, state[size + index]);
     context.font = `${font}px sans-serif`;
     const width = context.measureText(label).width;

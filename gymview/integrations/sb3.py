@@ -44,6 +44,7 @@ from gymview.live.pacing.cpus import torch_fills_cpus
 from gymview.live.widget import LiveView
 from gymview.remote.publisher import publication
 from gymview.renderers import MujocoGridPainter
+from gymview.renderers.car_racing import CarRacingGridPainter
 from gymview.renderers.grid import MAX_TILED_ENVS, drawing_of, first_tiled, state_painter, tiled
 from gymview.video.log_sinks import LogTarget, VideoLog, video_log
 from gymview.video.recorder import FinishingVideos, VideoRecorder, check_writable_folder
@@ -71,14 +72,15 @@ def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]
     if painter is not None:
         return lambda returns: drawing_of(painter, sub_envs, returns)
     mujoco = MujocoGridPainter.for_envs(sub_envs, preview=True) if len(sub_envs) <= MAX_TILED_ENVS else None
-    if mujoco is None:
+    grid: MujocoGridPainter | CarRacingGridPainter | None = mujoco or CarRacingGridPainter.for_envs(sub_envs)
+    if grid is None:
         return renders
 
     def painted(returns: np.ndarray) -> Any:
-        frame = mujoco.frame_of(sub_envs, returns)
+        frame = grid.frame_of(sub_envs, returns)
         if frame is None:  # a sub-env that has not rendered yet: its render makes its viewer and camera
             rendered = renders(returns)
-            frame = mujoco.frame_of(sub_envs, returns)
+            frame = grid.frame_of(sub_envs, returns)
             return rendered if frame is None else frame
         return frame
 

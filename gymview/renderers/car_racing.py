@@ -18,14 +18,16 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import gymnasium as gym
 import numpy as np
 
+from gymview.renderers.grid import MAX_TILED_ENVS, grid_scene, tiled
 from gymview.renderers.wrappers import wrappers_pass_frames_through
 
-__all__ = ["CarRacingFrame", "CarRacingPainter", "CarRacingTrack", "car_racing_class"]
+__all__ = ["CarRacingFrame", "CarRacingGrid", "CarRacingGridPainter", "CarRacingPainter", "CarRacingTrack",
+           "car_racing_class"]  # fmt: skip
 
 VIEW, ANGLE, SCORE, DASHBOARD = 0, 1, 4, 5  # zoom, turn, then the view's place (x, y); the score; 7 readings
 WHEELS, WHEEL_CORNERS, HULL_CORNERS = 4, 4, 20  # each wheel's corners and its stripe's, then the hull's 4 parts'
@@ -72,7 +74,8 @@ class CarRacingTrack:
             "width": self.size[0],
             "height": self.size[1],
             "window": list(self.window),
-            "road": [[corner for point in poly for corner in point] for poly, _ in self.road],
+            # to a ten-thousandth of a metre (a sixtieth of a pixel at the closest zoom): half the JSON
+            "road": [[round(corner, 4) for point in poly for corner in point] for poly, _ in self.road],
             "colours": [[int(c) for c in colour] for colour in self.shaded],
             "tiles": self.tiles,
             "road_colour": [int(c) for c in self.road_colour],
@@ -183,9 +186,9 @@ class CarRacingTrack:
 
 
 class CarRacingFrame(NamedTuple):
-    """A CarRacing frame not drawn yet (a :class:`gymview.live.DeferredFrame`)."""
+    """A CarRacing frame not drawn yet (a :class:`gymview.live.DeferredFrame`): one env's, or a grid's."""
 
-    painter: CarRacingTrack
+    painter: CarRacingTrack | CarRacingGrid
     state: np.ndarray
 
     def draw(self) -> np.ndarray:
@@ -269,6 +272,63 @@ class CarRacingPainter:
         if self._track is None or self._track[0] != key:
             self._track = (key, CarRacingTrack(env))
         return self._track[1]
+
+
+class CarRacingGrid:
+    """Draws a grid of CarRacing sub-envs, each on its own track (a DeferredFrame painter: a new one, and a new
+    scene for the page, when a sub-env's reset makes a new track). A frame holds each sub-env's state, padded to
+    the longest, then their returns."""
+
+    def __init__(self, tracks: list[CarRacingTrack]) -> None:
+        self.tracks = tracks
+        self.state_dim = max(track.state_size for track in tracks)
+
+    def page_scene(self) -> dict[str, Any]:
+        """The grid as the page draws it: each cell its own track's scene (``cells``)."""
+        cells = [track.page_scene() for track in self.tracks]
+        return {**grid_scene(cells[0], len(cells), self.state_dim), "cells": cells}
+
+    def paint(self, state: np.ndarray, canvas: Any = None) -> np.ndarray:
+        """The sub-envs' states drawn, each as :meth:`CarRacingTrack.paint` draws it, in a labelled grid."""
+        count, size = len(self.tracks), self.state_dim
+        frames = [track.paint(state[n * size : n * size + track.state_size]) for n, track in enumerate(self.tracks)]
+        return tiled(frames, state[count * size :])
+
+    def __repr__(self) -> str:
+        return f"CarRacingGrid({len(self.tracks)} tracks)"
+
+
+class CarRacingGridPainter:
+    """Reads the frames of a vector env's CarRacing sub-envs (:meth:`frame_of`) as one grid frame."""
+
+    def __init__(self, painters: list[CarRacingPainter]) -> None:
+        self.painters = painters
+        self._grid: tuple[tuple[int, ...], CarRacingGrid] | None = None  # (its tracks' ids, the grid)
+
+    @classmethod
+    def for_envs(cls, envs: Any) -> CarRacingGridPainter | None:
+        """A grid painter where every sub-env gets a :class:`CarRacingPainter` (at most ``MAX_TILED_ENVS``)."""
+        if not isinstance(envs, (list, tuple)) or not envs or len(envs) > MAX_TILED_ENVS:
+            return None
+        painters = [CarRacingPainter.for_env(env) for env in envs]
+        return None if any(painter is None for painter in painters) else cls(cast(list[CarRacingPainter], painters))
+
+    def frame_of(self, envs: Any, returns: Any) -> CarRacingFrame | None:
+        """The grid ``tiled(env.render() of each sub-env)`` would show now; None before every sub-env's reset."""
+        frames = [painter.frame_of(env) for painter, env in zip(self.painters, envs)]
+        if any(frame is None for frame in frames):
+            return None
+        tracks = [cast(CarRacingTrack, cast(CarRacingFrame, frame).painter) for frame in frames]
+        key = tuple(id(track) for track in tracks)  # a painter's tracks are kept: their ids are theirs
+        if self._grid is None or self._grid[0] != key:
+            self._grid = (key, CarRacingGrid(tracks))
+        grid = self._grid[1]
+        state = np.full(grid.state_dim * len(frames) + len(frames), np.nan)
+        for n, frame in enumerate(frames):
+            frame = cast(CarRacingFrame, frame)
+            state[n * grid.state_dim : n * grid.state_dim + frame.state.size] = frame.state
+        state[grid.state_dim * len(frames) :] = np.asarray(returns, np.float64)
+        return CarRacingFrame(grid, state)
 
 
 def _placed(corner: Any, zoom: float, angle: float, move: tuple[float, float]) -> tuple[float, float]:

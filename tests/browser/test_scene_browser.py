@@ -153,3 +153,24 @@ def test_the_page_draws_car_racing_as_env_render_does(page, artifacts):
     print("CarRacing PSNR", [round(score, 1) for score in scores])
     assert min(scores) >= 28.0, [round(score, 1) for score in scores]
     assert not page.errors, page.errors
+
+
+def test_the_page_draws_a_grid_of_car_racing_sub_envs_each_on_its_own_track(page, artifacts):
+    pytest.importorskip("Box2D")
+    from gymview.renderers.car_racing import CarRacingGridPainter
+    from gymview.renderers.grid import tiled
+
+    envs = [gym.make("CarRacing-v3", render_mode="rgb_array") for _ in range(2)]
+    for seed, env in enumerate(envs):
+        env.reset(seed=seed)
+        for _ in range(60):
+            env.step(np.array([0.2, 1.0, 0.0], np.float32))
+    returns = [12.0, -3.0]
+    frame = CarRacingGridPainter.for_envs(envs).frame_of(envs, returns)
+    expected = downsample(tiled([env.render() for env in envs], returns), MAX_SIZE)
+    drawn = drawn_by_page(page, {**frame.painter.page_scene(), "id": 1}, frame.state.astype(np.float32),
+                          *expected.shape[1::-1])  # fmt: skip
+    Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / "CarRacing-grid.png")
+    below = slice(expected.shape[0] // 6, None)  # below the labels: the page writes them larger
+    assert psnr(drawn[below], expected[below]) >= 25.0, psnr(drawn[below], expected[below])  # as classic control's grids
+    assert not page.errors, page.errors

@@ -111,6 +111,26 @@ def test_mujoco_sub_envs_are_drawn_by_the_page_as_a_grid(shown, software_opengl)
     assert formats[-1] == "scene" and view.stats["sent_as"] == "scene", formats
 
 
+def test_car_racing_sub_envs_are_drawn_by_the_page_as_a_grid_of_their_tracks(shown):
+    pytest.importorskip("Box2D")
+    import numpy as np
+    from live_helpers import sent_frames
+
+    vec = make_vec_env("CarRacing-v3", 2, env_kwargs={"render_mode": "rgb_array"})
+    view = shown(fps=120)
+    watched = gymview.watch(vec, view=view, display=False)
+    watched.reset()
+    for _ in range(3):
+        watched.step(np.tile([0.0, 1.0, 0.0], (2, 1)))
+    watched.show_final_frame()
+    formats = [frame["format"] for frame in sent_frames(view.sent)]
+    scene = view._scene
+    watched.close()
+    assert formats and set(formats) == {"scene"}, formats
+    assert scene["kind"] == "grid" and [cell["kind"] for cell in scene["cells"]] == ["carracing"] * 2
+    assert scene["cells"][0]["road"] != scene["cells"][1]["road"]  # a track each
+
+
 def test_a_vec_env_wrapper_that_makes_its_own_frames_is_shown_as_it_makes_them(shown, venv):
     import numpy as np
     from stable_baselines3.common.vec_env import VecEnvWrapper

@@ -562,3 +562,5 @@ def test_a_watched_car_racing_goes_to_the_page_as_its_state_with_a_scene_for_eac
     monkeypatch.undo()
     env.close()
     gymview.watch(gym.make("CarRacing-v3", render_mode="rgb_array"), draw="page", display=False).close()  # drawable
+    vector = gym.make_vec("CarRacing-v3", num_envs=2, render_mode="rgb_array", vectorization_mode="sync")
+    gymview.watch(vector, draw="page", display=False).close()  # and its grid

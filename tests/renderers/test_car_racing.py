@@ -117,3 +117,25 @@ def test_why_a_car_racing_goes_as_pictures_is_said():
     env = gym.make("CarRacing-v3", render_mode="rgb_array")
     assert why_not_drawn_by_page(env) is None
     assert why_not_drawn_by_page(Stamped(env)) == "a wrapper changes its pictures (it overrides render())"
+
+
+def test_a_grid_of_sub_envs_is_drawn_each_on_its_own_track_as_their_renders_tiled():
+    from gymview.renderers.car_racing import CarRacingGridPainter
+    from gymview.renderers.grid import tiled
+
+    envs = [seeded("CarRacing-v3", seed) for seed in (0, 1, 2)]
+    grid = CarRacingGridPainter.for_envs(envs)
+    for _ in range(5):
+        for env in envs:
+            env.step(np.array([0.3, 1.0, 0.0], np.float32))
+    returns = [1.5, -2.0, 30.0]
+    frame = grid.frame_of(envs, returns)
+    np.testing.assert_array_equal(frame.draw(), tiled([env.render() for env in envs], returns))
+    scene = frame.painter.page_scene()
+    assert scene["kind"] == "grid" and len(scene["cells"]) == 3 and scene["cells"][0]["road"] != scene["cells"][1]["road"]
+    assert grid.frame_of(envs, returns).painter is frame.painter  # the same tracks: the same scene
+    envs[1].reset(seed=7)
+    again = grid.frame_of(envs, returns)
+    assert again.painter is not frame.painter  # a new track: a new scene
+    np.testing.assert_array_equal(again.draw(), tiled([env.render() for env in envs], returns))
+    assert CarRacingGridPainter.for_envs([*envs, seeded("CartPole-v1")]) is None
