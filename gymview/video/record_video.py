@@ -82,7 +82,9 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
             never waits for it; its error is raised as ``gymview.errors.VideoLogError`` where a
             video's errors are (the next recording's end, or ``close()``), and the file is kept.
             See the logging guide.
-        steps: Write each video's step table beside it; ``False`` writes none.
+        steps: Write each video's step table beside it, and where the page draws the env from its state
+            (classic control, Box2D, toy text) the states too (``.states.npz``: ``export_episode`` to ``.html``);
+            ``False`` writes neither.
 
     Raises:
         ValueError: When the env's ``render_mode`` is ``None``, ``"human"`` or ``"ansi"``, or
@@ -101,7 +103,7 @@ class RecordVideo(gym.Wrapper, gym.utils.RecordConstructorArgs):
         ...     _ = env.step(0)
         >>> env.close()
         >>> sorted(os.listdir(folder))
-        ['rl-video-episode-0.mp4', 'rl-video-episode-0.steps.csv']
+        ['rl-video-episode-0.mp4', 'rl-video-episode-0.states.npz', 'rl-video-episode-0.steps.csv']
     """
 
     def __init__(

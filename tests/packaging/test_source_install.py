@@ -14,7 +14,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-BUNDLES = ("widget.js", "job_status.js", "episodes.js", "scene3d.js")
+BUNDLES = ("widget.js", "job_status.js", "episodes.js", "scene3d.js", "rollout_file.js")
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ("gymview/static/widget.js", "gymview/static/job_status.js", "gymview/static/episodes.js",
-            "gymview/static/scene3d.js", "gymview/static/widget.css")
+            "gymview/static/scene3d.js", "gymview/static/rollout_file.js", "gymview/static/widget.css")
 
 IMPORTED = """
 import json, sys
