@@ -38,6 +38,7 @@ from browser_loop import SETUP, parse  # noqa: E402
 MAKE = {
     "CartPole-v1": ('gym.make("CartPole-v1", render_mode="rgb_array")', 0.25),
     "HalfCheetah-v5": ('gym.make("HalfCheetah-v5", render_mode="rgb_array")', 0.5),
+    "CarRacing-v3": ('gym.make("CarRacing-v3", render_mode="rgb_array")', 0.5),
 }
 
 WARM_UP = """
@@ -172,7 +173,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="alternating slices per run")
     parser.add_argument("--fps", type=float, default=60.0, help="the views' fps")
     parser.add_argument("--links", default="0,1", help="Mbit/s each way, 0 for localhost (unlimited)")
-    parser.add_argument("--envs", default=",".join(MAKE), help="comma-separated")
+    parser.add_argument("--envs", default="CartPole-v1,HalfCheetah-v5", help=f"comma-separated, of {', '.join(MAKE)}")
     parser.add_argument("--apart", action="store_true",
                         help="hold the kernel on the first CPU and the server and Chromium on the last (Linux)")
     args = parser.parse_args()

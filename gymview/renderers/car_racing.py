@@ -53,9 +53,9 @@ class CarRacingTrack:
     def __init__(self, env: Any) -> None:
         from gymnasium.envs.box2d import car_racing
 
-        self.road = [([tuple(map(float, corner)) for corner in poly], colour) for poly, colour in env.road_poly]
-        # the tiles' colours: as made, and once the car has touched them (the road's own colour)
-        self.shaded = [[float(c) for c in colour] for _, colour in self.road]
+        self.road = [[tuple(map(float, corner)) for corner in poly] for poly, _ in env.road_poly]
+        # the pieces' colours as they are now, and the road's own, which a tile takes once the car touches it
+        self.shaded = [[float(c) for c in colour] for _, colour in env.road_poly]
         self.tiles = [n for n, (_, colour) in enumerate(env.road_poly) if isinstance(colour, np.ndarray)]
         self.road_colour = [float(c) for c in env.road_color]
         # as the env keeps them (pygame reads its arrays of whole or of fractional numbers alike)
@@ -75,7 +75,7 @@ class CarRacingTrack:
             "height": self.size[1],
             "window": list(self.window),
             # to a ten-thousandth of a metre (a sixtieth of a pixel at the closest zoom): half the JSON
-            "road": [[round(corner, 4) for point in poly for corner in point] for poly, _ in self.road],
+            "road": [[round(corner, 4) for point in poly for corner in point] for poly in self.road],
             "colours": [[int(c) for c in colour] for colour in self.shaded],
             "tiles": self.tiles,
             "road_colour": [int(c) for c in self.road_colour],
@@ -127,7 +127,7 @@ class CarRacingTrack:
                 draw(patch, self.grass)
         touched = _unpacked(state[MARKS + MARKS_SIZE :], len(self.tiles))
         recoloured = {tile for tile, done in zip(self.tiles, touched) if done}
-        for n, (poly, _) in enumerate(self.road):
+        for n, poly in enumerate(self.road):
             draw(poly, [int(c) for c in (self.road_colour if n in recoloured else self.shaded[n])])
 
     def _car(self, surface: Any, state: np.ndarray, zoom: float, angle: float, move: tuple[float, float]) -> None:
