@@ -189,3 +189,28 @@ def test_an_exported_episode_s_page_draws_its_kept_states_as_env_render_does(tmp
             Image.fromarray(np.concatenate([found["pixels"], expected], axis=1)).save(artifacts / f"acrobot-{frame}.png")
             assert found["pixels"].shape == expected.shape and psnr(found["pixels"], expected) >= 28
         assert found["readout"].startswith("frame 18/31 · reward -1 · return -17") and page.errors == []
+
+
+def test_a_live_view_s_clip_plays_its_scenes_one_after_another_from_disk(tmp_path):
+    from live_helpers import ShownView
+
+    from gymview.renderers import Drawing, TiledDrawing, TiledPainter, renderer_for
+
+    renderer = renderer_for("CartPole-v1")
+    view = ShownView(fps=120)
+    for n in range(3):  # a CartPole's frames, then a grid's: two scenes, played in turn
+        view.push(Drawing(renderer, np.array([0.3 * n, 0.0, 0.1, 0.0])), force=True)
+        view.flush()
+    view.push(TiledDrawing.of(TiledPainter(renderer, 2), [np.zeros(4), np.ones(4)], [0.0, 1.0]), force=True)
+    view.flush()
+    path = view.save_clip(tmp_path / "clip.html")
+    view.close()
+    with chromium_page() as page:
+        page.route("**/*", lambda route: route.continue_() if route.request.url == path.as_uri() else route.abort())
+        page.goto(path.as_uri())
+        first = wait_drawn(page, 0)
+        page.locator(".gymview-rollout").focus()
+        page.keyboard.press("End")
+        last = wait_drawn(page, 3)
+        assert (first["width"], first["height"]) != (last["width"], last["height"])  # a CartPole, then the grid
+        assert last["readout"] == "frame 4/4" and page.errors == []
