@@ -19,30 +19,16 @@ import sys
 import tempfile
 import time
 
-import gymnasium as gym
-import numpy as np
-
 REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "browser"))
+sys.path[:0] = [str(REPO / "tests" / "browser"), str(REPO / "tests" / "helpers")]
 
 from lab import chromium_page  # noqa: E402
+from random_rollouts import random_rollout  # noqa: E402
 
 import gymview  # noqa: E402
 from gymview._internal import frontend  # noqa: E402
 
 DRAWN = "() => Number(document.querySelector('.gymview-rollout').dataset.drawn ?? 0)"
-
-
-def rollout(env_id: str, steps: int, envs: int) -> tuple[gym.Env, np.ndarray, np.ndarray]:
-    made = [gym.make(env_id) for _ in range(envs)]
-    qpos, rewards = np.zeros((steps, envs, made[0].unwrapped.model.nq)), np.zeros((steps, envs))
-    for index, env in enumerate(made):
-        env.reset(seed=index)
-        env.action_space.seed(index)
-        for step in range(steps):
-            _, rewards[step, index], *_ = env.step(env.action_space.sample())
-            qpos[step, index] = env.unwrapped.data.qpos
-    return made[0], qpos, rewards
 
 
 def played_rate(page, seconds: float) -> float:
@@ -67,7 +53,7 @@ def main() -> None:
     print(f"{args.env}, {args.steps} steps; the player's bundle and style: {bundle / 1e3:.0f} KB")
     print("envs | file | bytes/frame (data) | first drawn | frames/s drawn (at fps=60)")
     for envs in [int(n) for n in args.envs.split(",")]:
-        env, qpos, rewards = rollout(args.env, args.steps, envs)
+        env, qpos, rewards = random_rollout(args.env, args.steps, envs)
         started = time.perf_counter()
         player = gymview.show_rollout(env, qpos if envs > 1 else qpos[:, 0], values={"reward": rewards}, fps=60)
         made = time.perf_counter() - started

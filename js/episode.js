@@ -3,8 +3,8 @@
 // arrow keys to step a frame. Its model: "_videos" (one MP4 each, as bytes), "_episodes" ({label,
 // start, count, columns} each: the episode's first frame in its video, its frames, its step table as
 // columns), "fps", "frame", "values", "title".
-import { COLOURS, ROW_HEIGHT, chartable, drawCharts, frameAt, readout } from "./charts.js";
-import { onPlayerKeys } from "./player_keys.js";
+import { COLOURS, chartable, drawCharts, frameAt, readout } from "./charts.js";
+import { chartsContext, chipsFor, element, followModel, onPlayerKeys, playerControls } from "./player_parts.js";
 
 /** The seconds into an episode's video at which its frame `index` shows (the middle of the frame). */
 export function timeOf(episode, index, fps) {
@@ -14,13 +14,6 @@ export function timeOf(episode, index, fps) {
 /** The episode's frame a video shows at `seconds` (its presentation time). */
 export function frameOf(episode, seconds, fps) {
   return Math.max(0, Math.min(episode.count - 1, Math.floor(seconds * fps + 1e-3) - episode.start));
-}
-
-function element(tag, className, parent) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  parent?.append(node);
-  return node;
 }
 
 function buildDom(el, episodes) {
@@ -41,19 +34,7 @@ function buildDom(el, episodes) {
     }
     return video;
   });
-  const charts = element("canvas", "gymview-charts", el);
-  const bar = element("div", "gymview-controls", el);
-  const play = element("button", "gymview-button", bar);
-  play.type = "button";
-  play.textContent = "▶ Play";
-  play.setAttribute("aria-label", "Play");
-  const slider = element("input", "gymview-episode-slider", bar);
-  slider.type = "range";
-  slider.min = "0";
-  slider.setAttribute("aria-label", "Frame");
-  const readouts = element("div", "gymview-readout", el);
-  const chips = element("div", "gymview-chips", el);
-  return { el, title, videos, charts, play, slider, readouts, chips };
+  return { el, title, videos, ...playerControls(el) };
 }
 
 /** Blob URLs of the model's videos (revoked by the returned function). */
@@ -99,17 +80,11 @@ class Player {
   }
 
   draw() {
-    const { charts, readouts, el } = this.dom;
+    const { charts, readout: readouts, el } = this.dom;
     const names = this.values;
     const width = Math.max(320, this.dom.videos[0].parentElement.parentElement.clientWidth || 640);
-    const ratio = window.devicePixelRatio || 1;
-    charts.style.width = `${width}px`;
-    charts.style.height = `${names.length * ROW_HEIGHT}px`;
-    charts.width = Math.round(width * ratio);
-    charts.height = Math.round(names.length * ROW_HEIGHT * ratio);
+    const context = chartsContext(charts, width, names.length);
     charts.hidden = names.length === 0;
-    const context = charts.getContext("2d");
-    context.setTransform(ratio, 0, 0, ratio, 0, 0);
     drawCharts(context, this.episodes, names, this.count, this.frame, width);
     el.dataset.cursorX = String(((this.frame + 0.5) / this.count) * width);
     readouts.replaceChildren(
@@ -126,20 +101,17 @@ class Player {
   /** The chips that pick the charted values. */
   drawChips() {
     const chosen = new Set(this.values);
-    this.dom.chips.replaceChildren(
-      ...chartable(this.episodes).map((name) => {
-        const chip = element("button", "gymview-chip");
-        chip.type = "button";
-        chip.textContent = name;
-        chip.setAttribute("aria-pressed", String(chosen.has(name)));
-        chip.addEventListener("click", () => {
-          const values = chosen.has(name) ? this.values.filter((v) => v !== name) : [...this.values, name];
-          this.model.set("values", values);
-          this.model.save_changes();
-        });
-        return chip;
-      }),
-    );
+    const toggle = (name) => {
+      this.model.set("values", chosen.has(name) ? this.values.filter((v) => v !== name) : [...this.values, name]);
+      this.model.save_changes();
+    };
+    this.dom.chips.replaceChildren(...chipsFor(chartable(this.episodes), chosen, toggle));
+  }
+
+  /** Go to frame `frame`, and tell the kernel. */
+  seek(frame) {
+    this.show(frame);
+    this.tellKernel();
   }
 
   /** The frame chosen here goes to the kernel (``player.frame``). */
@@ -230,55 +202,21 @@ function bindInput(player) {
     window.addEventListener("pointermove", move);
     window.addEventListener("pointerup", up);
   });
-  const steps = { ArrowRight: 1, ArrowLeft: -1, PageDown: 10, PageUp: -10 };
-  return onPlayerKeys(el, (event) => {
-    if (!(event.key in steps || event.key === "Home" || event.key === "End" || event.key === " ")) return false;
-    if (event.key === " ") {
-      if (player.playing) player.pause();
-      else player.play();
-      return true;
-    }
-    if (player.playing) player.pause();
-    const frame = event.key === "Home" ? 0 : event.key === "End" ? player.count - 1 : player.frame + steps[event.key];
-    player.show(frame);
-    player.tellKernel();
-    return true;
-  });
+  return onPlayerKeys(el, player);
 }
 
 /** Render one player into `el`; returns its clean-up. */
 export function renderPlayer({ model, el }) {
   const dom = buildDom(el, model.get("_episodes"));
   const player = new Player(model, dom);
-  const showTitle = () => {
-    dom.title.textContent = model.get("title");
-    dom.title.hidden = !model.get("title");
-  };
-  showTitle();
   const unload = loadVideos(model, dom.videos);
   dom.videos.forEach((video) => video.addEventListener("loadedmetadata", () => player.show(player.frame)));
   const unbindKeys = bindInput(player);
-  const onFrame = () => {
-    if (model.get("frame") !== player.frame) player.show(model.get("frame"));
-  };
-  const onValues = () => {
-    player.drawChips();
-    player.draw();
-  };
-  model.on("change:frame", onFrame);
-  model.on("change:values", onValues);
-  model.on("change:title", showTitle);
-  player.drawChips();
-  player.show(player.frame);
-  const resize = new ResizeObserver(() => player.draw());
-  resize.observe(el);
+  const { unbind } = followModel(model, dom, player);
   return () => {
     player.playing = false;
-    resize.disconnect();
+    unbind();
     unbindKeys();
-    model.off("change:frame", onFrame);
-    model.off("change:values", onValues);
-    model.off("change:title", showTitle);
     unload();
   };
 }

@@ -1,7 +1,8 @@
 // The live view's replay charts: while the run is paused, the steps its kept frames span (the kernel's
 // "steps" message) charted under the picture, the cursor at the frame the slider shows, the values
 // there as text.
-import { ROW_HEIGHT, defaultNames, drawCharts, rowReadout } from "./charts.js";
+import { defaultNames, drawCharts, rowReadout } from "./charts.js";
+import { chartsContext } from "./player_parts.js";
 
 /** Where kept frame `index` sits in the charts: its step's position among the rows sent (fractional
  * when every stride-th step was sent), or null for a frame without a step. `header`: the frame's, once
@@ -26,13 +27,7 @@ export function showReplayCharts(dom, stream, index, shown) {
   const names = defaultNames(steps.columns);
   const count = (steps.columns.step || []).length;
   const width = Math.max(320, dom.canvas.clientWidth || dom.canvas.width);
-  const ratio = window.devicePixelRatio || 1;
-  charts.style.width = `${width}px`;
-  charts.style.height = `${names.length * ROW_HEIGHT}px`;
-  charts.width = Math.round(width * ratio);
-  charts.height = Math.round(names.length * ROW_HEIGHT * ratio);
-  const context = charts.getContext("2d");
-  context.setTransform(ratio, 0, 0, ratio, 0, 0);
+  const context = chartsContext(charts, width, names.length);
   drawCharts(context, [{ columns: steps.columns }], names, count, cursor, width);
   const row = steps.rows[index];
   readout.textContent = row ? rowReadout(row, names) : ""; // the status line above says the episode

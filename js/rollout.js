@@ -4,8 +4,8 @@
 // "_segments" ({scene, frames, size} each, played in order), "_states" (every frame's float32 numbers, one after
 // another), "_values" ({name: [[a number a frame] an env]}), "fps", "frame", "focus", "values" (the names
 // charted), "title".
-import { COLOURS, ROW_HEIGHT, drawCharts, formatValue, frameAt } from "./charts.js";
-import { onPlayerKeys } from "./player_keys.js";
+import { COLOURS, drawCharts, formatValue, frameAt } from "./charts.js";
+import { chartsContext, chipsFor, element, followModel, onPlayerKeys, playerControls } from "./player_parts.js";
 import { canvasScale, drawScene, forgetScene, loadScene, missingModule, sceneReady } from "./scene.js";
 
 /** A model's states as one Float32Array: a widget's bytes arrive as a DataView (copied: it may not sit on a
@@ -59,31 +59,12 @@ export function rolloutReadout(values, names, frame, count, focus, envs) {
   return parts.join(" · ");
 }
 
-function element(tag, className, parent) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  parent?.append(node);
-  return node;
-}
-
 function buildDom(el) {
   el.classList.add("gymview-episode", "gymview-rollout");
   el.tabIndex = 0; // arrow keys step a frame once the player has focus
   const title = element("div", "gymview-title", el);
   const canvas = element("canvas", "gymview-rollout-canvas", el);
-  const charts = element("canvas", "gymview-charts", el);
-  const bar = element("div", "gymview-controls", el);
-  const play = element("button", "gymview-button", bar);
-  play.type = "button";
-  play.textContent = "▶ Play";
-  play.setAttribute("aria-label", "Play");
-  const slider = element("input", "gymview-episode-slider", bar);
-  slider.type = "range";
-  slider.min = "0";
-  slider.setAttribute("aria-label", "Frame");
-  const readout = element("div", "gymview-readout", el);
-  const chips = element("div", "gymview-chips", el);
-  return { el, title, canvas, charts, play, slider, readout, chips };
+  return { el, title, canvas, ...playerControls(el) };
 }
 
 class Rollout {
@@ -166,16 +147,10 @@ class Rollout {
     const names = this.model.get("values");
     const values = this.model.get("_values");
     const width = Math.max(320, parseFloat(this.dom.canvas.style.width) || 640);
-    const ratio = window.devicePixelRatio || 1;
-    charts.style.width = `${width}px`;
-    charts.style.height = `${names.length * ROW_HEIGHT}px`;
-    charts.width = Math.round(width * ratio);
-    charts.height = Math.round(names.length * ROW_HEIGHT * ratio);
+    const context = chartsContext(charts, width, names.length);
     charts.hidden = names.length === 0;
     const envs = this.focus >= 0 ? [this.focus] : [...Array(this.envs).keys()];
     const lines = envs.map((env) => ({ columns: Object.fromEntries(names.map((n) => [n, values[n]?.[env] ?? []])) }));
-    const context = charts.getContext("2d");
-    context.setTransform(ratio, 0, 0, ratio, 0, 0);
     drawCharts(context, lines, names, this.count, this.frame, width);
     readout.textContent = rolloutReadout(values, names, this.frame, this.count, this.focus, this.envs);
     el.dataset.focus = String(this.focus);
@@ -184,25 +159,23 @@ class Rollout {
   /** The chips that pick the charted values. */
   drawChips() {
     const chosen = new Set(this.model.get("values"));
-    this.dom.chips.replaceChildren(
-      ...Object.keys(this.model.get("_values")).map((name, index) => {
-        const chip = element("button", "gymview-chip");
-        chip.type = "button";
-        chip.textContent = name;
-        chip.style.borderColor = COLOURS[index % COLOURS.length];
-        chip.setAttribute("aria-pressed", String(chosen.has(name)));
-        chip.addEventListener("click", () => {
-          const now = this.model.get("values");
-          this.set("values", chosen.has(name) ? now.filter((v) => v !== name) : [...now, name]);
-        });
-        return chip;
-      }),
-    );
+    const toggle = (name) => {
+      const now = this.model.get("values");
+      this.set("values", chosen.has(name) ? now.filter((v) => v !== name) : [...now, name]);
+    };
+    const colourOf = (index) => COLOURS[index % COLOURS.length];
+    this.dom.chips.replaceChildren(...chipsFor(Object.keys(this.model.get("_values")), chosen, toggle, colourOf));
   }
 
   set(name, value) {
     this.model.set(name, value);
     this.model.save_changes();
+  }
+
+  /** Go to frame `frame`, and tell the kernel. */
+  seek(frame) {
+    this.show(frame);
+    this.pause();
   }
 
   pause() {
@@ -243,8 +216,7 @@ function bindInput(player) {
   charts.addEventListener("pointerdown", (event) => {
     const box = charts.getBoundingClientRect();
     if (player.playing) player.pause();
-    player.show(frameAt(event.clientX - box.left, player.count, box.width));
-    player.pause();
+    player.seek(frameAt(event.clientX - box.left, player.count, box.width));
   });
   canvas.addEventListener("click", (event) => {
     const { scene } = frameOf(player.placed, player.states, player.frame);
@@ -253,19 +225,7 @@ function bindInput(player) {
     const cell = player.focus >= 0 ? -1 : cellAt(scene, event.clientX - box.left, event.clientY - box.top, box.width);
     player.set("focus", cell);
   });
-  const steps = { ArrowRight: 1, ArrowLeft: -1, PageDown: 10, PageUp: -10 };
-  return onPlayerKeys(el, (event) => {
-    if (!(event.key in steps || event.key === "Home" || event.key === "End" || event.key === " ")) return false;
-    if (event.key === " ") {
-      if (player.playing) player.pause();
-      else player.play();
-      return true;
-    }
-    if (player.playing) player.pause();
-    player.show(event.key === "Home" ? 0 : event.key === "End" ? player.count - 1 : player.frame + steps[event.key]);
-    player.pause();
-    return true;
-  });
+  return onPlayerKeys(el, player);
 }
 
 /** Render a rollout player into `el`; `needsModule(scene)` resolves once the page can draw `scene` (a widget asks
@@ -273,35 +233,13 @@ function bindInput(player) {
 export function renderRollout({ model, el }, needsModule) {
   const dom = buildDom(el);
   const player = new Rollout(model, dom, needsModule);
-  const showTitle = () => {
-    dom.title.textContent = model.get("title");
-    dom.title.hidden = !model.get("title");
-  };
-  showTitle();
   const unbindKeys = bindInput(player);
-  const onFrame = () => model.get("frame") !== player.frame && player.show(model.get("frame"));
-  const onValues = () => {
-    player.drawChips();
-    player.draw();
-  };
-  const onFocus = () => player.draw();
-  model.on("change:frame", onFrame);
-  model.on("change:values", onValues);
-  model.on("change:focus", onFocus);
-  model.on("change:title", showTitle);
-  player.drawChips();
-  player.show(player.frame);
-  const resize = new ResizeObserver(() => player.draw());
+  const { resize, unbind } = followModel(model, dom, player, { "change:focus": () => player.draw() });
   player.resize = resize; // the parent is watched once the player is placed in the page
-  resize.observe(el);
   return () => {
     player.playing = false;
-    resize.disconnect();
+    unbind();
     unbindKeys();
-    model.off("change:frame", onFrame);
-    model.off("change:values", onValues);
-    model.off("change:focus", onFocus);
-    model.off("change:title", showTitle);
     player.scenes.forEach(forgetScene);
   };
 }

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from gymview.episodes.table import beside_video
+
 __all__ = ["STATES_SUFFIX", "KeptStates", "read_states", "states_path", "write_states"]
 
 STATES_SUFFIX = ".states.npz"
@@ -72,8 +74,7 @@ def states_path(video: str | os.PathLike[str]) -> Path:
     >>> states_path("videos/episode-3.mp4").as_posix()
     'videos/episode-3.states.npz'
     """
-    path = Path(os.fspath(video))
-    return path.with_name(path.stem + STATES_SUFFIX)
+    return beside_video(video, STATES_SUFFIX)
 
 
 def write_states(video: str | os.PathLike[str], scene: dict[str, Any], states: np.ndarray) -> None:

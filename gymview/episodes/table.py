@@ -40,21 +40,26 @@ from typing import Any
 
 from gymview.episodes.rows import RawStep, columns_of, row_of
 
-__all__ = ["STEPS_SUFFIX", "StepTable", "TableJoiner", "read_steps", "steps_path", "video_frame_count"]
+__all__ = ["STEPS_SUFFIX", "StepTable", "TableJoiner", "beside_video", "read_steps", "steps_path", "video_frame_count"]
 
 STEPS_SUFFIX = ".steps.csv"
 #: new columns past this many are left out (with one note in the table's ``dropped_columns``)
 MAX_COLUMNS = 256
 
 
-def steps_path(video: str | os.PathLike[str]) -> Path:
-    """The step table of ``video``: beside it, ``<stem>.steps.csv``.
+def beside_video(video: str | os.PathLike[str], suffix: str) -> Path:
+    """The file of ``video``'s stem and ``suffix``, beside it.
 
-    >>> steps_path("videos/episode-3.mp4").as_posix()
+    >>> beside_video("videos/episode-3.mp4", ".steps.csv").as_posix()
     'videos/episode-3.steps.csv'
     """
     path = Path(os.fspath(video))
-    return path.with_name(path.stem + STEPS_SUFFIX)
+    return path.with_name(path.stem + suffix)
+
+
+def steps_path(video: str | os.PathLike[str]) -> Path:
+    """The step table of ``video``: beside it, ``<stem>.steps.csv``."""
+    return beside_video(video, STEPS_SUFFIX)
 
 
 class StepTable:

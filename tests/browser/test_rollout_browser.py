@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from lab import chromium_page, notebook_of, open_notebook, run_all_cells, running_server
 from PIL import Image
+from random_rollouts import random_rollout
 from test_scene3d_browser import ssim
 
 import gymview
@@ -36,19 +37,6 @@ PLAYER = """() => {
 @pytest.fixture(autouse=True, scope="module")
 def _software_opengl(software_opengl):
     """env.render() through OSMesa (tests/conftest.py)."""
-
-
-def rollout(env_id, steps, envs=1):
-    """qpos and rewards of ``envs`` seeded random walks, and the first env (rendering) at its last state."""
-    made = [gym.make(env_id, render_mode="rgb_array") for _ in range(envs)]
-    qpos, rewards = np.zeros((steps, envs, made[0].unwrapped.model.nq)), np.zeros((steps, envs))
-    for index, env in enumerate(made):
-        env.reset(seed=index)
-        env.action_space.seed(index)
-        for step in range(steps):
-            _, rewards[step, index], *_ = env.step(env.action_space.sample())
-            qpos[step, index] = env.unwrapped.data.qpos
-    return made[0], qpos, rewards
 
 
 def rendered_at(env, qpos):
@@ -82,7 +70,7 @@ def assert_shows(found, env, qpos, name, artifacts, bar=0.85):
 
 
 def test_a_saved_rollout_plays_from_disk_with_no_network(tmp_path, artifacts):
-    env, qpos, rewards = rollout("HalfCheetah-v5", 60)
+    env, qpos, rewards = random_rollout("HalfCheetah-v5", 60, render_mode="rgb_array")
     path = gymview.show_rollout(env, qpos, values={"reward": rewards}).save(tmp_path / "cheetah.html")
     with chromium_page() as page:
         asked = []
@@ -114,7 +102,7 @@ def test_a_saved_rollout_plays_from_disk_with_no_network(tmp_path, artifacts):
 
 
 def test_a_grid_shows_one_env_alone_on_a_click_and_all_again_on_the_next(tmp_path, artifacts):
-    env, qpos, rewards = rollout("Hopper-v5", 30, envs=4)
+    env, qpos, rewards = random_rollout("Hopper-v5", 30, envs=4, render_mode="rgb_array")
     title = "<!--<script></script><b>hoppers</b>"  # a title the page shows as text, whatever it holds
     path = gymview.show_rollout(env, qpos, values={"reward": rewards}, title=title).save(tmp_path / "hoppers.html")
     with chromium_page() as page:

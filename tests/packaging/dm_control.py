@@ -8,13 +8,11 @@ environment with ``gymview[dm-control]`` (MuJoCo 3, dm_control, shimmy) and the 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
-import venv
 
-from lowest import ROOT, test_tools
+from lowest import ROOT, activated, new_environment, test_tools
 
 DM_CONTROL_TESTS = ["tests/renderers/test_dm_control.py", "tests/browser/test_dm_control_browser.py"]
 MUJOCO_TESTS = ["tests/renderers/test_mujoco.py", "tests/renderers/test_mujoco_scene.py",
@@ -23,21 +21,15 @@ MUJOCO_TESTS = ["tests/renderers/test_mujoco.py", "tests/renderers/test_mujoco_s
 
 def main(folder: str) -> int:
     started = time.monotonic()
-    environment = ROOT / folder
-    venv.EnvBuilder(with_pip=True, clear=True).create(environment)
-    python = str(environment / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", f"{ROOT}[dm-control]",
-                    *test_tools()], check=True)  # fmt: skip
+    environment, python = new_environment(folder, "-e", f"{ROOT}[dm-control]", *test_tools())
     versions = subprocess.run([python, "-c", "import mujoco, dm_control, shimmy; print(mujoco.__version__)"],
                               capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     print(f"dm_control: MuJoCo {versions}, installed in {time.monotonic() - started:.0f} s", flush=True)
-    run_environment = dict(os.environ, VIRTUAL_ENV=str(environment),
-                           PATH=f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")  # fmt: skip
     pytest = [python, "-m", "pytest", "-p", "no:cacheprovider", "-rs"]
-    with_egl = dict(run_environment, MUJOCO_GL="egl", PYOPENGL_PLATFORM="egl")
+    with_egl = activated(environment, MUJOCO_GL="egl", PYOPENGL_PLATFORM="egl")
     failed = subprocess.run([*pytest, *DM_CONTROL_TESTS], cwd=ROOT, env=with_egl, check=False).returncode
-    return failed or subprocess.run([*pytest, *MUJOCO_TESTS], cwd=ROOT, env=run_environment, check=False).returncode
-
+    plain = activated(environment)
+    return failed or subprocess.run([*pytest, *MUJOCO_TESTS], cwd=ROOT, env=plain, check=False).returncode
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ".venv-dmc"))

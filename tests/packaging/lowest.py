@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import venv
@@ -56,21 +57,32 @@ def test_tools(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
     return [line for line in test if Requirement(line).name != "gymview"]
 
 
-def main(folder: str) -> int:
-    started = time.monotonic()
+def new_environment(folder: str, *requirements: str) -> tuple[Path, str]:
+    """A virtual environment made anew at ``ROOT / folder`` with ``requirements`` installed by pip: its folder and
+    its Python."""
     environment = ROOT / folder
     venv.EnvBuilder(with_pip=True, clear=True).create(environment)
     python = str(environment / "bin" / "python")
-    constraints = environment / "lowest-constraints.txt"
-    constraints.write_text("\n".join(lowest_pins()) + "\n")
-    print(f"lowest versions: {', '.join(lowest_pins())}; installing into {environment}", flush=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-c", str(constraints),
-                    "-e", str(ROOT), *test_tools()], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements], check=True)
+    return environment, python
+
+
+def activated(environment: Path, **extra: str) -> dict[str, str]:
+    """This process's environment variables as ``environment``'s activation sets them, and ``extra``."""
+    return dict(os.environ, VIRTUAL_ENV=str(environment), **extra,
+                PATH=f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")  # fmt: skip
+
+
+def main(folder: str) -> int:
+    started = time.monotonic()
+    print(f"lowest versions: {', '.join(lowest_pins())}; installing into {ROOT / folder}", flush=True)
+    with tempfile.TemporaryDirectory() as folder_of_pins:
+        constraints = Path(folder_of_pins) / "lowest-constraints.txt"
+        constraints.write_text("\n".join(lowest_pins()) + "\n")
+        environment, python = new_environment(folder, "-c", str(constraints), "-e", str(ROOT), *test_tools())
     print(f"lowest versions: installed in {time.monotonic() - started:.0f} s", flush=True)
-    run_environment = dict(os.environ, VIRTUAL_ENV=str(environment),
-                           PATH=f"{environment / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
     return subprocess.run([python, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-m", "not kernel and not browser",
-                           *UNIT_TESTS], cwd=ROOT, env=run_environment).returncode
+                           *UNIT_TESTS], cwd=ROOT, env=activated(environment)).returncode
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { onPlayerKeys } from "../player_keys.js";
+import { onPlayerKeys } from "../player_parts.js";
 
 function fakeWindow() {
   const listeners = [];
@@ -20,24 +20,34 @@ function key(target, name) {
   return event;
 }
 
-test("a key used by a focused player is kept from the notebook; others and keys elsewhere pass", () => {
+test("a focused player's keys are kept from the notebook and move it; others and keys elsewhere pass", () => {
   const win = fakeWindow();
   const inside = {};
   const el = { contains: (node) => node === inside };
-  const used = [];
-  const unbind = onPlayerKeys(el, (event) => (used.push(event.key), event.key === "ArrowRight"), win);
+  const done = [];
+  const player = {
+    playing: true, frame: 5, count: 20,
+    play: () => done.push("play"),
+    pause: () => { done.push("pause"); player.playing = false; },
+    seek: (frame) => done.push(frame),
+  };
+  const unbind = onPlayerKeys(el, player, win);
   assert.equal(win.listeners[0].type, "keydown");
   assert.equal(win.listeners[0].capture, true); // before Notebook 7's own handling
-  const arrow = key(inside, "ArrowRight");
-  win.listeners[0].listener(arrow);
+  const press = (name, target = inside) => {
+    const event = key(target, name);
+    win.listeners[0].listener(event);
+    return event;
+  };
+  const arrow = press("ArrowRight");
   assert.ok(arrow.prevented && arrow.stopped);
-  const letter = key(inside, "a");
-  win.listeners[0].listener(letter);
+  press("PageUp");
+  press("End");
+  press(" ");
+  const letter = press("a");
   assert.ok(!letter.prevented && !letter.stopped);
-  const elsewhere = key({}, "ArrowRight");
-  win.listeners[0].listener(elsewhere);
-  assert.ok(!elsewhere.prevented);
-  assert.deepEqual(used, ["ArrowRight", "a"]);
+  assert.ok(!press("ArrowRight", {}).prevented); // focus elsewhere
+  assert.deepEqual(done, ["pause", 6, -5, 19, "play"]);
   unbind();
   assert.equal(win.listeners.length, 0);
 });
