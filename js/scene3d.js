@@ -3,13 +3,13 @@
 // materials, meshes, textures, lights, the camera's lens) and each frame sends the moving bodies' poses and
 // the camera's pose, 7 float32 numbers each (x, y, z, qw, qx, qy, qz).
 //
-// How materials, lights and the sky look: js/scene3d_look.js. Not drawn: the floor's reflections and haze
-// (see docs/live-view.md). Where WebGL runs in software (SwiftShader, llvmpipe: servers, VMs, Colab's CPU
-// runtime) shadows alone cost twice the rest of a frame, so there the page draws without them and with matte
-// materials, which match env.render() as closely.
+// How materials, lights and the sky look: js/scene3d_look.js; a floor's reflection: js/scene3d_mirror.js.
+// Where WebGL runs in software (SwiftShader, llvmpipe: servers, VMs, Colab's CPU runtime) shadows alone cost
+// twice the rest of a frame, so there the page draws without them and with matte materials, as close.
 import * as THREE from "three";
 
 import { colour, drawnFlat, lightFlats, lightOf, materialOf, skyOf, unlit } from "./scene3d_look.js";
+import { drawMirrored, mirrorIn } from "./scene3d_mirror.js";
 
 THREE.ColorManagement.enabled = false; // colours as given, as MuJoCo's renderer takes them
 const POSE = 7;
@@ -274,11 +274,12 @@ export function buildMujoco(scene, textures = null, software = false) {
   const meshes = scene.meshes.map(meshShape);
   const shadows = !software && scene.shadows && scene.lights.some((light) => light.castshadow);
   const flats = [];
-  for (const geom of scene.geoms) {
+  const placed = scene.geoms.map((geom) => {
     const mesh = meshOf(geom, scene, meshes, textures, software, shadows);
     (geom.body >= 0 ? bodies[geom.body] : root).add(mesh);
     if (mesh.userData.flat) flats.push({ material: mesh.material, ...mesh.userData.flat });
-  }
+    return mesh;
+  });
   const segments = (scene.tendons ?? []).flatMap((tendon) => tendonSegments(tendon, scene, textures, software, shadows));
   segments.flat().forEach((mesh) => root.add(mesh));
   const ambient = scene.lights.reduce((sum, light) => sum.map((x, i) => x + light.ambient[i]), [0, 0, 0]);
@@ -287,7 +288,7 @@ export function buildMujoco(scene, textures = null, software = false) {
     lightOf(light, scene, light.headlight ? camera : light.body >= 0 ? bodies[light.body] : root, shadows);
   }
   const sky = skyOf(scene, textures);
-  return { root, camera, bodies, segments, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null, flats, lights: scene.lights };
+  return { root, camera, bodies, segments, sky: sky && new THREE.Scene().add(sky), shadows, skyDrawn: null, flats, lights: scene.lights, mirror: mirrorIn(scene, placed) };
 }
 
 /** The three.js scene of `scene`, built at its first frame (and again once its textures are decoded). */
@@ -310,6 +311,7 @@ export function forgetMujoco(scene) {
       object.shadow?.map?.dispose();
     });
   }
+  made?.mirror?.target.dispose();
   const textures = loaded.get(scene);
   if (Array.isArray(textures)) textures.forEach((texture) => texture?.dispose());
   built.delete(scene);
@@ -331,7 +333,7 @@ export function poseMujoco(made, state) {
 
 // Where WebGL draws on the CPU, frames of at least SCALED_FROM pixels are drawn at this share of the
 // shown width and height and scaled up when shown: the CPU's time goes with the pixels drawn. Smaller
-// boxes, such as a grid's cells, lose too much detail.
+// boxes, such as a grid's cells, lose too much detail: they go without the floor's reflection instead.
 const SOFTWARE_SCALE = 0.75;
 const SCALED_FROM = 320 * 320;
 
@@ -374,6 +376,7 @@ export function drawMujoco(context, scene, state, left, top, width, height, scal
   const [drawnWidth, drawnHeight] = [Math.max(1, Math.floor(width * scale)), Math.max(1, Math.floor(height * scale))];
   if (canvas.width !== drawnWidth || canvas.height !== drawnHeight) drawing.setSize(drawnWidth, drawnHeight, false);
   if (made.sky) context.drawImage(skyBehind(made, drawing), left, top, width, height);
+  if (made.mirror) drawMirrored(made, drawing, drawnWidth, drawnHeight, !drawing.software || width * height >= SCALED_FROM);
   drawing.setClearAlpha(made.sky ? 0 : 1); // the bodies over the sky; MuJoCo's black where there is none
   drawing.render(made.root, made.camera);
   context.drawImage(canvas, left, top, width, height);

@@ -218,6 +218,7 @@ def scene_or_why_not(
         "shadow_clip": float(model.vis.map.shadowclip) * extent,
         "shadow_size": int(min(model.vis.quality.shadowsize, 2048)),
         "skybox": bool(scene.flags[4]),
+        "reflection": bool(scene.flags[2]),
     }
     return description, ScenePoses(
         np.array(moving, np.int64),

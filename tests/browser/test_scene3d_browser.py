@@ -78,7 +78,7 @@ def states_along(env_id, count=4, steps=15, seed=0, **kwargs):
 
 
 def assert_drawn_as_rendered(page, painter, pairs, name, artifacts, same=lambda drawn, expected: None):
-    """Each of ``pairs`` drawn by the page scores an SSIM of at least 0.80 against env.render(), and passes
+    """Each of ``pairs`` drawn by the page scores an SSIM of at least 0.85 against env.render(), and passes
     ``same(drawn, expected)``."""
     scene = {**painter.page_scene(), "id": 1}
     scores = []
@@ -91,7 +91,7 @@ def assert_drawn_as_rendered(page, painter, pairs, name, artifacts, same=lambda 
         if n == 0:
             Image.fromarray(np.concatenate([drawn, expected], axis=1)).save(artifacts / f"{name}-page-vs-render.png")
     print(name, "SSIM", [round(score, 3) for score in scores])
-    assert min(scores) >= 0.80, (name, [round(score, 3) for score in scores])
+    assert min(scores) >= 0.85, (name, [round(score, 3) for score in scores])
     assert not page.errors, page.errors
 
 

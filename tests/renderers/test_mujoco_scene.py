@@ -45,6 +45,7 @@ def test_half_cheetah_s_scene_holds_its_geoms_lights_textures_and_lens():
     assert [geom["type"] for geom in scene["geoms"]] == ["plane"] + ["capsule"] * 8
     floor = scene["geoms"][0]
     assert floor["body"] == -1 and floor["size"] == [40.0, 40.0, 40.0] and floor["texrepeat"] == [60.0, 60.0]
+    assert floor["reflectance"] == pytest.approx(0.5) and scene["reflection"]  # the page mirrors the cheetah in it
     assert scene["textures"][floor["texture"]]["type"] == "2d"
     assert {texture["type"] for texture in scene["textures"]} == {"2d", "cube", "skybox"}
     assert all(texture["url"].startswith("data:image/png;base64,") for texture in scene["textures"])
