@@ -58,7 +58,7 @@ export function loadMujoco(scene, onLoad = () => {}) {
 /** Whether `scene`'s textures are decoded (true for a scene without textures). */
 export const texturesLoaded = (scene) => scene.textures.length === 0 || (loaded.has(scene) && !(loaded.get(scene) instanceof Promise));
 
-async function decodeTexture({ type, width, url }) {
+async function decodeTexture({ type, width, height, url }) {
   const blob = await (await fetch(url)).blob();
   const options = { colorSpaceConversion: "none", premultiplyAlpha: "none" };
   const image = await createImageBitmap(blob, options);
@@ -67,8 +67,8 @@ async function decodeTexture({ type, width, url }) {
     texture.wrapS = texture.wrapT = THREE.RepeatWrapping;
     return finish(texture);
   }
-  // six square faces one below the other: +x, -x, +y, -y, +z, -z
-  const faces = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => createImageBitmap(image, 0, i * width, width, width, options)));
+  // six square faces one below the other (+x, -x, +y, -y, +z, -z), or one square for all six, as MuJoCo uploads them
+  const faces = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => createImageBitmap(image, 0, height === width ? 0 : i * width, width, width, options)));
   return finish(new THREE.CubeTexture(faces));
 }
 

@@ -7,7 +7,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from lab import drawn_by_page, scene_page
-from mujoco_models import ant_on_rough_ground, ant_under_a_following_light, ant_with_a_mesh_body, ant_with_tendons
+from mujoco_models import (
+    ant_beside_a_crate,
+    ant_on_rough_ground,
+    ant_under_a_following_light,
+    ant_with_a_mesh_body,
+    ant_with_tendons,
+)
 from PIL import Image
 
 from gymview.image.frames import downsample
@@ -135,6 +141,28 @@ def test_the_page_draws_a_light_that_follows_a_body_as_env_render_does(page, tmp
         assert warm[1].sum() > 500 and overlap > 0.6, (warm[0].sum(), warm[1].sum(), overlap)
 
     assert_drawn_as_rendered(page, painter, pairs, "Ant-following-light", artifacts, same_spot)
+
+
+def test_the_page_puts_a_cube_texture_of_one_picture_on_every_face_as_mujoco_does(page, tmp_path, artifacts):
+    painter, pairs = states_along("Ant-v5", xml_file=str(ant_beside_a_crate(tmp_path)))
+    crate = next(t for t in painter.page_scene()["textures"] if t["type"] == "cube" and t["width"] == t["height"])
+    assert crate["width"] == 32
+
+    def same_crate(drawn, expected):  # the orange crate: its faces in view are orange in both pictures, none black
+        orange = [(p[..., 0] - p[..., 2] > 60) & (p[..., 1] > 40) for p in (drawn.astype(int), expected.astype(int))]
+        overlap = (orange[0] & orange[1]).sum() / max(1, (orange[0] | orange[1]).sum())
+        assert orange[1].sum() > 2000 and overlap > 0.8, (orange[0].sum(), orange[1].sum(), overlap)
+
+    assert_drawn_as_rendered(page, painter, pairs, "Ant-crate", artifacts, same_crate)
+
+
+def test_the_page_draws_a_robot_hand_of_meshes_and_pictures_as_env_render_does(page, artifacts):
+    robotics = pytest.importorskip("gymnasium_robotics")
+    gym.register_envs(robotics)
+    painter, pairs = states_along("AdroitHandDoor-v1", count=2)  # a hand of meshes, a door and table of pictures
+    scene = painter.page_scene()
+    assert len(scene["meshes"]) >= 10 and sum(texture["type"] == "cube" for texture in scene["textures"]) >= 5
+    assert_drawn_as_rendered(page, painter, pairs, "AdroitHandDoor", artifacts)
 
 
 def test_a_vector_env_s_grid_draws_each_mujoco_sub_env_in_its_cell(page):

@@ -81,6 +81,22 @@ def ant_under_a_following_light(folder: pathlib.Path) -> pathlib.Path:
     return _written(folder / "ant_under_a_following_light.xml", xml)
 
 
+def ant_beside_a_crate(folder: pathlib.Path) -> pathlib.Path:
+    """The Ant beside a crate it passes through (no contacts), the crate's six faces one orange picture from a file
+    (a cube texture of one square image: MuJoCo puts it on every face)."""
+    from PIL import Image
+
+    rows, columns = np.mgrid[0:32, 0:32]
+    planks = np.where((rows // 8 + columns // 16) % 2, 1.0, 0.8)[..., None] * np.array([230, 130, 30])
+    Image.fromarray(planks.astype(np.uint8)).save(folder / "crate.png")
+    asset = '<texture name="crate" type="cube" file="crate.png"/><material name="crate" texture="crate"/>'
+    crate = '<geom name="crate" type="box" pos="0 1.2 .4" size=".4 .4 .4" material="crate" contype="0" conaffinity="0"/>'
+    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{crate}", ant_xml().replace("<asset>", f"<asset>{asset}", 1))
+    if found != 1:
+        raise AssertionError("gymnasium's ant.xml has changed its floor")
+    return _written(folder / "ant_beside_a_crate.xml", xml)
+
+
 def _written(path: pathlib.Path, xml: str) -> pathlib.Path:
     path.write_text(xml)
     return path
