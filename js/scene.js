@@ -106,10 +106,10 @@ export function drawScene(context, scene, state, width, height, atSize = false) 
 }
 
 /** One env's picture with its top-left corner at (left, top) on the canvas, `scale` canvas pixels per pixel;
- * a MuJoCo one drawn at `drawnAt` of that size (undefined: the size its module chooses). */
-function drawCell(context, scene, state, scale, left, top, drawnAt = undefined) {
+ * a MuJoCo one drawn at `drawnAt` of that size (undefined: the size its module chooses); `inGrid`: a grid's cell. */
+function drawCell(context, scene, state, scale, left, top, drawnAt = undefined, inGrid = false) {
   if (scene.kind === "mujoco") {
-    modules.get("mujoco").drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale, drawnAt);
+    modules.get("mujoco").drawMujoco(context, scene, state, left, top, scene.width * scale, scene.height * scale, drawnAt, inGrid);
     return;
   }
   const draw = KINDS[scene.kind];
@@ -265,7 +265,7 @@ function drawGrid(context, scene, state, scale) {
     const left = (index % columns) * cell.width * scale;
     const top = Math.trunc(index / columns) * cell.height * scale;
     const own = scene.cells?.[index] ?? cell; // sub-envs each on a track of their own (CarRacing)
-    drawCell(context, own, state.subarray(index * scene.state_dim, (index + 1) * scene.state_dim), scale, left, top);
+    drawCell(context, own, state.subarray(index * scene.state_dim, (index + 1) * scene.state_dim), scale, left, top, undefined, true);
     const label = scene.labels === "index" ? `env ${index}` : envLabel(index, state[size + index]);
     context.font = `${font}px sans-serif`;
     const width = context.measureText(label).width;

@@ -333,7 +333,7 @@ export function poseMujoco(made, state) {
 
 // Where WebGL draws on the CPU, frames of at least SCALED_FROM pixels are drawn at this share of the
 // shown width and height and scaled up when shown: the CPU's time goes with the pixels drawn. Smaller
-// boxes, such as a grid's cells, lose too much detail: they go without the floor's reflection instead.
+// boxes, such as a grid's cells, lose too much detail. A grid's cells go without the floor's reflection there.
 const SOFTWARE_SCALE = 0.75;
 const SCALED_FROM = 320 * 320;
 
@@ -363,9 +363,9 @@ export function drawnScale(width, height) {
   return webgl(width, height).software && width * height >= SCALED_FROM ? SOFTWARE_SCALE : 1;
 }
 
-/** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top): drawn at
- * `scale` of that size (drawnScale's, unless the caller's box is already the size to draw at), then fitted. */
-export function drawMujoco(context, scene, state, left, top, width, height, scale = drawnScale(width, height)) {
+/** Draw `state` of a MuJoCo `scene` on the 2D `context`, in the width x height box at (left, top) (a grid's cell
+ * if `inGrid`): drawn at `scale` of that size (drawnScale's, unless the box is the size to draw at), then fitted. */
+export function drawMujoco(context, scene, state, left, top, width, height, scale = drawnScale(width, height), inGrid = false) {
   const drawing = webgl(width, height);
   const made = builtFor(scene, drawing.software);
   poseMujoco(made, state);
@@ -376,7 +376,7 @@ export function drawMujoco(context, scene, state, left, top, width, height, scal
   const [drawnWidth, drawnHeight] = [Math.max(1, Math.floor(width * scale)), Math.max(1, Math.floor(height * scale))];
   if (canvas.width !== drawnWidth || canvas.height !== drawnHeight) drawing.setSize(drawnWidth, drawnHeight, false);
   if (made.sky) context.drawImage(skyBehind(made, drawing), left, top, width, height);
-  if (made.mirror) drawMirrored(made, drawing, drawnWidth, drawnHeight, !drawing.software || width * height >= SCALED_FROM);
+  if (made.mirror) drawMirrored(made, drawing, drawnWidth, drawnHeight, !(drawing.software && inGrid));
   drawing.setClearAlpha(made.sky ? 0 : 1); // the bodies over the sky; MuJoCo's black where there is none
   drawing.render(made.root, made.camera);
   context.drawImage(canvas, left, top, width, height);

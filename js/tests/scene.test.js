@@ -119,9 +119,12 @@ test("a MuJoCo view's canvas is the size its module draws at, and the module dra
   assert.equal(canvasScale({ kind: "cartpole", width: 600, height: 400 }, 600, 400), 1);
   assert.equal(canvasScale({ kind: "grid", width: 960, height: 960, cell: scene }, 960, 960), 1); // cells: their own size
   drawScene(recordingContext(), scene, new Float32Array(1), 360, 360, true);
-  assert.deepEqual(drawn.pop(), [0, 0, 360, 360, 1]); // the canvas is the drawn size: drawn at it, not shrunk again
+  assert.deepEqual(drawn.pop(), [0, 0, 360, 360, 1, false]); // the canvas is the drawn size: drawn at it, not shrunk again
   drawScene(recordingContext(), scene, new Float32Array(1), 480, 480);
-  assert.deepEqual(drawn.pop(), [0, 0, 480, 480, undefined]); // elsewhere (a still, a test page): the module's choice
+  assert.deepEqual(drawn.pop(), [0, 0, 480, 480, undefined, false]); // elsewhere (a still, a test page): the module's choice
+  const grid = { kind: "grid", width: 960, height: 480, cell: scene, count: 2, columns: 2, state_dim: 1, labels: "index" };
+  drawScene(recordingContext(), grid, new Float32Array(2), 960, 480);
+  assert.deepEqual(drawn.splice(0), [[0, 0, 480, 480, undefined, true], [480, 0, 480, 480, undefined, true]]); // cells, told so
   addSceneModule("mujoco", { drawMujoco: () => {} }); // sent by a kernel with an older gymview
   assert.equal(canvasScale(scene, 480, 480), 1);
 });
