@@ -94,6 +94,9 @@ case "${1:-}" in
     stage "a new .venv-test/"
     new_venv .venv-test
     install_python "test,torch"
+    # a robot of meshes and pictures for the MuJoCo browser tests (Adroit's hand); kept out of the test extra,
+    # which the lowest-versions stage installs too: it needs a newer gymnasium than gymview's lowest
+    python -m pip install "${PIP_FLAGS[@]}" "gymnasium-robotics>=1.4"
     if [ "${GYMVIEW_TEST_LOAD:-0}" = 1 ]; then
       stress-ng --cpu "$(nproc)" --quiet & hog=$!
       trap 'kill "$hog" 2>/dev/null' EXIT

@@ -8,7 +8,7 @@
 // twice the rest of a frame, so there the page draws without them and with matte materials, as close.
 import * as THREE from "three";
 
-import { colour, drawnFlat, lightFlats, lightOf, materialOf, skyOf, unlit } from "./scene3d_look.js";
+import { colour, decodeTexture, drawnFlat, lightFlats, lightOf, materialOf, skyOf, unlit } from "./scene3d_look.js";
 import { drawMirrored, mirrorIn } from "./scene3d_mirror.js";
 
 THREE.ColorManagement.enabled = false; // colours as given, as MuJoCo's renderer takes them
@@ -46,7 +46,8 @@ export function loadMujoco(scene, onLoad = () => {}) {
       })
       .then((textures) => {
         loaded.set(scene, textures);
-        built.delete(scene); // built again, with its textures
+        disposeBuilt(built.get(scene)); // built again, with its textures
+        built.delete(scene);
         onLoad();
       });
     loaded.set(scene, decoding);
@@ -57,27 +58,6 @@ export function loadMujoco(scene, onLoad = () => {}) {
 
 /** Whether `scene`'s textures are decoded (true for a scene without textures). */
 export const texturesLoaded = (scene) => scene.textures.length === 0 || (loaded.has(scene) && !(loaded.get(scene) instanceof Promise));
-
-async function decodeTexture({ type, width, height, url }) {
-  const blob = await (await fetch(url)).blob();
-  const options = { colorSpaceConversion: "none", premultiplyAlpha: "none" };
-  const image = await createImageBitmap(blob, options);
-  if (type === "2d") {
-    const texture = new THREE.Texture(image);
-    texture.wrapS = texture.wrapT = THREE.RepeatWrapping;
-    return finish(texture);
-  }
-  // six square faces one below the other (+x, -x, +y, -y, +z, -z), or one square for all six, as MuJoCo uploads them
-  const faces = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => createImageBitmap(image, 0, height === width ? 0 : i * width, width, width, options)));
-  return finish(new THREE.CubeTexture(faces));
-}
-
-function finish(texture) {
-  texture.flipY = false; // the first row is at t = 0, as OpenGL (and MuJoCo) upload it
-  texture.colorSpace = THREE.NoColorSpace;
-  texture.needsUpdate = true;
-  return texture;
-}
 
 const SEGMENTS = 16; // around a sphere, capsule or cylinder (MuJoCo draws 28 by default): in software WebGL 32 cost 3 ms more a frame
 
@@ -303,7 +283,15 @@ export function builtFor(scene, software = false) {
 /** Let go of what the page holds for `scene` (a view closed, or its scene replaced): its buffers and
  * textures in WebGL stay allocated until disposed, however long the page stays open. */
 export function forgetMujoco(scene) {
-  const made = built.get(scene);
+  disposeBuilt(built.get(scene));
+  const textures = loaded.get(scene);
+  if (Array.isArray(textures)) textures.forEach((texture) => texture?.dispose());
+  built.delete(scene);
+  loaded.delete(scene);
+}
+
+/** Free a built scene's buffers, materials, shadow maps and mirror (its textures stay, shared with a rebuild). */
+function disposeBuilt(made) {
   for (const root of made ? [made.root, made.sky].filter(Boolean) : []) {
     root.traverse((object) => {
       if (object.geometry !== unitCylinder && object.geometry !== unitSphere) object.geometry?.dispose(); // shared
@@ -312,10 +300,6 @@ export function forgetMujoco(scene) {
     });
   }
   made?.mirror?.target.dispose();
-  const textures = loaded.get(scene);
-  if (Array.isArray(textures)) textures.forEach((texture) => texture?.dispose());
-  built.delete(scene);
-  loaded.delete(scene);
 }
 
 /** Pose a built scene for a frame's state. */

@@ -1,10 +1,32 @@
-// How MuJoCo's materials, lights and sky look in three.js (js/scene3d.js builds scenes with these).
+// How MuJoCo's textures, materials, lights and sky look in three.js (js/scene3d.js builds scenes with these).
 //
 // MuJoCo draws without colour management (its colours are the pixels' values) and with OpenGL's
 // fixed-function lights; three.js's Phong lights divide the diffuse term by pi, hence light colours times pi.
 import * as THREE from "three";
 
 const SKY_SEGMENTS = 16;
+
+/** A MuJoCo texture (a PNG data URL, as gymview/renderers/mujoco_scene.py sends it) as a three.js texture. */
+export async function decodeTexture({ type, width, height, url }) {
+  const blob = await (await fetch(url)).blob();
+  const options = { colorSpaceConversion: "none", premultiplyAlpha: "none" };
+  const image = await createImageBitmap(blob, options);
+  if (type === "2d") {
+    const texture = new THREE.Texture(image);
+    texture.wrapS = texture.wrapT = THREE.RepeatWrapping;
+    return finish(texture);
+  }
+  // six square faces one below the other (+x, -x, +y, -y, +z, -z), or one square for all six, as MuJoCo uploads them
+  const faces = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => createImageBitmap(image, 0, height === width ? 0 : i * width, width, width, options)));
+  return finish(new THREE.CubeTexture(faces));
+}
+
+function finish(texture) {
+  texture.flipY = false; // the first row is at t = 0, as OpenGL (and MuJoCo) upload it
+  texture.colorSpace = THREE.NoColorSpace;
+  texture.needsUpdate = true;
+  return texture;
+}
 
 /** How much of a light's colour shows as specular highlight: MuJoCo's specular over its diffuse, with
  * three.js's Blinn-Phong normalisation, (shininess / 2 + 1) / 4, taken out. */

@@ -1,7 +1,7 @@
 // A MuJoCo floor's reflection, as MuJoCo's renderer draws it: the first opaque plane (or box, by its top face)
 // whose material has a reflectance mirrors the scene's other geoms and lights, and shows
-// `reflectance * mirrored colour` added to its own lit colour. The mirrored scene is drawn into a picture the
-// size of the frame, from the camera, with the near plane laid on the mirror (so only what is above the floor
+// `reflectance * mirrored colour` added to its own lit colour. The mirrored scene is drawn into a picture half
+// the frame's size, from the camera, with the near plane laid on the mirror (so only what is above the floor
 // is mirrored); the floor's shader adds that picture at each of its pixels.
 import * as THREE from "three";
 
@@ -60,7 +60,7 @@ const corner = new THREE.Vector4();
 const reflection = new THREE.Matrix4();
 
 /** Draw the mirrored scene of `made` (its root posed, its camera placed and its lens set) for a frame of
- * width x height pixels; `shown` false, or a camera below the mirror (where MuJoCo shows none): no reflection. */
+ * width x height pixels; none where `shown` is false, nor (as in MuJoCo) for a camera below the mirror. */
 export function drawMirrored(made, drawing, width, height, shown = true) {
   const { mirror, root, camera } = made;
   root.updateMatrixWorld();
@@ -68,49 +68,62 @@ export function drawMirrored(made, drawing, width, height, shown = true) {
   normal.set(elements[8], elements[9], elements[10]).normalize();
   point.setFromMatrixPosition(mirror.mesh.matrixWorld).addScaledVector(normal, mirror.offset);
   seen.setFromMatrixPosition(camera.matrixWorld).sub(point);
-  mirror.uniforms.mirrorStrength.value = shown && seen.dot(normal) > 0 ? mirror.reflectance : 0;
-  if (mirror.uniforms.mirrorStrength.value === 0) return;
-  const [drawnWidth, drawnHeight] = [Math.ceil(width * MIRROR_SCALE), Math.ceil(height * MIRROR_SCALE)];
-  if (mirror.target.width !== drawnWidth || mirror.target.height !== drawnHeight) mirror.target.setSize(drawnWidth, drawnHeight);
-  mirror.uniforms.mirrorSize.value.set(width, height);
   const eye = mirror.camera;
   eye.matrixWorld.copy(camera.matrixWorld);
   eye.matrixWorldInverse.copy(camera.matrixWorldInverse);
   eye.projectionMatrix.copy(camera.projectionMatrix);
-  nearPlaneOn(eye, normal, point);
-  eye.projectionMatrixInverse.copy(eye.projectionMatrix).invert();
   eye.matrixAutoUpdate = eye.matrixWorldAutoUpdate = false;
+  // a camera level with the mirror would have the near plane through its eye; a mirror out of view shows nothing
+  const drawn = shown && seen.dot(normal) > camera.near && nearPlaneOn(eye, normal, point);
+  mirror.uniforms.mirrorStrength.value = drawn ? mirror.reflectance : 0;
+  if (!drawn) return;
+  eye.projectionMatrixInverse.copy(eye.projectionMatrix).invert();
+  const [drawnWidth, drawnHeight] = [Math.ceil(width * MIRROR_SCALE), Math.ceil(height * MIRROR_SCALE)];
+  if (mirror.target.width !== drawnWidth || mirror.target.height !== drawnHeight) mirror.target.setSize(drawnWidth, drawnHeight);
+  mirror.uniforms.mirrorSize.value.set(width, height);
   // the world mirrored in the plane: x -> x - 2 ((x - point) . normal) normal
   const [x, y, z] = [normal.x, normal.y, normal.z];
   const d = 2 * point.dot(normal);
   reflection.set(1 - 2 * x * x, -2 * x * y, -2 * x * z, d * x, -2 * x * y, 1 - 2 * y * y, -2 * y * z, d * y, -2 * x * z, -2 * y * z, 1 - 2 * z * z, d * z, 0, 0, 0, 1);
-  const shadows = drawing.shadowMap.enabled;
+  // MuJoCo's mirrored pass has no shadows: the shadow map (of the unmirrored scene) is neither drawn again nor
+  // looked up; switched per object, as a uniform, so that no material is compiled again
+  const receivers = [];
+  root.traverse((object) => object.receiveShadow && receivers.push(object));
+  const updates = drawing.shadowMap.autoUpdate;
   root.matrixAutoUpdate = false;
   root.matrix.copy(reflection);
   root.matrixWorldNeedsUpdate = true;
   mirror.mesh.visible = false;
-  drawing.shadowMap.enabled = false;
-  drawing.setRenderTarget(mirror.target);
-  drawing.setClearColor(0x000000, 1);
-  drawing.render(root, eye);
-  drawing.setRenderTarget(null);
-  drawing.shadowMap.enabled = shadows;
-  mirror.mesh.visible = true;
-  root.matrix.identity();
-  root.matrixAutoUpdate = true;
-  root.updateMatrixWorld(true);
+  receivers.forEach((object) => (object.receiveShadow = false));
+  drawing.shadowMap.autoUpdate = false;
+  try {
+    drawing.setRenderTarget(mirror.target);
+    drawing.setClearColor(0x000000, 1);
+    drawing.render(root, eye);
+  } finally {
+    drawing.setRenderTarget(null);
+    drawing.shadowMap.autoUpdate = updates;
+    receivers.forEach((object) => (object.receiveShadow = true));
+    mirror.mesh.visible = true;
+    root.matrix.identity();
+    root.matrixAutoUpdate = true;
+    root.updateMatrixWorld(true);
+  }
 }
 
 /** Lay `eye`'s near plane on the mirror, keeping what lies beyond it from the camera (Lengyel's oblique near
- * plane): the mirrored images of what is above the floor, and not those of anything below it. */
+ * plane): the mirrored images of what is above the floor, and not those of anything below it. False, and the lens
+ * left as it was, where the mirror is out of view. */
 function nearPlaneOn(eye, up, at) {
   plane.setFromNormalAndCoplanarPoint(down.copy(up).negate(), at).applyMatrix4(eye.matrixWorldInverse);
   clip.set(plane.normal.x, plane.normal.y, plane.normal.z, plane.constant);
   const p = eye.projectionMatrix.elements;
   corner.set((Math.sign(clip.x) + p[8]) / p[0], (Math.sign(clip.y) + p[9]) / p[5], -1, (1 + p[10]) / p[14]);
+  if (clip.dot(corner) <= 0) return false; // the frustum's far corner beyond the mirror is not: the mirror is out of view
   clip.multiplyScalar(2 / clip.dot(corner));
   p[2] = clip.x;
   p[6] = clip.y;
   p[10] = clip.z + 1;
   p[14] = clip.w;
+  return true;
 }

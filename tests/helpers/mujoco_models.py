@@ -90,8 +90,10 @@ def ant_beside_a_crate(folder: pathlib.Path) -> pathlib.Path:
     planks = np.where((rows // 8 + columns // 16) % 2, 1.0, 0.8)[..., None] * np.array([230, 130, 30])
     Image.fromarray(planks.astype(np.uint8)).save(folder / "crate.png")
     asset = '<texture name="crate" type="cube" file="crate.png"/><material name="crate" texture="crate"/>'
-    crate = '<geom name="crate" type="box" pos="0 1.2 .4" size=".4 .4 .4" material="crate" contype="0" conaffinity="0"/>'
-    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{crate}", ant_xml().replace("<asset>", f"<asset>{asset}", 1))
+    crate = ('<geom name="crate" type="box" pos="0 1.2 .4" size=".4 .4 .4" material="crate" '
+             'contype="0" conaffinity="0"/>')  # fmt: skip
+    xml = ant_xml().replace("<asset>", f"<asset>{asset}", 1)
+    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{crate}", xml)
     if found != 1:
         raise AssertionError("gymnasium's ant.xml has changed its floor")
     return _written(folder / "ant_beside_a_crate.xml", xml)
