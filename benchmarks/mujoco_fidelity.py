@@ -28,7 +28,13 @@ sys.path[:0] = [str(REPO / "tests" / "browser"), str(REPO / "tests" / "helpers")
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 from lab import drawn_by_page, scene_page  # noqa: E402
-from mujoco_models import ant_beside_a_crate, ant_on_rough_ground, ant_with_a_mesh_body, ant_with_tendons  # noqa: E402
+from mujoco_models import (  # noqa: E402
+    ant_beside_a_crate,
+    ant_beside_a_painted_box,
+    ant_on_rough_ground,
+    ant_with_a_mesh_body,
+    ant_with_tendons,
+)
 from test_scene3d_browser import MAX_SIZE, ssim, states_along  # noqa: E402
 
 from gymview.image.frames import downsample  # noqa: E402
@@ -56,7 +62,8 @@ def fidelity_set(folder: pathlib.Path) -> list[tuple[str, str, dict]]:
     envs = [(name, name, {}) for name in gymnasium]
     envs += [(f"Ant {what}", "Ant-v5", {"xml_file": str(make(folder))}) for what, make in
              (("on a heightfield", ant_on_rough_ground), ("with a mesh body", ant_with_a_mesh_body),
-              ("with spatial tendons", ant_with_tendons), ("beside a pictured crate", ant_beside_a_crate))]  # fmt: skip
+              ("with spatial tendons", ant_with_tendons), ("beside a pictured crate", ant_beside_a_crate),
+              ("beside a box painted by its texture coordinates", ant_beside_a_painted_box))]  # fmt: skip
     if importlib.util.find_spec("shimmy") and importlib.util.find_spec("dm_control"):
         import shimmy
 

@@ -172,19 +172,24 @@ const decode = (text, Type) => {
   return new Type(bytes.buffer);
 };
 
-/** A mesh's triangles, each corner with its own normal (MuJoCo keeps vertex and normal indices apart). */
-export function meshShape({ vertices, normals, faces, face_normals: faceNormals }) {
+/** A mesh's triangles, each corner with its own normal and, where the mesh has them, its own texture coordinates
+ * (MuJoCo keeps vertex, normal and texture coordinate indices apart). */
+export function meshShape({ vertices, normals, faces, face_normals: faceNormals, texcoords, face_texcoords: faceTexcoords }) {
   const [points, directions] = [decode(vertices, Float32Array), decode(normals, Float32Array)];
   const [corners, cornerNormals] = [decode(faces, Int32Array), decode(faceNormals, Int32Array)];
+  const [coordinates, cornerCoordinates] = texcoords ? [decode(texcoords, Float32Array), decode(faceTexcoords, Int32Array)] : [];
   const position = new Float32Array(3 * corners.length);
   const normal = new Float32Array(3 * corners.length);
+  const uv = coordinates && new Float32Array(2 * corners.length);
   corners.forEach((vertex, i) => {
     position.set(points.subarray(3 * vertex, 3 * vertex + 3), 3 * i);
     normal.set(directions.subarray(3 * cornerNormals[i], 3 * cornerNormals[i] + 3), 3 * i);
+    uv?.set(coordinates.subarray(2 * cornerCoordinates[i], 2 * cornerCoordinates[i] + 2), 2 * i);
   });
   const shape = new THREE.BufferGeometry();
   shape.setAttribute("position", new THREE.BufferAttribute(position, 3));
   shape.setAttribute("normal", new THREE.BufferAttribute(normal, 3));
+  if (uv) shape.setAttribute("uv", new THREE.BufferAttribute(uv, 2));
   return shape;
 }
 

@@ -380,16 +380,22 @@ def _look(geom: Any, texture: int) -> dict[str, Any]:
 
 
 def _mesh(model: Any, mesh: int) -> dict[str, str]:
-    """Vertices, normals and faces (vertex and normal indices, three a face) as base64 little-endian arrays."""
+    """Vertices, normals and faces (vertex and normal indices, three a face) as base64 little-endian arrays, and the
+    texture coordinates and their indices a face where the mesh has its own (an OBJ file's, as MuJoCo keeps them)."""
     vertices = slice(model.mesh_vertadr[mesh], model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh])
     normals = slice(model.mesh_normaladr[mesh], model.mesh_normaladr[mesh] + model.mesh_normalnum[mesh])
     faces = slice(model.mesh_faceadr[mesh], model.mesh_faceadr[mesh] + model.mesh_facenum[mesh])
-    return {
+    described = {
         "vertices": _base64(model.mesh_vert[vertices], "<f4"),
         "normals": _base64(model.mesh_normal[normals], "<f4"),
         "faces": _base64(model.mesh_face[faces], "<i4"),
         "face_normals": _base64(model.mesh_facenormal[faces], "<i4"),
     }
+    if model.mesh_texcoordnum[mesh] > 0:
+        start = model.mesh_texcoordadr[mesh]
+        described["texcoords"] = _base64(model.mesh_texcoord[start : start + model.mesh_texcoordnum[mesh]], "<f4")
+        described["face_texcoords"] = _base64(model.mesh_facetexcoord[faces], "<i4")
+    return described
 
 
 def _hfield(model: Any, hfield: int) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import pytest
 from lab import drawn_by_page, scene_page
 from mujoco_models import (
     ant_beside_a_crate,
+    ant_beside_a_painted_box,
     ant_on_rough_ground,
     ant_under_a_following_light,
     ant_with_a_mesh_body,
@@ -154,6 +155,25 @@ def test_the_page_puts_a_cube_texture_of_one_picture_on_every_face_as_mujoco_doe
         assert orange[1].sum() > 2000 and overlap > 0.8, (orange[0].sum(), orange[1].sum(), overlap)
 
     assert_drawn_as_rendered(page, painter, pairs, "Ant-crate", artifacts, same_crate)
+
+
+def test_the_page_paints_a_mesh_by_its_own_texture_coordinates_as_mujoco_does(page, tmp_path, artifacts):
+    painter, pairs = states_along("Ant-v5", xml_file=str(ant_beside_a_painted_box(tmp_path)))
+    assert "texcoords" in painter.page_scene()["meshes"][0]
+    quarters = {  # the picture's four colours, however lit: which channels stand out
+        "red": lambda r, g, b: (r > g + 60) & (r > b + 60),
+        "green": lambda r, g, b: (g > r + 60) & (g > b + 40),
+        "blue": lambda r, g, b: (b > r + 40) & (b > g + 20),
+        "yellow": lambda r, g, b: (r > b + 80) & (g > b + 80),
+    }
+
+    def same_quarters(drawn, expected):  # each quarter's colour where env.render() shows it, and there in the page
+        for name, shows in quarters.items():
+            near = [shows(*np.moveaxis(p.astype(int), 2, 0)) for p in (drawn, expected)]
+            overlap = (near[0] & near[1]).sum() / max(1, (near[0] | near[1]).sum())
+            assert near[1].sum() > 100 and overlap > 0.5, (name, near[0].sum(), near[1].sum(), overlap)
+
+    assert_drawn_as_rendered(page, painter, pairs, "Ant-painted-box", artifacts, same_quarters)
 
 
 def test_the_page_draws_a_robot_hand_of_meshes_and_pictures_as_env_render_does(page, artifacts):

@@ -99,6 +99,31 @@ def ant_beside_a_crate(folder: pathlib.Path) -> pathlib.Path:
     return _written(folder / "ant_beside_a_crate.xml", xml)
 
 
+def ant_beside_a_painted_box(folder: pathlib.Path) -> pathlib.Path:
+    """The Ant beside a box mesh from an OBJ file whose faces carry their own texture coordinates (as Menagerie's
+    robots' meshes do), each face showing a picture of four coloured quarters; no contacts."""
+    from PIL import Image
+
+    quarters = np.zeros((64, 64, 3), np.uint8)
+    quarters[:32, :32], quarters[:32, 32:] = (220, 40, 40), (40, 200, 60)
+    quarters[32:, :32], quarters[32:, 32:] = (40, 80, 220), (230, 210, 40)
+    Image.fromarray(quarters).save(folder / "quarters.png")
+    corners = [(x, y, z) for x in (-0.4, 0.4) for y in (-0.4, 0.4) for z in (-0.4, 0.4)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]  # outward, each
+    lines = [f"v {x} {y} {z}" for x, y, z in corners] + ["vt 0 0", "vt 1 0", "vt 1 1", "vt 0 1"]
+    lines += [f"f {a + 1}/1 {b + 1}/2 {c + 1}/3 {d + 1}/4" for a, b, c, d in faces]
+    (folder / "painted_box.obj").write_text("\n".join(lines) + "\n")
+    asset = ('<mesh name="painted" file="painted_box.obj"/><texture name="quarters" type="2d" file="quarters.png"/>'
+             '<material name="quarters" texture="quarters"/>')  # fmt: skip
+    box = ('<geom name="painted" type="mesh" mesh="painted" material="quarters" pos="0 1.2 .4" '
+           'contype="0" conaffinity="0"/>')  # fmt: skip
+    xml = ant_xml().replace("<asset>", f"<asset>{asset}", 1)
+    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{box}", xml)
+    if found != 1:
+        raise AssertionError("gymnasium's ant.xml has changed its floor")
+    return _written(folder / "ant_beside_a_painted_box.xml", xml)
+
+
 def _written(path: pathlib.Path, xml: str) -> pathlib.Path:
     path.write_text(xml)
     return path

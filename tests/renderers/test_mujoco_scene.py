@@ -17,7 +17,7 @@ from gymview.live.encoding.replay import FrameHistory  # noqa: E402
 from gymview.live.encoding.scene_frames import SceneFrames  # noqa: E402
 from gymview.renderers import MujocoGridPainter, MujocoPainter  # noqa: E402
 from gymview.renderers.mujoco_scene import camera_pose, page_scene, scene_or_why_not  # noqa: E402
-from mujoco_models import ant_under_a_following_light, ant_with_tendons  # noqa: E402
+from mujoco_models import ant_beside_a_painted_box, ant_under_a_following_light, ant_with_tendons  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -56,6 +56,16 @@ def test_half_cheetah_s_scene_holds_its_geoms_lights_textures_and_lens():
     assert scene["camera"]["fovy"] == 45.0
     assert scene["camera"]["zfar"] == pytest.approx(model.vis.map.zfar * model.stat.extent)
     json.dumps(scene)  # JSON-able, to go as the view's _scene trait
+    env.close()
+
+
+def test_a_mesh_s_own_texture_coordinates_go_with_it_as_mujoco_keeps_them(tmp_path):
+    env, painter = stepped("Ant-v5", steps=0, xml_file=str(ant_beside_a_painted_box(tmp_path)))
+    model, (mesh,) = env.unwrapped.model, painter.page_scene()["meshes"]
+    coordinates = np.frombuffer(base64.b64decode(mesh["texcoords"]), "<f4").reshape(-1, 2)
+    corners = np.frombuffer(base64.b64decode(mesh["face_texcoords"]), "<i4")
+    assert coordinates.tolist() == model.mesh_texcoord.tolist()  # (u, 1 - v) of the OBJ file's, as MuJoCo keeps them
+    assert corners.tolist() == model.mesh_facetexcoord.ravel().tolist() and len(corners) == 3 * model.mesh_facenum[0]
     env.close()
 
 
