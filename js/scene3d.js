@@ -186,11 +186,22 @@ export function meshShape({ vertices, normals, faces, face_normals: faceNormals,
     normal.set(directions.subarray(3 * cornerNormals[i], 3 * cornerNormals[i] + 3), 3 * i);
     uv?.set(coordinates.subarray(2 * cornerCoordinates[i], 2 * cornerCoordinates[i] + 2), 2 * i);
   });
+  if (!uv) creased(position, normal);
   const shape = new THREE.BufferGeometry();
   shape.setAttribute("position", new THREE.BufferAttribute(position, 3));
   shape.setAttribute("normal", new THREE.BufferAttribute(normal, 3));
   if (uv) shape.setAttribute("uv", new THREE.BufferAttribute(uv, 2));
   return shape;
+}
+
+/** Where a corner's normal turns from its face's by a cosine under 0.8 (a crease), the face's, as mjr_uploadMesh does. */
+function creased(position, normal) {
+  const [a, b, c, face, own] = [0, 1, 2, 3, 4].map(() => new THREE.Vector3());
+  for (let corner = 0; corner < position.length; corner += 9) {
+    [a, b, c].forEach((point, i) => point.fromArray(position, corner + 3 * i));
+    face.subVectors(b, a).cross(c.sub(a)).normalize();
+    for (let i = 0; i < 9; i += 3) if (own.fromArray(normal, corner + i).dot(face) < 0.8) face.toArray(normal, corner + i);
+  }
 }
 
 const unitCylinder = new THREE.CylinderGeometry(1, 1, 2, SEGMENTS, 1, true).rotateX(Math.PI / 2);

@@ -69,15 +69,18 @@ test("the scene is built once: geoms on their bodies, lights, the camera's lens"
   assert.equal(made.sky, null); // no skybox texture decoded (that needs the browser's image decoder)
 });
 
-test("a mesh's corners get their own normals and texture coordinates", () => {
+test("a mesh's corners get their own normals (their face's at a crease) and texture coordinates", () => {
   const shape = meshShape(description().meshes[0]);
   assert.equal(shape.attributes.position.count, 6);
   assert.deepEqual(Array.from(shape.attributes.position.array.slice(3, 6)), [0, 1, 0]); // corner 1: vertex 2
-  assert.deepEqual(Array.from(shape.attributes.normal.array.slice(15, 18)), [0, 0, 1]);
+  assert.deepEqual(Array.from(shape.attributes.normal.array.slice(0, 3)), [0, 0, -1]); // its own, near its face's
+  const third = Math.sqrt(1 / 3); // the second face's own normals (0, 0, 1) turn 55 degrees from it: a crease
+  shape.attributes.normal.array.slice(9, 18).forEach((n) => assert.ok(Math.abs(n - third) < 1e-6));
   assert.equal(shape.attributes.uv, undefined); // none of its own: the material maps its texture, if any
   const painted = meshShape({ ...description().meshes[0], texcoords: base64(Float32Array, [0, 0, 1, 0, 0.5, 1]),
     face_texcoords: base64(Int32Array, [0, 1, 2, 2, 1, 0]) }); // fmt: skip
   assert.deepEqual(Array.from(painted.attributes.uv.array), [0, 0, 1, 0, 0.5, 1, 0.5, 1, 1, 0, 0, 0]); // by corner
+  assert.deepEqual(Array.from(painted.attributes.normal.array.slice(15, 18)), [0, 0, 1]); // with them, its own normals
 });
 
 test("a tendon's segments are capsules between their ends, hidden where a frame has none", () => {
