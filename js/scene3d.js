@@ -5,7 +5,7 @@
 //
 // How materials, lights and the sky look: js/scene3d_look.js; a floor's reflection: js/scene3d_mirror.js.
 // Where WebGL runs in software (SwiftShader, llvmpipe: servers, VMs, Colab's CPU runtime) shadows alone cost
-// twice the rest of a frame, so there the page draws without them and with matte materials, as close.
+// twice the rest of a frame: there the page draws without them, with matte materials, as like env.render().
 import * as THREE from "three";
 
 import { colour, decodeTexture, drawnFlat, lightFlats, lightOf, materialOf, skyOf, unlit } from "./scene3d_look.js";

@@ -117,6 +117,17 @@ test("the mirrored pass keeps what is below the floor and leaves out what is bet
   assert.equal(clipped(0, 0.5, 0.3), true);
 });
 
+test("a frame told to go without the reflection gets no mirrored pass (a grid's cell in software WebGL)", () => {
+  const made = buildMujoco(floorScene(), null, true);
+  posed(made, 0.5);
+  const { seen, drawing } = noting();
+  drawMirrored(made, drawing, 64, 48);
+  assert.equal(made.mirror.uniforms.mirrorStrength.value, 0.3);
+  drawMirrored(made, drawing, 64, 48, false);
+  assert.equal(seen.length, 1); // the first call's pass only
+  assert.equal(made.mirror.uniforms.mirrorStrength.value, 0); // and the floor adds none of a stale picture
+});
+
 test("a camera below the floor sees no reflection in it, as in MuJoCo", () => {
   const made = buildMujoco(floorScene(), null, true);
   posed(made, 0.5);

@@ -92,11 +92,7 @@ def ant_beside_a_crate(folder: pathlib.Path) -> pathlib.Path:
     asset = '<texture name="crate" type="cube" file="crate.png"/><material name="crate" texture="crate"/>'
     crate = ('<geom name="crate" type="box" pos="0 1.2 .4" size=".4 .4 .4" material="crate" '
              'contype="0" conaffinity="0"/>')  # fmt: skip
-    xml = ant_xml().replace("<asset>", f"<asset>{asset}", 1)
-    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{crate}", xml)
-    if found != 1:
-        raise AssertionError("gymnasium's ant.xml has changed its floor")
-    return _written(folder / "ant_beside_a_crate.xml", xml)
+    return _ant_beside(folder / "ant_beside_a_crate.xml", asset, crate)
 
 
 def ant_beside_a_painted_box(folder: pathlib.Path) -> pathlib.Path:
@@ -117,11 +113,17 @@ def ant_beside_a_painted_box(folder: pathlib.Path) -> pathlib.Path:
              '<material name="quarters" texture="quarters"/>')  # fmt: skip
     box = ('<geom name="painted" type="mesh" mesh="painted" material="quarters" pos="0 1.2 .4" '
            'contype="0" conaffinity="0"/>')  # fmt: skip
+    return _ant_beside(folder / "ant_beside_a_painted_box.xml", asset, box)
+
+
+def _ant_beside(path: pathlib.Path, asset: str, geom: str) -> pathlib.Path:
+    """gymnasium's ant.xml with ``asset`` among its assets and ``geom`` in the world after its floor, written to
+    ``path``."""
     xml = ant_xml().replace("<asset>", f"<asset>{asset}", 1)
-    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{box}", xml)
+    xml, found = re.subn(r'(<geom [^>]*name="floor"[^>]*/>)', rf"\1{geom}", xml)
     if found != 1:
         raise AssertionError("gymnasium's ant.xml has changed its floor")
-    return _written(folder / "ant_beside_a_painted_box.xml", xml)
+    return _written(path, xml)
 
 
 def _written(path: pathlib.Path, xml: str) -> pathlib.Path:
