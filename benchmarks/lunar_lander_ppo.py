@@ -39,12 +39,12 @@ def course_model(venv):
     return PPO("MlpPolicy", venv, n_steps=1024, batch_size=64, n_epochs=4, gamma=0.999, gae_lambda=0.98,
                ent_coef=0.01, seed=0, device="cpu")
 
-def ppo_rounds(name, draw, rounds):
-    venvs = {watched: make_vec_env("LunarLander-v3", n_envs=16, seed=0, env_kwargs={"render_mode": "rgb_array"})
+def ppo_rounds(name, draw, rounds, env_id="LunarLander-v3", n_envs=16):
+    venvs = {watched: make_vec_env(env_id, n_envs=n_envs, seed=0, env_kwargs={"render_mode": "rgb_array"})
              for watched in (False, True)}
     venvs[True] = gymview.watch(venvs[True], draw=draw)
     models = {watched: course_model(venv) for watched, venv in venvs.items()}
-    steps = 16 * 1024
+    steps = n_envs * 1024
     counted = Rollouts(venvs[True].view)  # from the first frame: the page counts what it drew from the first
     for watched, model in models.items():
         model.learn(steps, callback=counted if watched else None)  # warm-up: torch, the page's scene
@@ -67,12 +67,15 @@ print("READY")
 """
 
 
+CLOSE = "for venv in opened:\n    venv.close()\nprint('CLOSED')"
+
+
 def cells(rounds: int, slice_s: float) -> list[str]:
     return [
         SETUP,
         f"ppo_rounds('LunarLander x16, drawn by the page', 'page', {rounds})",
         f"ppo_rounds('LunarLander x16, pictures', 'kernel', {rounds})",
-        "for venv in opened:\n    venv.close()\nprint('CLOSED')",
+        CLOSE,
     ]
 
 

@@ -31,6 +31,7 @@ from numpy import ndarray
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.loop_steps import LoopSteps
 from gymview.episodes.recent import RecentSteps
+from gymview.episodes.returns import RunningReturns
 from gymview.episodes.rows import RawStep
 from gymview.headless.opengl import check_mujoco_rendering
 from gymview.live.controls import RunControls
@@ -466,7 +467,7 @@ def own_seconds_per_vector_step(num_envs: int) -> float:
     wrapper = object.__new__(WatchedVectorEnv)  # its step, without a view
     wrapper.env, wrapper._tracker = inner, KeyedStepTracker()
     RecentSteps(wrapper._tracker, row_of=keyed_row_of)  # keeps the steps, as a watched env's does
-    wrapper.total_steps, wrapper.episodes_done, wrapper.returns = 0, 0, np.zeros(num_envs)
+    wrapper._returns = RunningReturns(num_envs)
     wrapper.feed = cast(ViewFeed, SimpleNamespace(controls=SimpleNamespace(engaged=False), next_check=float("inf")))
     actions = np.zeros(num_envs, dtype=np.int64)
 
@@ -664,10 +665,6 @@ class WatchedVectorEnv(VectorWrapper):
 
     Attributes:
         view: The ``LiveView`` the frames go to.
-        total_steps: Vector steps taken since the wrapper was made.
-        episodes_done: Episodes finished, over all sub-envs.
-        returns: The running return of each sub-env.
-        last_return: The return of the episode that finished last (None before the first).
 
     Args:
         env: The vector env, rendering ``rgb_array`` frames.
@@ -701,10 +698,9 @@ class WatchedVectorEnv(VectorWrapper):
             steps=self._recent,
             own_cost=functools.partial(own_seconds_per_vector_step, self.num_envs),
         )
-        self.total_steps = 0
-        self.episodes_done = 0
-        self.returns = np.zeros(self.num_envs)
-        self.last_return: float | None = None
+        self._returns = RunningReturns(self.num_envs)
+        self._no_ends = np.zeros(self.num_envs, dtype=bool)  # the rows of resets share it
+        self._no_ends.flags.writeable = False
         self._started = False
         # gymview.atari.wrap(...) gives the env a pipeline whose preview shows what the agent sees.
         pipeline = getattr(env, "pipeline", None)
@@ -718,6 +714,26 @@ class WatchedVectorEnv(VectorWrapper):
             MujocoGridPainter.for_envs(self._sub_envs, preview=True) if self._painter is None and many else None
         )
         self._cars = CarRacingGridPainter.for_envs(self._sub_envs) if self._painter is None else None
+
+    @property
+    def total_steps(self) -> int:
+        """Vector steps taken since the wrapper was made."""
+        return self._returns.total_steps
+
+    @property
+    def episodes_done(self) -> int:
+        """Episodes finished, over all sub-envs."""
+        return self._returns.episodes_done
+
+    @property
+    def returns(self) -> np.ndarray:
+        """The running return of each sub-env."""
+        return self._returns.running
+
+    @property
+    def last_return(self) -> float | None:
+        """The return of the episode that finished last (None before the first)."""
+        return self._returns.last_return
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Reset the envs (only those in ``options["reset_mask"]``, when given) and their running returns.
@@ -734,10 +750,9 @@ class WatchedVectorEnv(VectorWrapper):
         self.feed.before_reset()
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
-        self.returns[slice(None) if mask is None else np.asarray(mask, dtype=bool)] = 0.0
-        nothing = np.zeros(self.num_envs, dtype=bool)
-        self._tracker.record(RawStep(self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns.copy(),
-                                     nothing, nothing, None, infos))  # fmt: skip
+        self._returns.restart(None if mask is None else np.asarray(mask, dtype=bool))
+        self._tracker.record(RawStep(self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns,
+                                     self._no_ends, self._no_ends, None, infos))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations, infos
@@ -758,17 +773,12 @@ class WatchedVectorEnv(VectorWrapper):
         if feed.controls.engaged:
             feed.obey_controls()
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        self.total_steps += 1
-        self.returns += np.asarray(rewards, dtype=float)
+        episodes_done = self._returns.episodes_done  # before this step's: the row's episode count
+        returns, _ = self._returns.add(rewards, np.logical_or(terminations, truncations))
         if isinstance(actions, np.ndarray):  # a caller may fill the same array again for the next step
             actions = actions.copy()
-        self._tracker.record(RawStep(self.episodes_done, self.total_steps, rewards, self.returns.copy(), terminations,
-                                     truncations, actions, infos))  # fmt: skip
-        done = np.logical_or(terminations, truncations)
-        if done.any():
-            self.episodes_done += int(done.sum())
-            self.last_return = float(self.returns[done][-1])
-            self.returns[done] = 0.0
+        self._tracker.record(RawStep(episodes_done, self.total_steps, rewards, returns, terminations, truncations,
+                                     actions, infos))  # fmt: skip
         if perf_counter() >= feed.next_check:
             feed.show()
         return observations, rewards, terminations, truncations, infos
@@ -819,9 +829,7 @@ class WatchedVectorEnv(VectorWrapper):
         return tiled(first_tiled(rendered), self.returns, extra)  # type: ignore[arg-type]
 
     def _info(self) -> dict[str, Any]:
-        row = self._recent.last if self._recent.last >= 0 else None
-        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return,
-                "row": row}  # fmt: skip
+        return {**self._returns.info(), "row": self._recent.last if self._recent.last >= 0 else None}
 
     def show_final_frame(self) -> None:
         """Show the envs' state now and keep it in the notebook's output as a still image."""

@@ -22,6 +22,7 @@ import abc
 import collections
 import dataclasses
 import math
+import operator
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -118,7 +119,7 @@ class RecentSteps(KeptSteps):
         pending.append(raw)
         if len(pending) > CHUNK_STEPS:
             with self._lock:
-                chunk = tuple(tuple(getattr(step, name) for step in pending[:-1]) for name in _FIELDS)
+                chunk = tuple(zip(*map(_fields_of, pending[:-1])))  # each field's column, transposed in C
                 del pending[:-1]
                 self._chunks.append(chunk)
                 self._chunked += len(chunk[0])
@@ -135,3 +136,4 @@ class RecentSteps(KeptSteps):
 
 # a chunk's columns, in RawStep's order
 _FIELDS = tuple(field.name for field in dataclasses.fields(RawStep))
+_fields_of = operator.attrgetter(*_FIELDS)

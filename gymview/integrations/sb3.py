@@ -37,6 +37,7 @@ except ImportError as error:  # pragma: no cover - the message is the point
 from gymview._internal.checks import check_int
 from gymview.episodes.keyed_rows import KeyedStepTracker, keyed_row_of
 from gymview.episodes.recent import RecentSteps
+from gymview.episodes.returns import RunningReturns
 from gymview.episodes.rows import RawStep
 from gymview.errors import Stopped
 from gymview.live.feed import ViewFeed, render_fps
@@ -87,32 +88,6 @@ def _grid_source(venv: VecEnv, fast_render: bool) -> Callable[[np.ndarray], Any]
     return painted
 
 
-class _Returns:
-    """Running episode returns of N sub-envs from SB3's (rewards, dones)."""
-
-    def __init__(self, num_envs: int) -> None:
-        self.running = np.zeros(num_envs)
-        self.total_steps = 0
-        self.episodes_done = 0
-        self.last_return: float | None = None
-
-    def add(self, rewards: np.ndarray, dones: np.ndarray) -> np.ndarray:
-        """Add a step's rewards; returns the running returns after them, before finished episodes'
-        are set back to 0 (a copy)."""
-        self.total_steps += 1
-        self.running += np.asarray(rewards, dtype=float)
-        returns = self.running.copy()
-        dones = np.asarray(dones, dtype=bool)
-        if dones.any():
-            self.episodes_done += int(dones.sum())
-            self.last_return = float(self.running[dones][-1])
-            self.running[dones] = 0.0
-        return returns
-
-    def info(self) -> dict[str, Any]:
-        return {"step": self.total_steps, "episode": self.episodes_done, "episode_return": self.last_return}
-
-
 def _render_fps(venv: VecEnv) -> float | None:
     try:
         return render_fps(venv.get_attr("metadata")[0])
@@ -152,7 +127,9 @@ class WatchedVecEnv(VecEnvWrapper):
     def __init__(self, venv: VecEnv, view: LiveView, fast_render: bool = True, owns_view: bool = False) -> None:
         VecEnvWrapper.__init__(self, venv)
         self.view = view
-        self.returns = _Returns(venv.num_envs)
+        self.returns = RunningReturns(venv.num_envs)
+        self._no_ends = np.zeros(venv.num_envs, dtype=bool)  # the rows of steps that end no episode share it
+        self._no_ends.flags.writeable = False
         self._started = False
         self._grid = _grid_source(venv, fast_render)
         self._tracker = KeyedStepTracker()  # the latest step, for venv.log()
@@ -179,10 +156,9 @@ class WatchedVecEnv(VecEnvWrapper):
         """
         self.feed.before_reset()
         observations = self.venv.reset()
-        self.returns.running[:] = 0.0
-        nothing = np.zeros(self.num_envs, dtype=bool)
+        self.returns.restart()
         self._tracker.record(RawStep(self.returns.episodes_done, self.returns.total_steps, np.zeros(self.num_envs),
-                                     self.returns.running.copy(), nothing, nothing, None, None))  # fmt: skip
+                                     self.returns.running, self._no_ends, self._no_ends, None, None))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations
@@ -209,10 +185,12 @@ class WatchedVecEnv(VecEnvWrapper):
         """
         observations, rewards, dones, infos = self.venv.step_wait()
         episodes_done = self.returns.episodes_done  # before this step's: the row's episode count
-        returns = self.returns.add(rewards, dones)
-        # SB3 says done for both ends of an episode; a time limit's says so in its info
-        truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
-        terminated = np.logical_and(dones, ~truncated)
+        returns, ended = self.returns.add(rewards, dones)
+        if ended:  # SB3 says done for both ends of an episode; a time limit's says so in its info
+            truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
+            terminated = np.logical_and(dones, ~truncated)
+        else:
+            truncated = terminated = self._no_ends
         self._tracker.record(RawStep(episodes_done, self.returns.total_steps, rewards, returns, terminated, truncated,
                                      self._actions, list(infos)))  # fmt: skip
         if perf_counter() >= self.feed.next_check:
@@ -342,7 +320,7 @@ class WatchCallback(BaseCallback):
         self._view_options = view_options
         self._fast_render = fast_render
         self.feed: ViewFeed | None = None
-        self._returns: _Returns | None = None
+        self._returns: RunningReturns | None = None
 
     def _on_training_start(self) -> None:
         env = self.training_env
@@ -357,7 +335,7 @@ class WatchCallback(BaseCallback):
             self.view = LiveView(**self._view_options, far_pages=far_pages)
             if self._display:
                 self.view.show()
-        returns, grid = _Returns(env.num_envs), _grid_source(env, self._fast_render)
+        returns, grid = RunningReturns(env.num_envs), _grid_source(env, self._fast_render)
         self._returns = returns
         self.feed = ViewFeed(
             self.view,
