@@ -10,18 +10,8 @@ with the page open in Chromium, then in a kernel with no front-end.
 
 from __future__ import annotations
 
-from lunar_lander_ppo import CLOSE, SETUP
+from lunar_lander_ppo import ppo_cells
 from observer import main
 
-
-def cells(rounds: int, slice_s: float) -> list[str]:
-    return [
-        SETUP,
-        f"ppo_rounds('CartPole x4, drawn by the page', 'page', {rounds}, 'CartPole-v1', 4)",
-        f"ppo_rounds('CartPole x4, pictures', 'kernel', {rounds}, 'CartPole-v1', 4)",
-        CLOSE,
-    ]
-
-
 if __name__ == "__main__":
-    main(cells, __doc__)
+    main(lambda rounds, slice_s: ppo_cells(rounds, "CartPole x4", "CartPole-v1", 4), __doc__)

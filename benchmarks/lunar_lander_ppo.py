@@ -70,13 +70,18 @@ print("READY")
 CLOSE = "for venv in opened:\n    venv.close()\nprint('CLOSED')"
 
 
-def cells(rounds: int, slice_s: float) -> list[str]:
+def ppo_cells(rounds: int, label: str = "LunarLander x16", env_id: str = "LunarLander-v3", n_envs: int = 16) -> list:
+    """The notebook: set-up, PPO on ``n_envs`` watched ``env_id`` envs drawn by the page, then as pictures, close."""
     return [
         SETUP,
-        f"ppo_rounds('LunarLander x16, drawn by the page', 'page', {rounds})",
-        f"ppo_rounds('LunarLander x16, pictures', 'kernel', {rounds})",
+        *(f"ppo_rounds({label + ', ' + way!r}, {draw!r}, {rounds}, {env_id!r}, {n_envs})"
+          for way, draw in (("drawn by the page", "page"), ("pictures", "kernel"))),
         CLOSE,
-    ]
+    ]  # fmt: skip
+
+
+def cells(rounds: int, slice_s: float) -> list[str]:
+    return ppo_cells(rounds)
 
 
 if __name__ == "__main__":
