@@ -1,6 +1,6 @@
 """What a watched stable-baselines3 run keeps of its speed on the cheapest env: PPO on 4 watched CartPole envs.
 
-    python benchmarks/cartpole_ppo.py [--rounds 5] [--no-browser]
+    python benchmarks/cartpole_ppo.py [--rounds 10] [--no-browser]
 
 ``benchmarks/lunar_lander_ppo.py``'s cells (the same PPO settings: 1,024 steps a sub-env a rollout, 4 epochs of
 minibatches of 64), on ``make_vec_env("CartPole-v1", n_envs=4)``: watched, drawn by the page and as pictures,

@@ -82,13 +82,7 @@ def watched_vector(keep_steps: bool) -> Any:
             if self.feed.controls.engaged:
                 self.feed.obey_controls()
             observations, rewards, terminations, truncations, infos = self.env.step(actions)
-            self.total_steps += 1
-            self.returns += np.asarray(rewards, dtype=float)
-            done = np.logical_or(terminations, truncations)
-            if done.any():
-                self.episodes_done += int(done.sum())
-                self.last_return = float(self.returns[done][-1])
-                self.returns[done] = 0.0
+            self._returns.add(rewards, np.logical_or(terminations, truncations))
             if time.perf_counter() >= self.feed.next_check:
                 self.feed.show()
             return observations, rewards, terminations, truncations, infos

@@ -751,7 +751,7 @@ class WatchedVectorEnv(VectorWrapper):
         mask = (kwargs.get("options") or {}).get("reset_mask")  # read first: gymnasium pops it
         observations, infos = self.env.reset(**kwargs)
         self._returns.restart(None if mask is None else np.asarray(mask, dtype=bool))
-        self._tracker.record(RawStep(self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns,
+        self._tracker.record(RawStep(self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns.copy(),
                                      self._no_ends, self._no_ends, None, infos))  # fmt: skip
         self._started = True
         self.feed.show()
@@ -774,10 +774,11 @@ class WatchedVectorEnv(VectorWrapper):
             feed.obey_controls()
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         episodes_done = self._returns.episodes_done  # before this step's: the row's episode count
-        returns, _ = self._returns.add(rewards, np.logical_or(terminations, truncations))
+        kept_rewards = np.array(rewards, dtype=float)  # the row's own: a caller may change the array it got
+        returns, _ = self._returns.add(kept_rewards, np.logical_or(terminations, truncations))
         if isinstance(actions, np.ndarray):  # a caller may fill the same array again for the next step
             actions = actions.copy()
-        self._tracker.record(RawStep(episodes_done, self.total_steps, rewards, returns, terminations, truncations,
+        self._tracker.record(RawStep(episodes_done, self.total_steps, kept_rewards, returns, terminations, truncations,
                                      actions, infos))  # fmt: skip
         if perf_counter() >= feed.next_check:
             feed.show()

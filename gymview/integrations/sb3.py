@@ -156,9 +156,10 @@ class WatchedVecEnv(VecEnvWrapper):
         """
         self.feed.before_reset()
         observations = self.venv.reset()
-        self.returns.restart()
-        self._tracker.record(RawStep(self.returns.episodes_done, self.returns.total_steps, np.zeros(self.num_envs),
-                                     self.returns.running, self._no_ends, self._no_ends, None, None))  # fmt: skip
+        returns = self.returns
+        returns.restart()
+        self._tracker.record(RawStep(returns.episodes_done, returns.total_steps, np.zeros(self.num_envs),
+                                     returns.running.copy(), self._no_ends, self._no_ends, None, None))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations
@@ -185,14 +186,16 @@ class WatchedVecEnv(VecEnvWrapper):
         """
         observations, rewards, dones, infos = self.venv.step_wait()
         episodes_done = self.returns.episodes_done  # before this step's: the row's episode count
-        returns, ended = self.returns.add(rewards, dones)
+        # the row's own copy: PPO adds a bootstrap value to a time limit's reward, in this array, after the step
+        kept_rewards = np.array(rewards, dtype=float)
+        returns, ended = self.returns.add(kept_rewards, dones)
         if ended:  # SB3 says done for both ends of an episode; a time limit's says so in its info
             truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
             terminated = np.logical_and(dones, ~truncated)
         else:
             truncated = terminated = self._no_ends
-        self._tracker.record(RawStep(episodes_done, self.returns.total_steps, rewards, returns, terminated, truncated,
-                                     self._actions, list(infos)))  # fmt: skip
+        self._tracker.record(RawStep(episodes_done, self.returns.total_steps, kept_rewards, returns, terminated,
+                                     truncated, self._actions, list(infos)))  # fmt: skip
         if perf_counter() >= self.feed.next_check:
             self.feed.show()
         return observations, rewards, dones, infos

@@ -66,6 +66,48 @@ def test_a_watched_vector_env_keeps_each_sub_env_s_rewards_returns_ends_actions_
     envs.close()
 
 
+def test_kept_rewards_and_returns_stay_as_the_step_gave_them_whatever_the_caller_does_with_its_arrays(shown):
+    # PPO adds a bootstrap value to a time limit's reward in the array the VecEnv returned, after the step; a
+    # caller may scale its rewards in place; neither may change what the replay's charts show of that step.
+    vec_env = pytest.importorskip("stable_baselines3.common.vec_env")  # the sb3 extra
+    view = shown()
+    venv = gymview.watch(vec_env.DummyVecEnv([lambda: gym.make("CartPole-v1", render_mode="rgb_array")] * 2),
+                         view=view, display=False)
+    venv.reset()
+    _, rewards, _, _ = venv.step(np.array([0, 1]))
+    rewards += 100.0
+    message = replay_steps(view, venv)
+    columns = step_columns(message, 1)
+    assert columns["reward[0]"] == [1.0] and columns["return[1]"] == [1.0]
+    venv.close()
+    view = shown()
+    envs = gymview.watch(gym.make_vec("CartPole-v1", 2, render_mode="rgb_array"), view=view, display=False)
+    envs.reset(seed=0)
+    _, rewards, _, _, _ = envs.step(np.array([0, 1]))
+    rewards *= 0.5
+    columns = step_columns(replay_steps(view, envs), 1)
+    assert columns["reward[1]"] == [1.0] and envs.returns.tolist() == [1.0, 1.0]
+    envs.close()
+
+
+def test_a_watched_vector_env_of_torch_tensors_keeps_its_steps(shown):
+    torch = pytest.importorskip("torch")  # the torch extra
+
+    class ToTorch(gym.vector.VectorWrapper):  # what gymnasium's NumpyToTorch makes of a step's rewards and ends
+        def step(self, actions):
+            observations, rewards, terminations, truncations, infos = self.env.step(actions)
+            return observations, *map(torch.from_numpy, (rewards, terminations, truncations)), infos
+
+    view = shown()
+    envs = gymview.watch(ToTorch(gym.make_vec("CartPole-v1", 2, render_mode="rgb_array")), view=view, display=False)
+    envs.reset(seed=0)
+    for _ in range(3):
+        _, rewards, _, _, _ = envs.step(np.array([0, 1]))
+    assert isinstance(rewards, torch.Tensor) and envs.returns.tolist() == [3.0, 3.0] and envs.total_steps == 3
+    assert step_columns(replay_steps(view, envs), 1)["return[0]"] == [1.0, 2.0, 3.0]
+    envs.close()
+
+
 def test_vector_and_multi_agent_log_refuses_what_is_not_a_number_per_sub_env_or_agent(shown):
     envs = gymview.watch(gym.make_vec("CartPole-v1", 2, render_mode="rgb_array"), view=shown(), display=False)
     with pytest.raises(RuntimeError, match="reset"):
