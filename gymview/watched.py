@@ -699,8 +699,6 @@ class WatchedVectorEnv(VectorWrapper):
             own_cost=functools.partial(own_seconds_per_vector_step, self.num_envs),
         )
         self._returns = RunningReturns(self.num_envs)
-        self._no_ends = np.zeros(self.num_envs, dtype=bool)  # the rows of resets share it
-        self._no_ends.flags.writeable = False
         self._started = False
         # gymview.atari.wrap(...) gives the env a pipeline whose preview shows what the agent sees.
         pipeline = getattr(env, "pipeline", None)
@@ -752,7 +750,7 @@ class WatchedVectorEnv(VectorWrapper):
         observations, infos = self.env.reset(**kwargs)
         self._returns.restart(None if mask is None else np.asarray(mask, dtype=bool))
         self._tracker.record(RawStep(self.episodes_done, self.total_steps, np.zeros(self.num_envs), self.returns.copy(),
-                                     self._no_ends, self._no_ends, None, infos))  # fmt: skip
+                                     self._returns.no_ends, self._returns.no_ends, None, infos))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations, infos

@@ -11,6 +11,10 @@ copied for the step's row, the ended episodes counted.
 (array([1., 2.]), 1)
 >>> returns.running.tolist(), returns.episodes_done, returns.last_return
 ([1.0, 0.0], 1, 2.0)
+>>> returns.add([[1.0], [2.0]], [False, False])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+ValueError: the vector env's step gave rewards of shape (2, 1), not one number for each of its 2 sub-envs; ...
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ __all__ = ["RunningReturns"]
 class RunningReturns:
     """The running returns of ``num_envs`` sub-envs (``running``), the vector steps added (``total_steps``), the
     episodes they ended (``episodes_done``) and the return of the episode that ended last (``last_return``, None
-    before the first)."""
+    before the first). ``no_ends`` is one read-only all-false bool a sub-env: the ends of every row that has none."""
 
     def __init__(self, num_envs: int) -> None:
+        self.no_ends = np.zeros(num_envs, dtype=bool)
+        self.no_ends.flags.writeable = False
         self.running = np.zeros(num_envs)
         self.total_steps = 0
         self.episodes_done = 0
@@ -41,9 +47,15 @@ class RunningReturns:
         Raises:
             ValueError: When ``rewards`` do not hold one number a sub-env.
         """
-        self.total_steps += 1
         running = self.running
-        running += np.asarray(rewards, dtype=float)
+        try:
+            running += np.asarray(rewards, dtype=float)
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"the vector env's step gave rewards of shape {np.shape(rewards)}, not one number for each of its "
+                f"{len(running)} sub-envs; check what its step() returns as rewards"
+            ) from error
+        self.total_steps += 1
         returns = running.copy()
         ended = int(np.count_nonzero(ends))
         if ended:

@@ -128,8 +128,6 @@ class WatchedVecEnv(VecEnvWrapper):
         VecEnvWrapper.__init__(self, venv)
         self.view = view
         self.returns = RunningReturns(venv.num_envs)
-        self._no_ends = np.zeros(venv.num_envs, dtype=bool)  # the rows of steps that end no episode share it
-        self._no_ends.flags.writeable = False
         self._started = False
         self._grid = _grid_source(venv, fast_render)
         self._tracker = KeyedStepTracker()  # the latest step, for venv.log()
@@ -159,7 +157,7 @@ class WatchedVecEnv(VecEnvWrapper):
         returns = self.returns
         returns.restart()
         self._tracker.record(RawStep(returns.episodes_done, returns.total_steps, np.zeros(self.num_envs),
-                                     returns.running.copy(), self._no_ends, self._no_ends, None, None))  # fmt: skip
+                                     returns.running.copy(), returns.no_ends, returns.no_ends, None, None))  # fmt: skip
         self._started = True
         self.feed.show()
         return observations
@@ -193,7 +191,7 @@ class WatchedVecEnv(VecEnvWrapper):
             truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
             terminated = np.logical_and(dones, ~truncated)
         else:
-            truncated = terminated = self._no_ends
+            truncated = terminated = self.returns.no_ends
         self._tracker.record(RawStep(episodes_done, self.returns.total_steps, kept_rewards, returns, terminated,
                                      truncated, self._actions, list(infos)))  # fmt: skip
         if perf_counter() >= self.feed.next_check:

@@ -108,6 +108,20 @@ def test_a_watched_vector_env_of_torch_tensors_keeps_its_steps(shown):
     envs.close()
 
 
+def test_a_vector_env_whose_rewards_are_not_one_number_a_sub_env_is_told_so(shown):
+    class Nested(gym.vector.VectorWrapper):  # a broken env: one list of rewards a sub-env
+        def step(self, actions):
+            observations, rewards, terminations, truncations, infos = self.env.step(actions)
+            return observations, rewards[:, None], terminations, truncations, infos
+
+    envs = gymview.watch(Nested(gym.make_vec("CartPole-v1", 2, render_mode="rgb_array")), view=shown(), display=False)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match=r"rewards of shape \(2, 1\), not one number for each of its 2 sub-envs"):
+        envs.step(np.array([0, 1]))
+    assert envs.total_steps == 0 and envs.returns.tolist() == [0.0, 0.0]
+    envs.close()
+
+
 def test_vector_and_multi_agent_log_refuses_what_is_not_a_number_per_sub_env_or_agent(shown):
     envs = gymview.watch(gym.make_vec("CartPole-v1", 2, render_mode="rgb_array"), view=shown(), display=False)
     with pytest.raises(RuntimeError, match="reset"):
