@@ -62,10 +62,12 @@ def test_a_view_behind_a_slow_link_streams_h264_that_the_page_decodes(tmp_path):
         counters = widget_counters(page)
         assert counters["format"] == "h264" and counters["decodeErrors"] == 0 and counters["gaps"] == 0, counters
         assert counters["received"] == sent and counters["drawn"] >= 10, counters
-        # the acks came back over the link while the cell ran; CartPole's H.264 frames average 1.2-1.7 KB here, key
-        # frames included (the fewer frames the link lets through, the more each one carries): a JPEG of one is 5.3 KB
+        # the acks came back over the link while the cell ran
         assert int(words[words.index("ACKED") + 1]) >= 0
-        assert sent_bytes / sent < 2500, (sent_bytes, sent)
+        # CartPole's H.264 frames average 1.2-1.7 KB here after the key frame (about 20 KB), whose share grows as fewer
+        # frames get through (with both cores busy, 13 frames averaged 2.9 KB); ten or more, the key frame included,
+        # average under one JPEG of the same picture: 5.3 KB
+        assert sent_bytes / sent < 5300, (sent_bytes, sent)
         assert link.down.carried > sent_bytes
         start_cell(page, 1)
         wait_for_output(page, 1, "CLOSED")
